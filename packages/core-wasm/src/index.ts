@@ -1,0 +1,5 @@
+/**
+ * @netplay/core-wasm: not implemented yet; see the package README.
+ * @packageDocumentation
+ */
+export {};

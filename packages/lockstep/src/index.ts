@@ -1,0 +1,5 @@
+/**
+ * @netplay/lockstep: not implemented yet; see the package README.
+ * @packageDocumentation
+ */
+export {};

@@ -1,0 +1,7 @@
+/**
+ * @netplay/protocol: bytes to messages and back. Framing, CRC32, and the wire formats of
+ * RetroArch (protocol 6), FCE Ultra, MAMEHub and FS-UAE, plus our input-stream codec. No I/O.
+ * @packageDocumentation
+ */
+export { crc32, crc32Update } from './crc32.js';
+export { DecodeError, type DecodeErrorCode, EncodeError, type EncodeErrorCode } from './errors.js';

@@ -1,0 +1,5 @@
+/**
+ * @netplay/rollback: not implemented yet; see the package README.
+ * @packageDocumentation
+ */
+export {};

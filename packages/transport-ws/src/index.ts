@@ -1,0 +1,5 @@
+/**
+ * @netplay/transport-ws: not implemented yet; see the package README.
+ * @packageDocumentation
+ */
+export {};

@@ -1,0 +1,5 @@
+/**
+ * @netplay/transport: not implemented yet; see the package README.
+ * @packageDocumentation
+ */
+export {};
