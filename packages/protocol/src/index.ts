@@ -3,5 +3,7 @@
  * RetroArch (protocol 6), FCE Ultra, MAMEHub and FS-UAE, plus our input-stream codec. No I/O.
  * @packageDocumentation
  */
+export { ByteReader } from './byte-reader.js';
+export { checkU32, writeFixedString } from './byte-writer.js';
 export { crc32, crc32Update } from './crc32.js';
 export { DecodeError, type DecodeErrorCode, EncodeError, type EncodeErrorCode } from './errors.js';

@@ -1,0 +1,103 @@
+import { DecodeError } from './errors.js';
+
+const latin1 = new TextDecoder('latin1');
+const utf8 = new TextDecoder('utf-8', { fatal: false });
+
+/**
+ * A bounds-checked big-endian reader over a byte range, for cold-path decoders. Every read that
+ * would pass the end throws `DecodeError('truncated')` naming the field; nothing else is thrown.
+ */
+export class ByteReader {
+  private readonly view: DataView;
+  /** Current absolute offset into `bytes`. */
+  offset: number;
+  /** End of the readable range (exclusive). */
+  readonly end: number;
+
+  constructor(
+    readonly bytes: Uint8Array,
+    start = 0,
+    end: number = bytes.length,
+  ) {
+    this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.offset = start;
+    this.end = end;
+  }
+
+  /** Bytes left to read. */
+  get remaining(): number {
+    return this.end - this.offset;
+  }
+
+  /** Throws `truncated` unless `n` more bytes are available. */
+  need(n: number, field: string): void {
+    if (n > this.end - this.offset) {
+      throw new DecodeError('truncated', this.offset, `${field} needs ${n} bytes but ${this.end - this.offset} remain`);
+    }
+  }
+
+  u8(field: string): number {
+    this.need(1, field);
+    return this.view.getUint8(this.offset++);
+  }
+
+  u16(field: string, littleEndian = false): number {
+    this.need(2, field);
+    const v = this.view.getUint16(this.offset, littleEndian);
+    this.offset += 2;
+    return v;
+  }
+
+  u32(field: string, littleEndian = false): number {
+    this.need(4, field);
+    const v = this.view.getUint32(this.offset, littleEndian);
+    this.offset += 4;
+    return v;
+  }
+
+  i32(field: string, littleEndian = false): number {
+    this.need(4, field);
+    const v = this.view.getInt32(this.offset, littleEndian);
+    this.offset += 4;
+    return v;
+  }
+
+  f64(field: string, littleEndian = false): number {
+    this.need(8, field);
+    const v = this.view.getFloat64(this.offset, littleEndian);
+    this.offset += 8;
+    return v;
+  }
+
+  /** A view (no copy) of the next `n` bytes. */
+  bytesView(n: number, field: string): Uint8Array {
+    this.need(n, field);
+    const v = this.bytes.subarray(this.offset, this.offset + n);
+    this.offset += n;
+    return v;
+  }
+
+  /** A copy of the next `n` bytes. */
+  bytesCopy(n: number, field: string): Uint8Array {
+    return this.bytesView(n, field).slice();
+  }
+
+  /** A NUL-padded fixed-size string field: the text up to the first NUL, decoded as UTF-8. */
+  fixedString(size: number, field: string): string {
+    const raw = this.bytesView(size, field);
+    const nul = raw.indexOf(0);
+    return utf8.decode(nul < 0 ? raw : raw.subarray(0, nul));
+  }
+
+  /** A fixed-size field decoded byte for byte as Latin-1 (every byte maps to one char). */
+  latin1(size: number, field: string): string {
+    return latin1.decode(this.bytesView(size, field));
+  }
+
+  /** Throws `trailing-bytes` unless everything was read. */
+  expectEnd(what: string): void {
+    if (this.offset !== this.end) {
+      throw new DecodeError('trailing-bytes', this.offset, `${this.end - this.offset} unexpected bytes after ${what}`);
+    }
+  }
+}
