@@ -7,3 +7,4 @@ export { ByteReader } from './byte-reader.js';
 export { checkU32, writeFixedString } from './byte-writer.js';
 export { crc32, crc32Update } from './crc32.js';
 export { DecodeError, type DecodeErrorCode, EncodeError, type EncodeErrorCode } from './errors.js';
+export * from './fceu/index.js';

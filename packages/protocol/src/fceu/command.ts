@@ -1,0 +1,115 @@
+/**
+ * The command byte of FCE Ultra 0.91's server→client frame data (seed 002). `0` means no command.
+ * Two commands are ranges: the eight VS Unisystem dip switches (11–18, switch = code − 11) and
+ * the nine save-state slots (42–50, slot = code − 42); their first and last codes are named here
+ * and {@link fceuDipSwitchCommand} / {@link fceuSelectSlotCommand} build them.
+ */
+export enum FceuCommand {
+  /** No command this frame. */
+  None = 0,
+  /** Select FDS disk side. */
+  FdsSelectSide = 1,
+  /** Insert/eject FDS disk. */
+  FdsInsertEject = 2,
+  /** Toggle VS Unisystem dip switch editing. */
+  VsDipSwitchEditing = 10,
+  /** Toggle VS Unisystem dip switch 0 (first of the range 11–18). */
+  VsDipSwitchFirst = 11,
+  /** Toggle VS Unisystem dip switch 7 (last of the range 11–18). */
+  VsDipSwitchLast = 18,
+  /** Insert VS Unisystem coin. */
+  VsInsertCoin = 19,
+  /** Reset NES. */
+  Reset = 30,
+  /** Power toggle NES. */
+  PowerToggle = 31,
+  /** Save state (the seed notes it is "not implemented correctly" in FCE Ultra). */
+  SaveState = 40,
+  /** Load state (the seed notes it is "not implemented correctly" in FCE Ultra). */
+  LoadState = 41,
+  /** Select save-state slot 0 (first of the range 42–50). */
+  SelectSlotFirst = 42,
+  /** Select save-state slot 8 (last of the range 42–50). */
+  SelectSlotLast = 50,
+}
+
+/** Number of VS Unisystem dip switches addressable by commands 11–18. */
+export const FCEU_DIP_SWITCHES = 8;
+/** Number of save-state slots addressable by commands 42–50. */
+export const FCEU_SAVE_SLOTS = 9;
+
+/** True when `code` is one of the command codes the seed defines. */
+export function isFceuCommand(code: number): boolean {
+  if (!Number.isInteger(code)) return false;
+  return (
+    code === 0 ||
+    code === 1 ||
+    code === 2 ||
+    (code >= 10 && code <= 19) ||
+    code === 30 ||
+    code === 31 ||
+    (code >= 40 && code <= 50)
+  );
+}
+
+/** The command toggling VS Unisystem dip switch `index` (0–7): `11 + index`. */
+export function fceuDipSwitchCommand(index: number): number {
+  if (!Number.isInteger(index) || index < 0 || index >= FCEU_DIP_SWITCHES) {
+    throw new RangeError(`dip switch ${index} is not in 0..${FCEU_DIP_SWITCHES - 1}`);
+  }
+  return FceuCommand.VsDipSwitchFirst + index;
+}
+
+/** The command selecting save-state slot `slot` (0–8): `42 + slot`. */
+export function fceuSelectSlotCommand(slot: number): number {
+  if (!Number.isInteger(slot) || slot < 0 || slot >= FCEU_SAVE_SLOTS) {
+    throw new RangeError(`save slot ${slot} is not in 0..${FCEU_SAVE_SLOTS - 1}`);
+  }
+  return FceuCommand.SelectSlotFirst + slot;
+}
+
+/** A command code split into what it means; ranges carry their index. */
+export type FceuCommandInfo =
+  | { readonly kind: 'none' }
+  | { readonly kind: 'fds-select-side' }
+  | { readonly kind: 'fds-insert-eject' }
+  | { readonly kind: 'vs-dip-switch-editing' }
+  | { readonly kind: 'vs-dip-switch'; readonly index: number }
+  | { readonly kind: 'vs-insert-coin' }
+  | { readonly kind: 'reset' }
+  | { readonly kind: 'power-toggle' }
+  | { readonly kind: 'save-state' }
+  | { readonly kind: 'load-state' }
+  | { readonly kind: 'select-slot'; readonly slot: number };
+
+/** Describes a command code, or returns `undefined` for a code the seed does not define. */
+export function describeFceuCommand(code: number): FceuCommandInfo | undefined {
+  if (code >= FceuCommand.VsDipSwitchFirst && code <= FceuCommand.VsDipSwitchLast && Number.isInteger(code)) {
+    return { kind: 'vs-dip-switch', index: code - FceuCommand.VsDipSwitchFirst };
+  }
+  if (code >= FceuCommand.SelectSlotFirst && code <= FceuCommand.SelectSlotLast && Number.isInteger(code)) {
+    return { kind: 'select-slot', slot: code - FceuCommand.SelectSlotFirst };
+  }
+  switch (code) {
+    case FceuCommand.None:
+      return { kind: 'none' };
+    case FceuCommand.FdsSelectSide:
+      return { kind: 'fds-select-side' };
+    case FceuCommand.FdsInsertEject:
+      return { kind: 'fds-insert-eject' };
+    case FceuCommand.VsDipSwitchEditing:
+      return { kind: 'vs-dip-switch-editing' };
+    case FceuCommand.VsInsertCoin:
+      return { kind: 'vs-insert-coin' };
+    case FceuCommand.Reset:
+      return { kind: 'reset' };
+    case FceuCommand.PowerToggle:
+      return { kind: 'power-toggle' };
+    case FceuCommand.SaveState:
+      return { kind: 'save-state' };
+    case FceuCommand.LoadState:
+      return { kind: 'load-state' };
+    default:
+      return undefined;
+  }
+}

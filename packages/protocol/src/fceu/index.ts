@@ -1,0 +1,6 @@
+export * from './command.js';
+export * from './init.js';
+export * from './layouts.js';
+export * from './packet.js';
+export * from './receiver.js';
+export * from './text.js';
