@@ -1,5 +1,52 @@
 /**
- * @netplay/transport: not implemented yet; see the package README.
+ * @netplay/transport: the transport contract (`Connection`, `Listener`, channels, stats, typed
+ * errors), time and randomness for sans-I/O code (`Clock`, `ManualClock`, `SystemClock`, `Prng`),
+ * and a seeded `SimulatedNetwork` with an in-memory transport for deterministic tests.
+ * The conformance suite lives in `@netplay/transport/conformance`.
  * @packageDocumentation
  */
-export {};
+export {
+  channelSignature,
+  decodeCloseReason,
+  encodeCloseReason,
+  MAX_CHANNELS,
+  sameChannels,
+  truncateCloseReason,
+  validateChannels,
+} from './channels.js';
+export { type Clock, ManualClock, type Timer } from './clock.js';
+export {
+  type ChannelKind,
+  type ChannelSpec,
+  type CloseCode,
+  type CloseEvent,
+  type Connection,
+  type ConnectionEventMap,
+  type ConnectionLimits,
+  type ConnectionState,
+  type ConnectionStats,
+  DEFAULT_TIMEOUTS,
+  type InterruptedEvent,
+  type Listener,
+  type ListenerEventMap,
+  MAX_CLOSE_REASON_BYTES,
+  type MessageEvent,
+  type ResumedEvent,
+  type Timeouts,
+} from './contract.js';
+export { Emitter, type EventSource, type Handler, type Unsubscribe } from './emitter.js';
+export { TransportError, type TransportErrorCode } from './errors.js';
+export { MemoryConnection, type MemoryConnectionOptions, MemoryListener } from './memory-transport.js';
+export { Prng, type PrngState } from './prng.js';
+export { RttEstimator } from './rtt.js';
+export {
+  DEFAULT_LINK,
+  type LinkConditions,
+  type ListenOptions,
+  type NetworkStats,
+  type PairOptions,
+  SIM_HEADER_BYTES,
+  SimulatedNetwork,
+  type SimulatedNetworkOptions,
+} from './simulated-network.js';
+export { SystemClock, systemClock } from './system-clock.js';
