@@ -3,3 +3,38 @@
  * @packageDocumentation
  */
 export type { Core } from './core.js';
+export { LITTLE_ENDIAN_HOST } from './endian.js';
+export {
+  DeltaError,
+  type DeltaErrorCode,
+  SnapshotError,
+  type SnapshotErrorCode,
+  StateError,
+  type StateErrorCode,
+} from './errors.js';
+export { hash64, murmur3x86_128Into } from './hash64.js';
+export { type LenientLoadReport, StateRegistry } from './registry.js';
+export {
+  type DirectoryEntry,
+  describeSnapshot,
+  FLAG_NVRAM,
+  HEADER_BYTES,
+  SNAPSHOT_MAGIC,
+  SNAPSHOT_VERSION,
+  type SnapshotInfo,
+} from './snapshot-format.js';
+export {
+  type BigIntAccessor,
+  type BigIntStateType,
+  type EntryInfo,
+  formatSignature,
+  type MemoryRegion,
+  type NumberAccessor,
+  type NumberStateType,
+  type RegisterOptions,
+  type ScalarAccessor,
+  type Signature,
+  type StateArray,
+  type StateType,
+  type StateValue,
+} from './types.js';
