@@ -1,0 +1,192 @@
+/**
+ * Hand-written DataView codecs of the per-frame messages INPUT, NOINPUT and CRC. They allocate
+ * nothing when called repeatedly with the same buffer (one `DataView` per distinct buffer is cached,
+ * separately for reading and writing). Their bytes are proven equal to the buffer-layout
+ * declarations in `layouts.ts` by property tests.
+ */
+import { DecodeError, EncodeError } from '../errors.js';
+import { RETROARCH_MAX_DEVICES, RetroArchCommand } from './commands.js';
+
+/** Most input words one client can send: 16 devices × 5 words (keyboard). */
+export const RETROARCH_MAX_INPUT_WORDS = RETROARCH_MAX_DEVICES * 5;
+
+let writeTarget: Uint8Array | undefined;
+let writeView: DataView = new DataView(new ArrayBuffer(0));
+let readSource: Uint8Array | undefined;
+let readView: DataView = writeView;
+
+function viewForWrite(t: Uint8Array): DataView {
+  if (t !== writeTarget) {
+    writeTarget = t;
+    writeView = new DataView(t.buffer, t.byteOffset, t.byteLength);
+  }
+  return writeView;
+}
+
+function viewForRead(b: Uint8Array): DataView {
+  if (b !== readSource) {
+    readSource = b;
+    readView = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  }
+  return readView;
+}
+
+function notU32(v: number): boolean {
+  return v >>> 0 !== v;
+}
+
+function tooSmall(size: number, offset: number, target: Uint8Array): EncodeError {
+  return new EncodeError('buffer-too-small', `a ${size}-byte frame at ${offset} does not fit ${target.length} bytes`);
+}
+
+/** Size of an INPUT frame (prefix included) carrying `words` input words. */
+export function retroArchInputSize(words: number): number {
+  return 16 + 4 * words;
+}
+
+/**
+ * Writes a whole INPUT frame: `[0x03][8+4n][frame][client][n input words]`.
+ * @param client the client number word (RetroArch reads its low 16 bits; the host ignores it).
+ * @param input input words per device (joypad 1, mouse/lightgun 2, analog 3, keyboard 5).
+ * @param count how many words of `input` to send (default all).
+ * @returns bytes written.
+ * @throws EncodeError `out-of-range` (a value is not a u32) or `buffer-too-small`.
+ */
+export function encodeRetroArchInput(
+  target: Uint8Array,
+  offset: number,
+  frame: number,
+  client: number,
+  input: ArrayLike<number>,
+  count: number = input.length,
+): number {
+  const size = 16 + 4 * count;
+  if (offset < 0 || offset + size > target.length || count > input.length || count < 0) {
+    if (count > input.length || count < 0) throw new EncodeError('out-of-range', `count ${count} of ${input.length}`);
+    throw tooSmall(size, offset, target);
+  }
+  if (notU32(frame) || notU32(client)) throw new EncodeError('out-of-range', `frame ${frame} / client ${client}`);
+  const v = viewForWrite(target);
+  v.setUint32(offset, RetroArchCommand.Input);
+  v.setUint32(offset + 4, size - 8);
+  v.setUint32(offset + 8, frame);
+  v.setUint32(offset + 12, client);
+  for (let i = 0; i < count; i++) {
+    const w = input[i]!;
+    if (notU32(w)) throw new EncodeError('out-of-range', `input word ${i} = ${w} is not a u32`);
+    v.setUint32(offset + 16 + 4 * i, w);
+  }
+  return size;
+}
+
+/** A reusable INPUT frame for the hot path: decode into it without allocating. */
+export class RetroArchInputFrame {
+  /** The frame number. */
+  frame = 0;
+  /** The client number word as sent. */
+  client = 0;
+  /** Number of valid words in {@link words}. */
+  count = 0;
+  /** Input words; only the first {@link count} are meaningful. */
+  readonly words: Uint32Array;
+
+  constructor(capacity: number = RETROARCH_MAX_INPUT_WORDS) {
+    this.words = new Uint32Array(capacity);
+  }
+}
+
+/**
+ * Decodes an INPUT payload at `bytes[offset..offset+length)` into `into`, allocating nothing.
+ * @throws DecodeError `truncated` (the range passes the end of `bytes`), `bad-length` (shorter than
+ *   8 bytes or not whole words) or `too-large` (more words than `into` holds).
+ */
+export function decodeRetroArchInputInto(
+  into: RetroArchInputFrame,
+  bytes: Uint8Array,
+  offset: number,
+  length: number,
+): RetroArchInputFrame {
+  if (offset + length > bytes.length) {
+    throw new DecodeError('truncated', bytes.length, `INPUT payload of ${length} bytes passes the end`);
+  }
+  if (length < 8 || (length & 3) !== 0) {
+    throw new DecodeError('bad-length', offset, `INPUT payload of ${length} bytes is not 8 + 4n`);
+  }
+  const count = (length - 8) >>> 2;
+  if (count > into.words.length) {
+    throw new DecodeError('too-large', offset, `INPUT has ${count} words, more than ${into.words.length}`);
+  }
+  const v = viewForRead(bytes);
+  into.frame = v.getUint32(offset);
+  into.client = v.getUint32(offset + 4);
+  into.count = count;
+  const words = into.words;
+  for (let i = 0; i < count; i++) words[i] = v.getUint32(offset + 8 + 4 * i);
+  return into;
+}
+
+/** Size of a NOINPUT frame. */
+export const RETROARCH_NOINPUT_SIZE = 12;
+
+/**
+ * Writes a whole NOINPUT frame: `[0x04][4][frame]`.
+ * @returns 12.
+ */
+export function encodeRetroArchNoInput(target: Uint8Array, offset: number, frame: number): number {
+  if (offset < 0 || offset + 12 > target.length) throw tooSmall(12, offset, target);
+  if (notU32(frame)) throw new EncodeError('out-of-range', `frame ${frame} is not a u32`);
+  const v = viewForWrite(target);
+  v.setUint32(offset, RetroArchCommand.NoInput);
+  v.setUint32(offset + 4, 4);
+  v.setUint32(offset + 8, frame);
+  return 12;
+}
+
+/**
+ * Decodes a NOINPUT payload (4 bytes).
+ * @returns the frame number.
+ */
+export function decodeRetroArchNoInput(bytes: Uint8Array, offset: number, length: number): number {
+  if (offset + length > bytes.length) throw new DecodeError('truncated', bytes.length, 'NOINPUT passes the end');
+  if (length !== 4) throw new DecodeError('bad-length', offset, `NOINPUT payload is ${length} bytes, not 4`);
+  return viewForRead(bytes).getUint32(offset);
+}
+
+/** Size of a CRC frame. */
+export const RETROARCH_CRC_SIZE = 16;
+
+/**
+ * Writes a whole CRC frame: `[0x40][8][frame][crc]`.
+ * @returns 16.
+ */
+export function encodeRetroArchCrc(target: Uint8Array, offset: number, frame: number, crc: number): number {
+  if (offset < 0 || offset + 16 > target.length) throw tooSmall(16, offset, target);
+  if (notU32(frame) || notU32(crc)) throw new EncodeError('out-of-range', `frame ${frame} / crc ${crc}`);
+  const v = viewForWrite(target);
+  v.setUint32(offset, RetroArchCommand.Crc);
+  v.setUint32(offset + 4, 8);
+  v.setUint32(offset + 8, frame);
+  v.setUint32(offset + 12, crc);
+  return 16;
+}
+
+/** A reusable CRC message for {@link decodeRetroArchCrcInto}. */
+export interface RetroArchCrcValue {
+  frame: number;
+  crc: number;
+}
+
+/** Decodes a CRC payload (8 bytes) into `into`, allocating nothing. */
+export function decodeRetroArchCrcInto<T extends RetroArchCrcValue>(
+  into: T,
+  bytes: Uint8Array,
+  offset: number,
+  length: number,
+): T {
+  if (offset + length > bytes.length) throw new DecodeError('truncated', bytes.length, 'CRC passes the end');
+  if (length !== 8) throw new DecodeError('bad-length', offset, `CRC payload is ${length} bytes, not 8`);
+  const v = viewForRead(bytes);
+  into.frame = v.getUint32(offset);
+  into.crc = v.getUint32(offset + 4);
+  return into;
+}
