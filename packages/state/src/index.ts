@@ -3,6 +3,22 @@
  * @packageDocumentation
  */
 export type { Core } from './core.js';
+export {
+  type ApplyDeltaOptions,
+  applyDelta,
+  DEFAULT_MAX_TARGET_BYTES,
+  DEFAULT_PAGE_SIZE,
+  DELTA_HEADER_BYTES,
+  DELTA_MAGIC,
+  DELTA_VERSION,
+  type DeltaInfo,
+  type DeltaKind,
+  type DeltaOptions,
+  describeDelta,
+  type PageDeltaOptions,
+  pageDelta,
+  xorDelta,
+} from './delta.js';
 export { LITTLE_ENDIAN_HOST } from './endian.js';
 export {
   DeltaError,
@@ -14,6 +30,7 @@ export {
 } from './errors.js';
 export { hash64, murmur3x86_128Into } from './hash64.js';
 export { type LenientLoadReport, StateRegistry } from './registry.js';
+export { SnapshotRing, type StateLoader, type StateSaver } from './ring.js';
 export {
   type DirectoryEntry,
   describeSnapshot,

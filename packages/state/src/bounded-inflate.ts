@@ -1,0 +1,33 @@
+import { Z_FINISH, Z_OK, Z_STREAM_END, ZStream, zlibInflate, zlibInflateEnd, zlibInflateInit2 } from 'pako';
+import { DeltaError } from './errors.js';
+
+/**
+ * Inflates the zlib stream `src` into `dst` and returns how many bytes it produced. The output
+ * can never exceed `dst`: a stream that would produce more, ends early, is malformed or is
+ * followed by extra bytes fails with `DeltaError('corrupt')`. Allocates only zlib's fixed
+ * inflate state and window, whatever the input.
+ */
+export function inflateBounded(src: Uint8Array, dst: Uint8Array<ArrayBuffer>): number {
+  const strm = new ZStream();
+  if (zlibInflateInit2(strm, 15) !== Z_OK) throw new DeltaError('corrupt', 'cannot start inflate');
+  strm.input = src;
+  strm.next_in = 0;
+  strm.avail_in = src.length;
+  strm.output = dst;
+  strm.next_out = 0;
+  strm.avail_out = dst.length;
+  let status: number;
+  try {
+    status = zlibInflate(strm, Z_FINISH);
+  } catch {
+    throw new DeltaError('corrupt', 'compressed data is malformed');
+  } finally {
+    zlibInflateEnd(strm);
+  }
+  if (status !== Z_STREAM_END) {
+    const why = strm.avail_out === 0 ? 'inflates to more than the stated size' : strm.msg || 'ends early';
+    throw new DeltaError('corrupt', `compressed data ${why}`);
+  }
+  if (strm.avail_in !== 0) throw new DeltaError('corrupt', `${strm.avail_in} bytes after the compressed data`);
+  return strm.total_out;
+}

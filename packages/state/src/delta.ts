@@ -1,0 +1,305 @@
+import { Deflate, deflate } from 'pako';
+import { inflateBounded } from './bounded-inflate.js';
+import { DeltaError } from './errors.js';
+import { hash64 } from './hash64.js';
+
+/** `NPDL`, the first four bytes of every delta. */
+export const DELTA_MAGIC = 0x4c44504e; // 'N' 'P' 'D' 'L' read as a little-endian u32
+/** The delta format version this library writes and reads. */
+export const DELTA_VERSION = 1;
+/** Size of the fixed delta header in bytes. */
+export const DELTA_HEADER_BYTES = 48;
+/** The default page size of page deltas. */
+export const DEFAULT_PAGE_SIZE = 4096;
+/** Largest target `applyDelta` accepts unless told otherwise (1 GiB). */
+export const DEFAULT_MAX_TARGET_BYTES = 1 << 30;
+
+const KIND_XOR = 1;
+const KIND_PAGES = 2;
+
+/** The two kinds of delta: MAMEHub's XOR of the whole state, or only the changed pages. */
+export type DeltaKind = 'xor' | 'pages';
+
+/** Options of {@link xorDelta} and {@link pageDelta}. */
+export interface DeltaOptions {
+  /** The layout hash of the states (`StateRegistry.layoutHash`), checked when applying. */
+  readonly layoutHash: bigint;
+  /** zlib compression level 0..9 (default 6). */
+  readonly level?: number;
+}
+
+/** Options of {@link pageDelta}. */
+export interface PageDeltaOptions extends DeltaOptions {
+  /** Page size, a power of two from 256 to 1 MiB (default 4096). */
+  readonly pageSize?: number;
+}
+
+/** Options of {@link applyDelta}. */
+export interface ApplyDeltaOptions {
+  /** When given, a delta made for another layout is refused (`wrong-layout`). */
+  readonly layoutHash?: bigint;
+  /** Refuse deltas whose target is larger (default 1 GiB); bounds what a hostile delta can make us allocate. */
+  readonly maxTargetBytes?: number;
+}
+
+/** A delta's header, as {@link describeDelta} returns it. */
+export interface DeltaInfo {
+  readonly kind: DeltaKind;
+  readonly layoutHash: bigint;
+  /** `hash64` of the base the delta was made from. */
+  readonly baseHash: bigint;
+  /** `hash64` of the state the delta rebuilds. */
+  readonly targetHash: bigint;
+  readonly baseBytes: number;
+  readonly targetBytes: number;
+  /** Page size of a page delta; 0 for an XOR delta. */
+  readonly pageSize: number;
+  /** Number of pages listed in a page delta; 0 for an XOR delta. */
+  readonly pageCount: number;
+  /** Size of the zlib stream after the header. */
+  readonly compressedBytes: number;
+}
+
+function checkLevel(level: number): number {
+  if (!Number.isInteger(level) || level < 0 || level > 9)
+    throw new DeltaError('corrupt', `deflate level must be 0..9, got ${level}`);
+  return level;
+}
+
+function checkSize(bytes: Uint8Array, what: string): void {
+  if (bytes.length > 0xffff_ffff) throw new DeltaError('too-large', `${what} exceeds 4 GiB`);
+}
+
+function writeHeader(
+  kind: number,
+  pageShift: number,
+  options: DeltaOptions,
+  base: Uint8Array,
+  current: Uint8Array,
+  pageCount: number,
+  z: Uint8Array,
+): Uint8Array {
+  const out = new Uint8Array(DELTA_HEADER_BYTES + z.length);
+  const dv = new DataView(out.buffer);
+  dv.setUint32(0, DELTA_MAGIC, true);
+  out[4] = DELTA_VERSION;
+  out[5] = kind;
+  out[6] = pageShift;
+  out[7] = 0;
+  dv.setBigUint64(8, BigInt.asUintN(64, options.layoutHash), true);
+  dv.setBigUint64(16, hash64(base), true);
+  dv.setBigUint64(24, hash64(current), true);
+  dv.setUint32(32, base.length, true);
+  dv.setUint32(36, current.length, true);
+  dv.setUint32(40, pageCount, true);
+  dv.setUint32(44, z.length, true);
+  out.set(z, DELTA_HEADER_BYTES);
+  return out;
+}
+
+/**
+ * MAMEHub's delta (seed 000): deflate of XOR(base, current) over the whole state. The base is
+ * read as zero past its end when `current` is longer. The XOR is streamed through a 256 KiB
+ * buffer, so memory stays bounded whatever the state size.
+ */
+export function xorDelta(base: Uint8Array, current: Uint8Array, options: DeltaOptions): Uint8Array {
+  checkSize(base, 'base');
+  checkSize(current, 'state');
+  const z = new Deflate({ level: checkLevel(options.level ?? 6) });
+  const chunk = new Uint8Array(256 * 1024);
+  const n = current.length;
+  const common = Math.min(n, base.length);
+  for (let start = 0; start < n; start += chunk.length) {
+    const end = Math.min(n, start + chunk.length);
+    const len = end - start;
+    const c = len === chunk.length ? chunk : chunk.subarray(0, len);
+    xorRange(base, current, start, Math.min(end, common), c);
+    for (let i = Math.max(start, common); i < end; i++) c[i - start] = current[i]!;
+    z.push(c, end === n);
+  }
+  if (n === 0) z.push(new Uint8Array(0), true);
+  if (z.err) throw new DeltaError('corrupt', `deflate failed: ${z.msg}`);
+  return writeHeader(KIND_XOR, 0, options, base, current, 0, z.result);
+}
+
+/** out[i - start] = a[i] ^ b[i] for i in [start, end). Word-wise when the three are aligned alike. */
+function xorRange(a: Uint8Array, b: Uint8Array, start: number, end: number, out: Uint8Array): void {
+  let i = start;
+  const aligned =
+    ((a.byteOffset + start) & 3) === 0 && ((b.byteOffset + start) & 3) === 0 && (out.byteOffset & 3) === 0;
+  if (aligned && end - start >= 64) {
+    const words = (end - start) >>> 2;
+    const wa = new Int32Array(a.buffer, a.byteOffset + start, words);
+    const wb = new Int32Array(b.buffer, b.byteOffset + start, words);
+    const wo = new Int32Array(out.buffer, out.byteOffset, words);
+    for (let k = 0; k < words; k++) wo[k] = wa[k]! ^ wb[k]!;
+    i = start + words * 4;
+  }
+  for (; i < end; i++) out[i - start] = a[i]! ^ b[i]!;
+}
+
+/** True when bytes [start, end) of `a` and `b` are equal, reading `a` as zero past its end. */
+function sameRange(
+  a: Uint8Array,
+  b: Uint8Array,
+  start: number,
+  end: number,
+  wa: Int32Array | undefined,
+  wb: Int32Array | undefined,
+): boolean {
+  if (wa !== undefined && wb !== undefined && end <= a.length && (start & 3) === 0 && (end & 3) === 0) {
+    for (let k = start >>> 2, e = end >>> 2; k < e; k++) if (wa[k] !== wb[k]) return false;
+    return true;
+  }
+  for (let i = start; i < end; i++) if ((i < a.length ? a[i]! : 0) !== b[i]) return false;
+  return true;
+}
+
+/**
+ * Our delta: the state split into pages (default 4 KiB); only the pages that differ from the
+ * base are sent, with their indexes, each page as XOR with the base page (mostly zeros when a
+ * few bytes changed), all deflated together. Finding the pages is a word compare of the two
+ * states, so the cost is dominated by the size of the change, not of the state.
+ */
+export function pageDelta(base: Uint8Array, current: Uint8Array, options: PageDeltaOptions): Uint8Array {
+  checkSize(base, 'base');
+  checkSize(current, 'state');
+  const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
+  const shift = Math.log2(pageSize);
+  if (!Number.isInteger(shift) || shift < 8 || shift > 20)
+    throw new DeltaError('corrupt', `page size must be a power of two from 256 to 1 MiB, got ${pageSize}`);
+  const level = checkLevel(options.level ?? 6);
+  const n = current.length;
+  const pages = Math.ceil(n / pageSize);
+  const aligned = (base.byteOffset & 3) === 0 && (current.byteOffset & 3) === 0;
+  const wa = aligned ? new Int32Array(base.buffer, base.byteOffset, base.length >>> 2) : undefined;
+  const wb = aligned ? new Int32Array(current.buffer, current.byteOffset, n >>> 2) : undefined;
+  const changed: number[] = [];
+  let changedBytes = 0;
+  for (let p = 0; p < pages; p++) {
+    const start = p * pageSize;
+    const end = Math.min(n, start + pageSize);
+    if (!sameRange(base, current, start, end, wa, wb)) {
+      changed.push(p);
+      changedBytes += end - start;
+    }
+  }
+  const body = new Uint8Array(changed.length * 4 + changedBytes);
+  const dv = new DataView(body.buffer);
+  let o = changed.length * 4;
+  const common = Math.min(n, base.length);
+  changed.forEach((p, k) => {
+    dv.setUint32(k * 4, p, true);
+    const start = p * pageSize;
+    const end = Math.min(n, start + pageSize);
+    const out = body.subarray(o, o + (end - start));
+    xorRange(base, current, start, Math.min(end, common), out);
+    for (let i = Math.max(start, common); i < end; i++) out[i - start] = current[i]!;
+    o += end - start;
+  });
+  return writeHeader(KIND_PAGES, shift, options, base, current, changed.length, deflate(body, { level }));
+}
+
+function u32(b: Uint8Array, o: number): number {
+  return (b[o]! | (b[o + 1]! << 8) | (b[o + 2]! << 16) | (b[o + 3]! << 24)) >>> 0;
+}
+
+function u64(b: Uint8Array, o: number): bigint {
+  return (BigInt(u32(b, o + 4)) << 32n) | BigInt(u32(b, o));
+}
+
+/** Parses and checks a delta's header (not its compressed body). Throws only {@link DeltaError}. */
+export function describeDelta(delta: Uint8Array): DeltaInfo {
+  if (delta.length < DELTA_HEADER_BYTES)
+    throw new DeltaError('corrupt', `delta of ${delta.length} bytes is shorter than its header`);
+  if (u32(delta, 0) !== DELTA_MAGIC) throw new DeltaError('corrupt', 'not a netplay delta (magic NPDL)');
+  if (delta[4] !== DELTA_VERSION) throw new DeltaError('corrupt', `delta format version ${delta[4]} is not supported`);
+  const kindCode = delta[5];
+  if (kindCode !== KIND_XOR && kindCode !== KIND_PAGES)
+    throw new DeltaError('corrupt', `unknown delta kind ${kindCode}`);
+  const shift = delta[6]!;
+  if (kindCode === KIND_XOR ? shift !== 0 : shift < 8 || shift > 20)
+    throw new DeltaError('corrupt', `bad page size exponent ${shift}`);
+  if (delta[7] !== 0) throw new DeltaError('corrupt', 'reserved byte is not zero');
+  const baseBytes = u32(delta, 32);
+  const targetBytes = u32(delta, 36);
+  const pageCount = u32(delta, 40);
+  const compressedBytes = u32(delta, 44);
+  const pageSize = kindCode === KIND_PAGES ? 2 ** shift : 0;
+  const maxPages = kindCode === KIND_PAGES ? Math.ceil(targetBytes / pageSize) : 0;
+  if (pageCount > maxPages) throw new DeltaError('corrupt', `${pageCount} pages listed, the target has ${maxPages}`);
+  if (compressedBytes !== delta.length - DELTA_HEADER_BYTES)
+    throw new DeltaError(
+      'corrupt',
+      `compressed size ${compressedBytes} but ${delta.length - DELTA_HEADER_BYTES} bytes follow the header`,
+    );
+  return {
+    kind: kindCode === KIND_XOR ? 'xor' : 'pages',
+    layoutHash: u64(delta, 8),
+    baseHash: u64(delta, 16),
+    targetHash: u64(delta, 24),
+    baseBytes,
+    targetBytes,
+    pageSize,
+    pageCount,
+    compressedBytes,
+  };
+}
+
+/**
+ * Rebuilds the state a delta (of either kind) was made for, from the same base. Checks, before
+ * inflating anything: the header, the layout hash (when `options.layoutHash` is given), the base
+ * size and the base hash, and that the target size is within `maxTargetBytes`. Inflation is
+ * bounded by the sizes the header states; the result is checked against the target hash.
+ * @returns a new buffer of the target size.
+ * @throws DeltaError only: `corrupt`, `wrong-layout`, `wrong-base` or `too-large`.
+ */
+export function applyDelta(base: Uint8Array, delta: Uint8Array, options: ApplyDeltaOptions = {}): Uint8Array {
+  const info = describeDelta(delta);
+  if (options.layoutHash !== undefined && info.layoutHash !== BigInt.asUintN(64, options.layoutHash))
+    throw new DeltaError(
+      'wrong-layout',
+      `delta made for layout ${info.layoutHash.toString(16)}, not ${BigInt.asUintN(64, options.layoutHash).toString(16)}`,
+    );
+  if (info.baseBytes !== base.length)
+    throw new DeltaError('wrong-base', `delta made from a ${info.baseBytes}-byte base, given ${base.length} bytes`);
+  const max = options.maxTargetBytes ?? DEFAULT_MAX_TARGET_BYTES;
+  if (info.targetBytes > max)
+    throw new DeltaError('too-large', `target of ${info.targetBytes} bytes exceeds the limit of ${max}`);
+  if (hash64(base) !== info.baseHash)
+    throw new DeltaError('wrong-base', 'the base is not the one the delta was made from (hash differs)');
+  const stream = delta.subarray(DELTA_HEADER_BYTES);
+  const n = info.targetBytes;
+  const common = Math.min(n, base.length);
+  const result = new Uint8Array(n);
+  if (info.kind === 'xor') {
+    const produced = inflateBounded(stream, result);
+    if (produced !== n) throw new DeltaError('corrupt', `XOR data of ${produced} bytes, the target has ${n}`);
+    xorRange(base, result, 0, common, result);
+  } else {
+    const { pageSize, pageCount } = info;
+    const indexBytes = pageCount * 4;
+    // Bound: the indexes plus every listed page at full size (never more than the target plus one page).
+    const body = new Uint8Array(indexBytes + Math.min(pageCount * pageSize, n));
+    const produced = inflateBounded(stream, body);
+    if (produced < indexBytes) throw new DeltaError('corrupt', 'page list cut short');
+    result.set(base.subarray(0, common));
+    let o = indexBytes;
+    let previous = -1;
+    for (let k = 0; k < pageCount; k++) {
+      const p = u32(body, k * 4);
+      if (p <= previous || p * pageSize >= n)
+        throw new DeltaError('corrupt', `page index ${p} out of order or past the target`);
+      previous = p;
+      const start = p * pageSize;
+      const len = Math.min(n, start + pageSize) - start;
+      if (o + len > produced) throw new DeltaError('corrupt', 'page data cut short');
+      for (let i = 0; i < len; i++) result[start + i]! ^= body[o + i]!;
+      o += len;
+    }
+    if (o !== produced) throw new DeltaError('corrupt', `${produced - o} bytes after the last page`);
+  }
+  if (hash64(result) !== info.targetHash)
+    throw new DeltaError('corrupt', "the rebuilt state does not match the delta's target hash");
+  return result;
+}
