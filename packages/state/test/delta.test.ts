@@ -159,7 +159,7 @@ describe('page delta size', () => {
     const base = new Uint8Array(1 << 20);
     for (let i = 0; i < base.length; i++) base[i] = (i * 2654435761) >>> 24;
     const x = base.slice();
-    for (const p of [3, 100, 200]) x[p * 4096 + 17] ^= 0xff;
+    for (const p of [3, 100, 200]) x[p * 4096 + 17]! ^= 0xff;
     const d = pageDelta(base, x, { layoutHash: 0n });
     expect(describeDelta(d).pageCount).toBe(3);
     expect(d.length).toBeLessThan(DELTA_HEADER_BYTES + 200);
