@@ -55,7 +55,8 @@ export interface RomSetupOptions {
   /**
    * `keypad`: each port's 16 bits are the 16 CHIP-8 keys. `pad`: the bits are {@link PadButton}s
    * mapped through the game's key map (the database's `keys`, or a built-in multiplayer map).
-   * Default: `pad` when the game has a key map, else `keypad`.
+   * Default: `pad` for the games with a built-in multiplayer map ({@link MULTIPLAYER_KEYS}), else
+   * `keypad` (the database's single-player `keys` apply only when `pad` is asked for).
    */
   readonly layout?: 'keypad' | 'pad';
   /** The database to look the ROM up in (default: the bundled subset); `null` skips the lookup. */
@@ -142,7 +143,7 @@ export function resolveRomSetup(rom: Uint8Array, options: RomSetupOptions = {}):
       : entry?.keys !== undefined
         ? [padKeyMap(entry.keys), padKeyMap(entry.keys), padKeyMap(entry.keys), padKeyMap(entry.keys)]
         : undefined;
-  const layout = options.layout ?? (padMaps !== undefined ? 'pad' : 'keypad');
+  const layout = options.layout ?? (multi !== undefined ? 'pad' : 'keypad');
   const keyMap = options.keyMap ?? (layout === 'pad' ? (padMaps ?? []) : []);
   const config: Chip8Config = {
     platform: options.platform ?? platform,
