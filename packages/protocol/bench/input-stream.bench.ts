@@ -1,0 +1,99 @@
+/**
+ * Input-stream codec: encode and decode of 8-frame packets (2-byte and 16-byte inputs, held
+ * buttons with a few changes) against a raw TypedArray/DataView loop that writes / reads the
+ * same 8 frames uncompressed, measured in the same run. Goal: ratio ≥ 0.5, 0 B/op.
+ */
+import { BenchSuite } from '@netplay/bench-kit';
+import {
+  decodeInputStream,
+  encodeInputStream,
+  type InputStreamDecodeOptions,
+  type InputStreamHeader,
+  inputStreamMaxEncodedSize,
+} from '../src/index.js';
+
+const FRAMES = 8;
+const BATCH = 256;
+const suite = new BenchSuite('protocol/input-stream');
+let sink = 0;
+
+/** Eight frames of a pad held down with a press at frame 3 and a release at frame 6. */
+function heldFrames(inputSize: number): { frames: Uint8Array; reference: Uint8Array } {
+  const reference = new Uint8Array(inputSize);
+  for (let j = 0; j < inputSize; j++) reference[j] = j < 2 ? 0x10 : 0x80; // a held button, centred analog axes
+  const frames = new Uint8Array(FRAMES * inputSize);
+  let cur = reference.slice();
+  for (let f = 0; f < FRAMES; f++) {
+    if (f === 3 || f === 6) {
+      cur = cur.slice();
+      cur[0] = cur[0]! ^ 0x01; // press A at frame 3, release it at frame 6
+    }
+    frames.set(cur, f * inputSize);
+  }
+  return { frames, reference };
+}
+
+for (const inputSize of [2, 16]) {
+  const { frames, reference } = heldFrames(inputSize);
+  const header: InputStreamHeader = { startFrame: 1000, frameCount: FRAMES, inputSize };
+  const rawSize = 8 + FRAMES * inputSize;
+  const raw = new Uint8Array(rawSize);
+  const rawView = new DataView(raw.buffer);
+  const packet = new Uint8Array(inputStreamMaxEncodedSize(FRAMES, inputSize));
+  const out = new Uint8Array(FRAMES * inputSize);
+  const tag = `8×${inputSize}B`;
+
+  // Baseline: the same header fields and the 8 frames written uncompressed, byte by byte.
+  suite.measure(
+    `raw write ${tag}`,
+    () => {
+      for (let k = 0; k < BATCH; k++) {
+        rawView.setUint32(0, header.startFrame + k);
+        rawView.setUint8(4, FRAMES);
+        rawView.setUint16(5, inputSize);
+        rawView.setUint8(7, 1);
+        for (let i = 0; i < FRAMES * inputSize; i++) raw[8 + i] = frames[i]!;
+      }
+      sink += raw[8]!;
+    },
+    { batch: BATCH, note: 'uncompressed baseline' },
+  );
+  let encodedSize = 0;
+  suite.measure(
+    `encode ${tag}`,
+    () => {
+      for (let k = 0; k < BATCH; k++) {
+        header.startFrame = 1000 + k;
+        encodedSize = encodeInputStream(header, frames, reference, packet, 0);
+      }
+      sink += encodedSize;
+    },
+    { batch: BATCH, baseline: `raw write ${tag}`, note: 'goal ratio ≥ 0.5, 0 B/op' },
+  );
+
+  suite.measure(
+    `raw read ${tag}`,
+    () => {
+      for (let k = 0; k < BATCH; k++) {
+        sink += rawView.getUint32(0) + rawView.getUint8(4) + rawView.getUint16(5);
+        for (let i = 0; i < FRAMES * inputSize; i++) out[i] = raw[8 + i]!;
+      }
+      sink += out[0]!;
+    },
+    { batch: BATCH, note: 'uncompressed baseline' },
+  );
+  const encoded = packet.subarray(0, encodedSize);
+  const options: InputStreamDecodeOptions = { reference };
+  suite.measure(
+    `decode ${tag}`,
+    () => {
+      for (let k = 0; k < BATCH; k++) sink += decodeInputStream(encoded, out, options);
+    },
+    { batch: BATCH, baseline: `raw read ${tag}`, note: 'goal ratio ≥ 0.5, 0 B/op' },
+  );
+  suite.record({ name: `encoded size ${tag}`, value: encodedSize, unit: 'bytes', note: `raw ${rawSize} bytes` });
+  suite.record({ name: `size ratio ${tag}`, value: encodedSize / rawSize, unit: 'encoded/raw' });
+}
+
+suite.finish();
+if (sink === 42) console.log('');

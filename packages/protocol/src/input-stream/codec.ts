@@ -1,0 +1,274 @@
+import { DecodeError, EncodeError } from '../errors.js';
+
+/*
+ * Input stream: several consecutive frames of fixed-size inputs in one packet, as XOR against the
+ * previous frame plus run lengths of zero bits. Layout (big-endian), see docs/input-stream.md:
+ *
+ *   0  u32  startFrame   frame number of the first input
+ *   4  u8   frameCount   1..255
+ *   5  u16  inputSize    bytes per frame, 1..65535
+ *   7  u8   flags        bit 0 = REFERENCE: frame startFrame−1 is the XOR base of the first frame
+ *                        (the decoder must supply it); clear = the base is all zeros. Bits 1–7 are 0.
+ *   8  runs              canonical LEB128 varints (1–4 bytes each), see below
+ *
+ * The diff stream D is frame[f] XOR frame[f−1] for f = 0..frameCount−1 (frame[−1] = base),
+ * concatenated: frameCount·inputSize·8 bits, bit i being bit (i mod 8) (LSB = 0) of byte ⌊i/8⌋.
+ * The runs are, for every set bit of D in order, the number of zero bits before it (since the
+ * previous set bit), then one last run: the zero bits up to the end of D.
+ */
+
+/** Size of the input-stream header in bytes. */
+export const INPUT_STREAM_HEADER_SIZE = 8;
+/** Most frames one packet can carry. */
+export const INPUT_STREAM_MAX_FRAMES = 255;
+/** Largest input size in bytes. */
+export const INPUT_STREAM_MAX_INPUT_SIZE = 0xffff;
+/** Default bound on frameCount × inputSize accepted by the decoder (64 KiB). */
+export const INPUT_STREAM_DEFAULT_MAX_BYTES = 64 * 1024;
+/** Flag bit: the first frame is XORed against frame startFrame − 1, which the decoder supplies. */
+export const INPUT_STREAM_FLAG_REFERENCE = 1;
+
+/** The header fields of an input-stream packet. */
+export interface InputStreamHeader {
+  /** Frame number of the first input (uint32). */
+  startFrame: number;
+  /** How many frames follow (1–255). */
+  frameCount: number;
+  /** Bytes per frame (1–65535). */
+  inputSize: number;
+}
+
+/** A decoded header, which also says whether a reference frame is needed. */
+export interface InputStreamHeaderInfo extends InputStreamHeader {
+  /** True when the first frame is XORed against frame `startFrame − 1` (the decoder must know it). */
+  hasReference: boolean;
+}
+
+/** Options for {@link decodeInputStream}. Reuse one object to decode without allocating. */
+export interface InputStreamDecodeOptions {
+  /** The input of frame `startFrame − 1` (`inputSize` bytes); required when the packet says so. */
+  reference?: Uint8Array | undefined;
+  /** Refuse packets announcing more than this many decoded bytes (default 64 KiB). */
+  maxBytes?: number;
+  /** Filled with the packet's header, if given. */
+  header?: InputStreamHeaderInfo;
+}
+
+/** Upper bound of the encoded size of `frameCount` frames of `inputSize` bytes: 8 + bits + 1. */
+export function inputStreamMaxEncodedSize(frameCount: number, inputSize: number): number {
+  return INPUT_STREAM_HEADER_SIZE + frameCount * inputSize * 8 + 1;
+}
+
+function varintLength(v: number): number {
+  return v < 0x80 ? 1 : v < 0x4000 ? 2 : v < 0x200000 ? 3 : 4;
+}
+
+function tooSmall(end: number): EncodeError {
+  return new EncodeError('buffer-too-small', `input stream does not fit the target (${end} bytes)`);
+}
+
+/** Writes `v` (< 2^28) as LEB128 at `p`; returns the new position. */
+function writeVarint(target: Uint8Array, p: number, end: number, v: number): number {
+  if (v < 0x80) {
+    if (p >= end) throw tooSmall(end);
+    target[p] = v;
+    return p + 1;
+  }
+  if (p + varintLength(v) > end) throw tooSmall(end);
+  while (v >= 0x80) {
+    target[p++] = (v & 0x7f) | 0x80;
+    v >>>= 7;
+  }
+  target[p++] = v;
+  return p;
+}
+
+/**
+ * Writes one run per set bit of the diff byte `d` (bits from LSB up); `run` is the count of zero
+ * bits before this byte since the last set bit. Returns the new position.
+ */
+function emitRuns(target: Uint8Array, p: number, end: number, run: number, d: number): number {
+  let used = 0;
+  do {
+    const low = d & -d;
+    const tz = 31 - Math.clz32(low);
+    p = writeVarint(target, p, end, run + tz - used);
+    run = 0;
+    used = tz + 1;
+    d ^= low;
+  } while (d !== 0);
+  return p;
+}
+
+/**
+ * Encodes `header.frameCount` frames of `header.inputSize` bytes, taken from the start of
+ * `inputs`, into `target` at `offset`; returns the bytes written. With a `reference` (the input of
+ * frame `startFrame − 1`, which the receiver must already have) the first frame is XORed against
+ * it and the REFERENCE flag is set; without, against zeros. Allocates nothing. Throws
+ * `EncodeError('buffer-too-small')` when `target` runs out (see {@link inputStreamMaxEncodedSize}).
+ */
+export function encodeInputStream(
+  header: InputStreamHeader,
+  inputs: Uint8Array,
+  reference: Uint8Array | undefined,
+  target: Uint8Array,
+  offset = 0,
+): number {
+  const { startFrame, frameCount, inputSize } = header;
+  // Integer range checks written with bit operations: cheap on the hot path.
+  if (startFrame >>> 0 !== startFrame) throw new EncodeError('out-of-range', `startFrame ${startFrame}`);
+  if ((frameCount & 0xff) !== frameCount || frameCount === 0) {
+    throw new EncodeError('out-of-range', `frameCount ${frameCount} is not 1..255`);
+  }
+  if ((inputSize & 0xffff) !== inputSize || inputSize === 0) {
+    throw new EncodeError('out-of-range', `inputSize ${inputSize} is not 1..65535`);
+  }
+  const n = frameCount * inputSize;
+  if (inputs.length < n) throw new EncodeError('out-of-range', `inputs hold ${inputs.length} bytes, need ${n}`);
+  if (reference !== undefined && reference.length !== inputSize) {
+    throw new EncodeError('out-of-range', `reference holds ${reference.length} bytes, inputSize is ${inputSize}`);
+  }
+  const end = target.length;
+  if (!(offset >= 0 && offset + INPUT_STREAM_HEADER_SIZE + 1 <= end)) {
+    throw new EncodeError('buffer-too-small', `input stream needs at least 9 bytes at offset ${offset} of ${end}`);
+  }
+  target[offset] = startFrame >>> 24;
+  target[offset + 1] = startFrame >>> 16;
+  target[offset + 2] = startFrame >>> 8;
+  target[offset + 3] = startFrame;
+  target[offset + 4] = frameCount;
+  target[offset + 5] = inputSize >>> 8;
+  target[offset + 6] = inputSize;
+  target[offset + 7] = reference === undefined ? 0 : INPUT_STREAM_FLAG_REFERENCE;
+  let p = offset + INPUT_STREAM_HEADER_SIZE;
+  let run = 0;
+  // The common case is a zero diff byte (+8 to the run); set bits go through emitRuns. After a
+  // non-zero byte d the open run is the zero bits above its highest set bit: clz32(d) − 24.
+  if (reference === undefined) {
+    for (let i = 0; i < inputSize; i++) {
+      const d = inputs[i]!;
+      if (d === 0) run += 8;
+      else {
+        p = emitRuns(target, p, end, run, d);
+        run = Math.clz32(d) - 24;
+      }
+    }
+  } else {
+    for (let i = 0; i < inputSize; i++) {
+      const d = inputs[i]! ^ reference[i]!;
+      if (d === 0) run += 8;
+      else {
+        p = emitRuns(target, p, end, run, d);
+        run = Math.clz32(d) - 24;
+      }
+    }
+  }
+  for (let i = inputSize; i < n; i++) {
+    const d = inputs[i]! ^ inputs[i - inputSize]!;
+    if (d === 0) run += 8;
+    else {
+      p = emitRuns(target, p, end, run, d);
+      run = Math.clz32(d) - 24;
+    }
+  }
+  p = writeVarint(target, p, end, run);
+  return p - offset;
+}
+
+/**
+ * Reads and checks the 8-byte header (`truncated` if shorter, `bad-value` for a zero frame count,
+ * zero input size or unknown flag bits). Fills `into` when given.
+ */
+export function readInputStreamHeader(bytes: Uint8Array, into?: InputStreamHeaderInfo): InputStreamHeaderInfo {
+  checkHeader(bytes);
+  const h = into ?? { startFrame: 0, frameCount: 0, inputSize: 0, hasReference: false };
+  fillHeader(bytes, h);
+  return h;
+}
+
+function checkHeader(bytes: Uint8Array): void {
+  if (bytes.length < INPUT_STREAM_HEADER_SIZE) {
+    throw new DecodeError('truncated', bytes.length, `input stream header needs 8 bytes, got ${bytes.length}`);
+  }
+  if (bytes[4] === 0) throw new DecodeError('bad-value', 4, 'frameCount is 0');
+  if (bytes[5] === 0 && bytes[6] === 0) throw new DecodeError('bad-value', 5, 'inputSize is 0');
+  const flags = bytes[7]!;
+  if ((flags & ~INPUT_STREAM_FLAG_REFERENCE) !== 0) throw new DecodeError('bad-value', 7, `unknown flags ${flags}`);
+}
+
+function fillHeader(bytes: Uint8Array, h: InputStreamHeaderInfo): void {
+  h.startFrame = ((bytes[0]! << 24) | (bytes[1]! << 16) | (bytes[2]! << 8) | bytes[3]!) >>> 0;
+  h.frameCount = bytes[4]!;
+  h.inputSize = (bytes[5]! << 8) | bytes[6]!;
+  h.hasReference = bytes[7] !== 0;
+}
+
+/** frameCount × inputSize of a packet: the bytes {@link decodeInputStream} will write. Reads only the header. */
+export function inputStreamDecodedSize(bytes: Uint8Array): number {
+  const h = readInputStreamHeader(bytes);
+  return h.frameCount * h.inputSize;
+}
+
+/**
+ * Decodes a whole input-stream packet into `out` (frame after frame, `inputSize` bytes each, from
+ * index 0) and returns the bytes written (frameCount × inputSize). Before writing anything it
+ * checks that size against `options.maxBytes` (default 64 KiB) and against `out.length`
+ * (`too-large`). A packet with the REFERENCE flag needs `options.reference`, the input of frame
+ * `startFrame − 1` (`bad-value` without it, `bad-length` if its size differs). Allocates nothing.
+ * Throws only `DecodeError`; on a throw, `out` may hold partial data.
+ */
+export function decodeInputStream(bytes: Uint8Array, out: Uint8Array, options?: InputStreamDecodeOptions): number {
+  checkHeader(bytes);
+  if (options?.header !== undefined) fillHeader(bytes, options.header);
+  const frameCount = bytes[4]!;
+  const inputSize = (bytes[5]! << 8) | bytes[6]!;
+  const n = frameCount * inputSize;
+  const maxBytes = options?.maxBytes ?? INPUT_STREAM_DEFAULT_MAX_BYTES;
+  if (n > maxBytes) throw new DecodeError('too-large', 4, `${n} decoded bytes exceed the maximum ${maxBytes}`);
+  if (n > out.length)
+    throw new DecodeError('too-large', 4, `${n} decoded bytes exceed the output buffer (${out.length})`);
+  let reference: Uint8Array | undefined;
+  if (bytes[7] !== 0) {
+    reference = options?.reference;
+    if (reference === undefined) {
+      const base = (((bytes[0]! << 24) | (bytes[1]! << 16) | (bytes[2]! << 8) | bytes[3]!) >>> 0) - 1;
+      throw new DecodeError('bad-value', 7, `packet is relative to frame ${base}, but no reference was given`);
+    }
+    if (reference.length !== inputSize) {
+      throw new DecodeError('bad-length', 5, `inputSize ${inputSize} differs from the reference (${reference.length})`);
+    }
+  }
+  if (n <= 64) for (let i = 0; i < n; i++) out[i] = 0;
+  else out.fill(0, 0, n);
+  const total = n * 8;
+  const len = bytes.length;
+  let p = INPUT_STREAM_HEADER_SIZE;
+  let pos = 0;
+  for (;;) {
+    // Read one canonical LEB128 varint of at most 4 bytes.
+    const at = p;
+    if (p >= len) throw new DecodeError('truncated', p, 'input stream ends inside its runs');
+    let b = bytes[p++]!;
+    let run = b & 0x7f;
+    let shift = 7;
+    while (b >= 0x80) {
+      if (shift === 28) throw new DecodeError('bad-value', at, 'run longer than 4 bytes');
+      if (p >= len) throw new DecodeError('truncated', p, 'input stream ends inside a run');
+      b = bytes[p++]!;
+      if (b === 0) throw new DecodeError('bad-value', p - 1, 'run is not minimally encoded');
+      run |= (b & 0x7f) << shift;
+      shift += 7;
+    }
+    pos += run;
+    if (pos >= total) {
+      if (pos > total) throw new DecodeError('bad-value', at, `run passes the end of the ${total}-bit stream`);
+      break;
+    }
+    out[pos >>> 3] = out[pos >>> 3]! | (1 << (pos & 7));
+    pos++;
+  }
+  if (p !== len) throw new DecodeError('trailing-bytes', p, `${len - p} bytes after the last run`);
+  if (reference !== undefined) for (let i = 0; i < inputSize; i++) out[i] = out[i]! ^ reference[i]!;
+  for (let i = inputSize; i < n; i++) out[i] = out[i]! ^ out[i - inputSize]!;
+  return n;
+}
