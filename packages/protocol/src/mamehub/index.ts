@@ -1,0 +1,3 @@
+export * from './input-state.js';
+export * from './layouts.js';
+export * from './packet.js';
