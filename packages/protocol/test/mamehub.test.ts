@@ -89,7 +89,7 @@ describe('MAMEHub input packet', () => {
     const ports = [...out.state];
     expect(decodeMameHubInputPacketInto(bytes, out)).toBe(out);
     expect(out).toEqual(p);
-    out.state.forEach((port, i) => expect(port).toBe(ports[i]));
+    for (const [i, port] of out.state.entries()) expect(port).toBe(ports[i]);
   });
 
   test.prop([fc.uint8Array({ maxLength: 80 })])(
