@@ -1,0 +1,2 @@
+export * from './layouts.js';
+export * from './messages.js';
