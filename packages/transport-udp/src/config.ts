@@ -1,0 +1,82 @@
+import { DEFAULT_TIMEOUTS, type Timeouts, TransportError } from '@netplay/transport';
+import { DATA_HEADER_BYTES, FRAGMENT_HEADER_BYTES, UNRELIABLE_HEADER_BYTES } from './wire.js';
+
+/** Tunables of a UDP connection (both ends should use the same values). */
+export interface UdpConfig {
+  /** Largest datagram sent, in bytes of UDP payload (default 1200). */
+  readonly mtu: number;
+  /** Largest reliable message (default 4 MiB). */
+  readonly maxMessageBytes: number;
+  /**
+   * Most bytes a connection may hold in messages being reassembled or waiting for an earlier one
+   * (default 16 MiB, at least 2 × maxMessageBytes). A peer exceeding it is disconnected with
+   * `TransportError('limit')`.
+   */
+  readonly maxReassemblyBytes: number;
+  /** Most reliable messages queued or unacknowledged; `send` throws `limit` beyond (default 65 536). */
+  readonly maxSendQueue: number;
+  /** Liveness timeouts. */
+  readonly timeouts: Timeouts;
+  /** Send a PING when nothing was sent for this long, ms (default min(250, interruptMs / 3)). */
+  readonly keepaliveMs: number;
+  /** Period of the retransmission / liveness timer, ms (default 5). */
+  readonly tickMs: number;
+  /** Initial congestion window in bytes of reliable payload in flight (default 64 KiB). */
+  readonly initialWindowBytes: number;
+  /** Lower and upper bounds of the congestion window (defaults 8 KiB and 4 MiB). */
+  readonly minWindowBytes: number;
+  readonly maxWindowBytes: number;
+  /**
+   * A reliable channel with less than this many bytes in flight may always send, even when the
+   * congestion window is full, so a bulk transfer cannot starve inputs (default 2 datagrams).
+   */
+  readonly expressBytes: number;
+  /** Minimum retransmission timeout, ms (default 20). */
+  readonly minRtoMs: number;
+}
+
+/** Options accepted where a {@link UdpConfig} is built: every field optional. */
+export type UdpConfigOptions = Partial<Omit<UdpConfig, 'timeouts'>> & { readonly timeouts?: Partial<Timeouts> };
+
+/** Builds and checks a configuration; throws `TransportError('invalid-argument')`. */
+export function resolveConfig(options: UdpConfigOptions = {}): UdpConfig {
+  const timeouts: Timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+  const mtu = options.mtu ?? 1200;
+  const maxMessageBytes = options.maxMessageBytes ?? 4 << 20;
+  const c: UdpConfig = {
+    mtu,
+    maxMessageBytes,
+    maxReassemblyBytes: options.maxReassemblyBytes ?? Math.max(16 << 20, 2 * maxMessageBytes),
+    maxSendQueue: options.maxSendQueue ?? 65_536,
+    timeouts,
+    keepaliveMs: options.keepaliveMs ?? Math.max(1, Math.min(250, timeouts.interruptMs / 3)),
+    tickMs: options.tickMs ?? 5,
+    initialWindowBytes: options.initialWindowBytes ?? 64 << 10,
+    minWindowBytes: options.minWindowBytes ?? 8 << 10,
+    maxWindowBytes: options.maxWindowBytes ?? 4 << 20,
+    expressBytes: options.expressBytes ?? 2 * mtu,
+    minRtoMs: options.minRtoMs ?? 20,
+  };
+  const bad = (why: string) => new TransportError('invalid-argument', why);
+  if (!Number.isInteger(mtu) || mtu < 256 || mtu > 65_507) throw bad('mtu must be an integer in [256, 65507]');
+  if (!(c.maxMessageBytes >= 1) || c.maxMessageBytes > 0xffff_ffff) throw bad('maxMessageBytes out of range');
+  if (!(c.maxReassemblyBytes >= 2 * c.maxMessageBytes)) throw bad('maxReassemblyBytes must be >= 2 × maxMessageBytes');
+  if (!(c.tickMs > 0) || !(c.keepaliveMs > 0)) throw bad('tickMs and keepaliveMs must be positive');
+  if (!(timeouts.interruptMs > 0 && timeouts.disconnectMs > timeouts.interruptMs && timeouts.connectMs > 0)) {
+    throw bad('timeouts: need 0 < interruptMs < disconnectMs and connectMs > 0');
+  }
+  if (!(c.minWindowBytes > 0 && c.minWindowBytes <= c.initialWindowBytes && c.initialWindowBytes <= c.maxWindowBytes)) {
+    throw bad('need 0 < minWindowBytes <= initialWindowBytes <= maxWindowBytes');
+  }
+  return Object.freeze(c);
+}
+
+/** Payload bytes of one fragment. */
+export function fragmentSize(c: UdpConfig): number {
+  return c.mtu - DATA_HEADER_BYTES - FRAGMENT_HEADER_BYTES;
+}
+
+/** Largest unreliable message (one frame in one datagram). */
+export function maxUnreliable(c: UdpConfig): number {
+  return c.mtu - DATA_HEADER_BYTES - UNRELIABLE_HEADER_BYTES;
+}

@@ -1,0 +1,1013 @@
+import { crc32 } from '@netplay/protocol';
+import {
+  type ChannelSpec,
+  type Clock,
+  type CloseCode,
+  type Connection,
+  type ConnectionEventMap,
+  type ConnectionLimits,
+  type ConnectionState,
+  type ConnectionStats,
+  channelSignature,
+  decodeCloseReason,
+  Emitter,
+  encodeCloseReason,
+  type Handler,
+  RttEstimator,
+  type Timer,
+  TransportError,
+  type Unsubscribe,
+  validateChannels,
+} from '@netplay/transport';
+import { fragmentSize, maxUnreliable, type UdpConfig } from './config.js';
+import type { DropCounters } from './counters.js';
+import {
+  COOKIE_BYTES,
+  crcOk,
+  DATA_HEADER_BYTES,
+  FRAGMENT_HEADER_BYTES,
+  FrameType,
+  HEADER_BYTES,
+  HELLO_BYTES,
+  PacketType,
+  PROTOCOL_MAGIC,
+  putU16,
+  putU32,
+  seal,
+  sessionOf,
+  UNRELIABLE_HEADER_BYTES,
+  u16,
+  u32,
+} from './wire.js';
+
+/** What a {@link UdpPeer} needs from its shell (a socket, or a simulated link in tests). */
+export interface PeerIo {
+  /** Time and timers. */
+  readonly clock: Clock;
+  /** Sends one datagram to the peer. The peer does not touch `datagram` afterwards. */
+  output(datagram: Uint8Array): void;
+  /** Runs `fn` soon, after the current call returns (default `queueMicrotask`). Used to batch sends. */
+  readonly defer?: (fn: () => void) => void;
+  /** Where dropped datagrams are counted. */
+  readonly drops: DropCounters;
+  /** Called once when the peer has finished (closed and done lingering): release the socket. */
+  onDead?(): void;
+  /** Random bytes for the client nonce (default: `crypto.getRandomValues`). */
+  readonly random?: (n: number) => Uint8Array;
+}
+
+/** Hash of a channel list, exchanged in the handshake. */
+export function channelHash(channels: readonly ChannelSpec[]): number {
+  return crc32(new TextEncoder().encode(channelSignature(channels)));
+}
+
+interface OutMsg {
+  readonly seq: number;
+  readonly data: Uint8Array;
+  readonly fragCount: number;
+  /** Per fragment: 0 not sent / to resend, 1 in flight, 2 acknowledged. */
+  readonly fragState: Uint8Array;
+  ackedCount: number;
+  /** Next never-sent fragment. */
+  nextFrag: number;
+}
+
+interface FragRef {
+  readonly ch: OutChannel;
+  readonly msg: OutMsg;
+  readonly idx: number;
+  readonly bytes: number;
+}
+
+interface OutChannel {
+  readonly index: number;
+  readonly reliable: boolean;
+  nextSeq: number;
+  /** Reliable: messages not fully acknowledged, oldest first, from `head`. */
+  readonly pending: OutMsg[];
+  head: number;
+  /** Index in `pending` of the first message with never-sent fragments. */
+  cursor: number;
+  /** Fragments to resend. */
+  readonly resend: FragRef[];
+  inFlightBytes: number;
+  /** Unreliable: messages not yet sent. */
+  readonly unsent: Array<{ seq: number; data: Uint8Array }>;
+}
+
+interface Partial {
+  readonly buf: Uint8Array;
+  readonly fragSize: number;
+  readonly got: Uint8Array;
+  missing: number;
+}
+
+interface InChannel {
+  readonly reliable: boolean;
+  nextDeliver: number;
+  readonly partial: Map<number, Partial>;
+  lastUnreliable: number;
+}
+
+interface SentPacket {
+  readonly seq: number;
+  readonly sentAt: number;
+  readonly frags: FragRef[] | undefined;
+  /** The packet carried our Close frame. */
+  readonly close: boolean;
+}
+
+class MutableStats implements ConnectionStats {
+  rttMs = 0;
+  rttVarMs = 0;
+  rttSamples = 0;
+  lossRate = 0;
+  bytesSent = 0;
+  bytesReceived = 0;
+  packetsSent = 0;
+  packetsReceived = 0;
+  retransmissions = 0;
+  sendQueueLength = 0;
+  sendQueueBytes = 0;
+}
+
+/** Extra counters of a UDP connection beyond {@link ConnectionStats}. */
+export interface UdpPeerCounters {
+  /** Packets declared lost (by the ack bitfield or the RTO). */
+  packetsLost: number;
+  /** Ack-only packets sent. */
+  acksSent: number;
+  /** Current congestion window in bytes. */
+  windowBytes: number;
+  /** Bytes held by reassembly buffers. */
+  reassemblyBytes: number;
+}
+
+const MAX_UNRELIABLE_QUEUE = 64;
+const MAX_REORDER_MESSAGES = 1 << 16;
+const CLOSE_ATTEMPTS = 5;
+
+/**
+ * One end of a UDP connection, as a sans-I/O state machine: it is fed datagrams with
+ * {@link input} and time through its {@link PeerIo.clock}, and emits datagrams through
+ * {@link PeerIo.output}. It implements the whole {@link Connection} contract: the client
+ * handshake (HELLO → CHALLENGE → CONNECT → ACCEPT), reliable channels (packet sequence numbers,
+ * acks with a 32-bit ack bitfield, retransmission after an RFC 6298 RTO or when three later
+ * packets were acknowledged, fragmentation and reassembly), unreliable-sequenced channels,
+ * congestion and flow control, keepalives, `interrupted` and the disconnect timeout.
+ *
+ * The dgram shell (`listenUdp`, `connectUdp`) wraps it; tests also run it on a simulated network.
+ */
+export class UdpPeer implements Connection {
+  readonly channels: readonly ChannelSpec[];
+  readonly limits: ConnectionLimits;
+  readonly stats: ConnectionStats;
+  /** Extra UDP counters (live). */
+  readonly counters: UdpPeerCounters = { packetsLost: 0, acksSent: 0, windowBytes: 0, reassemblyBytes: 0 };
+  private readonly mstats = new MutableStats();
+  private readonly emitter = new Emitter<ConnectionEventMap>();
+  private readonly out: OutChannel[];
+  private readonly inp: InChannel[];
+  private readonly byName = new Map<string, OutChannel>();
+  private readonly rtt: RttEstimator;
+  private readonly fragSize: number;
+  private readonly hash: number;
+  private currentState: ConnectionState;
+  private sessionId: number;
+
+  // packets
+  private nextPacketSeq = 1;
+  private readonly inFlight = new Map<number, SentPacket>();
+  private recvHighest = 0;
+  private recvBits = 0;
+  private recvHighestAt = 0;
+  private ackPending = 0;
+  private ackPendingSince = 0;
+  private window: number;
+  private lastWindowCut = -1e9;
+  private rtoBackoff = 1;
+  private rr = 0;
+  private startedMessageBytes = 0;
+
+  // liveness
+  private lastHeard: number;
+  private lastSent: number;
+  private interruptedSince = -1;
+  private tickTimer: Timer | undefined;
+  private flushScheduled = false;
+  private pingDue = false;
+  private readonly scratch: Uint8Array;
+
+  // closing
+  private lingering = false;
+  private dead = false;
+  private closeReason: Uint8Array | undefined;
+  private closeSentCount = 0;
+  private closeSentAt = -1e9;
+  private closeAckDue = false;
+
+  // client handshake
+  private nonce = 0;
+  private cookie: Uint8Array | undefined;
+  private bucket = 0;
+  private handshakeAttempts = 0;
+  private handshakeTimer: Timer | undefined;
+  private connectDeadline: Timer | undefined;
+
+  private constructor(
+    private readonly io: PeerIo,
+    readonly config: UdpConfig,
+    channels: readonly ChannelSpec[],
+    readonly remoteAddress: string,
+    state: ConnectionState,
+    sessionId: number,
+  ) {
+    this.channels = validateChannels(channels);
+    if (this.channels.length > 255) throw new TransportError('invalid-argument', 'at most 255 channels');
+    this.hash = channelHash(this.channels);
+    this.fragSize = fragmentSize(config);
+    this.limits = Object.freeze({ maxMessageBytes: config.maxMessageBytes, maxUnreliableBytes: maxUnreliable(config) });
+    this.stats = this.mstats;
+    this.rtt = new RttEstimator(config.minRtoMs, 2000, 200, 1);
+    this.window = config.initialWindowBytes;
+    this.scratch = new Uint8Array(config.mtu);
+    this.counters.windowBytes = this.window;
+    this.out = this.channels.map((c, index) => ({
+      index,
+      reliable: c.kind === 'reliable',
+      nextSeq: 0,
+      pending: [],
+      head: 0,
+      cursor: 0,
+      resend: [],
+      inFlightBytes: 0,
+      unsent: [],
+    }));
+    for (const c of this.out) this.byName.set(this.channels[c.index]!.name, c);
+    this.inp = this.channels.map((c) => ({
+      reliable: c.kind === 'reliable',
+      nextDeliver: 0,
+      partial: new Map(),
+      lastUnreliable: -1,
+    }));
+    this.currentState = state;
+    this.sessionId = sessionId;
+    this.lastHeard = io.clock.now();
+    this.lastSent = this.lastHeard;
+  }
+
+  /** Starts the client side: sends HELLO and retries until ACCEPT, REFUSE or `connectMs`. */
+  static client(io: PeerIo, config: UdpConfig, channels: readonly ChannelSpec[], remoteAddress: string): UdpPeer {
+    const p = new UdpPeer(io, config, channels, remoteAddress, 'connecting', 0);
+    const random = io.random ?? ((n: number) => crypto.getRandomValues(new Uint8Array(n)));
+    p.nonce = u32(random(4), 0) || 1;
+    p.connectDeadline = io.clock.setTimer(config.timeouts.connectMs, () => {
+      if (p.currentState === 'connecting') {
+        p.finish('timeout', 'connect timed out', new TransportError('timeout', 'the handshake did not finish'));
+      }
+    });
+    p.handshakeStep();
+    return p;
+  }
+
+  /** The server side of an accepted session (already open). */
+  static server(
+    io: PeerIo,
+    config: UdpConfig,
+    channels: readonly ChannelSpec[],
+    remoteAddress: string,
+    sessionId: number,
+    clientNonce: number,
+  ): UdpPeer {
+    const p = new UdpPeer(io, config, channels, remoteAddress, 'open', sessionId);
+    p.nonce = clientNonce;
+    p.startTicking();
+    return p;
+  }
+
+  get state(): ConnectionState {
+    return this.currentState;
+  }
+
+  /** The session id (0 until the handshake finished). */
+  get session(): number {
+    return this.sessionId;
+  }
+
+  /** The client's handshake nonce. */
+  get clientNonce(): number {
+    return this.nonce;
+  }
+
+  /** Where this peer counts dropped datagrams. */
+  get drops(): DropCounters {
+    return this.io.drops;
+  }
+
+  /** Whether the peer has finished completely (closed and no longer lingering). */
+  get finished(): boolean {
+    return this.dead;
+  }
+
+  on<K extends keyof ConnectionEventMap>(type: K, handler: Handler<ConnectionEventMap, K>): Unsubscribe {
+    return this.emitter.on(type, handler);
+  }
+
+  send(channel: string, data: Uint8Array): void {
+    if (this.currentState === 'closed') throw new TransportError('closed', 'the connection is closed');
+    const ch = this.byName.get(channel);
+    if (!ch) throw new TransportError('unknown-channel', `no channel named "${channel}"`);
+    if (ch.reliable) {
+      if (data.length > this.limits.maxMessageBytes) {
+        throw new TransportError(
+          'too-large',
+          `${data.length} bytes exceed maxMessageBytes ${this.limits.maxMessageBytes}`,
+        );
+      }
+      if (this.mstats.sendQueueLength >= this.config.maxSendQueue) {
+        throw new TransportError('limit', `send queue full (${this.config.maxSendQueue} messages)`);
+      }
+      const fragCount = Math.max(1, Math.ceil(data.length / this.fragSize));
+      ch.pending.push({
+        seq: ch.nextSeq++ >>> 0,
+        data: data.slice(),
+        fragCount,
+        fragState: new Uint8Array(fragCount),
+        ackedCount: 0,
+        nextFrag: 0,
+      });
+      this.mstats.sendQueueLength++;
+      this.mstats.sendQueueBytes += data.length;
+    } else {
+      if (data.length > this.limits.maxUnreliableBytes) {
+        throw new TransportError(
+          'too-large',
+          `${data.length} bytes exceed maxUnreliableBytes ${this.limits.maxUnreliableBytes}`,
+        );
+      }
+      if (ch.unsent.length >= MAX_UNRELIABLE_QUEUE) {
+        // Backed up: the oldest unsent message is stale anyway.
+        const dropped = ch.unsent.shift()!;
+        this.mstats.sendQueueLength--;
+        this.mstats.sendQueueBytes -= dropped.data.length;
+      }
+      ch.unsent.push({ seq: ch.nextSeq++ >>> 0, data: data.slice() });
+      this.mstats.sendQueueLength++;
+      this.mstats.sendQueueBytes += data.length;
+    }
+    if (this.currentState === 'open') this.scheduleFlush();
+  }
+
+  close(reason = ''): void {
+    if (this.currentState === 'closed') return;
+    if (this.currentState === 'connecting') {
+      this.finish('local', reason, undefined);
+      return;
+    }
+    this.closeReason = encodeCloseReason(reason);
+    this.currentState = 'closed';
+    this.lingering = true;
+    // Unsent unreliable messages are dropped; reliable ones are still delivered before the Close.
+    for (const ch of this.out) {
+      for (const u of ch.unsent) {
+        this.mstats.sendQueueLength--;
+        this.mstats.sendQueueBytes -= u.data.length;
+      }
+      ch.unsent.length = 0;
+    }
+    this.scheduleFlush();
+    this.emitClose('local', reason, undefined);
+  }
+
+  // ------------------------------------------------------------------ input
+
+  /** Feeds one datagram received from the peer's address. Never throws. */
+  input(d: Uint8Array): void {
+    if (this.dead) return;
+    if (!crcOk(d)) {
+      this.io.drops.badCrc++;
+      return;
+    }
+    const session = sessionOf(d);
+    const type = d[8]!;
+    if (this.currentState === 'connecting') {
+      this.handshakeInput(d, session, type);
+      return;
+    }
+    if (type === PacketType.Challenge || type === PacketType.Accept || type === PacketType.Refuse) {
+      // Late or repeated handshake replies after we are connected.
+      this.io.drops.handshakeIgnored++;
+      return;
+    }
+    if (session !== this.sessionId) {
+      this.io.drops.badSession++;
+      return;
+    }
+    if (type !== PacketType.Data || d.length < DATA_HEADER_BYTES) {
+      this.io.drops.malformed++;
+      return;
+    }
+    const seq = u32(d, 9);
+    if (!this.noteReceived(seq)) {
+      this.io.drops.duplicate++;
+      return;
+    }
+    this.mstats.packetsReceived++;
+    this.mstats.bytesReceived += d.length;
+    this.heard();
+    this.processAcks(u32(d, 13), u32(d, 17), u16(d, 21) / 10);
+    let o = DATA_HEADER_BYTES;
+    let elicits = false;
+    while (o < d.length && !this.dead) {
+      const ft = d[o]!;
+      if (ft === FrameType.Fragment) {
+        if (o + FRAGMENT_HEADER_BYTES > d.length) {
+          this.malformed('truncated fragment frame');
+          return;
+        }
+        const n = this.onFragment(d, o);
+        if (n < 0) return;
+        o = n;
+        elicits = true;
+      } else if (ft === FrameType.Unreliable) {
+        if (o + UNRELIABLE_HEADER_BYTES > d.length) {
+          this.malformed('truncated unreliable frame');
+          return;
+        }
+        const len = u16(d, o + 6);
+        const end = o + UNRELIABLE_HEADER_BYTES + len;
+        if (end > d.length) {
+          this.malformed('truncated unreliable frame');
+          return;
+        }
+        this.onUnreliable(d[o + 1]!, u32(d, o + 2), d, o + UNRELIABLE_HEADER_BYTES, end);
+        o = end;
+        elicits = true;
+      } else if (ft === FrameType.Ping) {
+        o += 1;
+        elicits = true;
+      } else if (ft === FrameType.Close) {
+        if (o + 2 > d.length || o + 2 + d[o + 1]! > d.length) {
+          this.malformed('truncated close frame');
+          return;
+        }
+        const reason = decodeCloseReason(d.subarray(o + 2, o + 2 + d[o + 1]!));
+        o += 2 + d[o + 1]!;
+        this.closeAckDue = true;
+        elicits = true;
+        this.scheduleFlush();
+        if (this.currentState !== 'closed') this.finish('remote', reason, undefined, true);
+      } else if (ft === FrameType.CloseAck) {
+        o += 1;
+        if (this.lingering && this.closeSentCount > 0) this.die();
+      } else {
+        this.malformed(`unknown frame type ${ft}`);
+        return;
+      }
+    }
+    if (elicits) {
+      if (this.ackPending++ === 0) this.ackPendingSince = this.io.clock.now();
+      if (this.ackPending >= 2) this.scheduleFlush();
+    }
+  }
+
+  /**
+   * Counts a malformed frame; the rest of its datagram is ignored. Not fatal: a peer that passes
+   * the CRC and session checks but sends garbage is dropped, not trusted to end the connection.
+   */
+  private malformed(_what: string): void {
+    this.io.drops.malformed++;
+  }
+
+  /** Records a packet sequence number in the ack window; false if it was already received. */
+  private noteReceived(seq: number): boolean {
+    if (seq === 0) return false;
+    const now = this.io.clock.now();
+    if (seq > this.recvHighest) {
+      const shift = seq - this.recvHighest;
+      if (this.recvHighest === 0 || shift > 32) this.recvBits = 0;
+      else if (shift === 32) this.recvBits = 0x8000_0000;
+      else this.recvBits = ((this.recvBits << shift) | (1 << (shift - 1))) >>> 0;
+      this.recvHighest = seq;
+      this.recvHighestAt = now;
+      return true;
+    }
+    const back = this.recvHighest - seq;
+    if (back === 0) return false;
+    if (back <= 32) {
+      const bit = (1 << (back - 1)) >>> 0;
+      if ((this.recvBits & bit) !== 0) return false;
+      this.recvBits = (this.recvBits | bit) >>> 0;
+      return true;
+    }
+    // Too old to tell; frames are deduplicated one level up.
+    return true;
+  }
+
+  private processAcks(ack: number, bits: number, ackDelayMs: number): void {
+    if (ack === 0 || this.inFlight.size === 0) return;
+    const now = this.io.clock.now();
+    let any = false;
+    for (const p of this.inFlight.values()) {
+      if (p.seq > ack) break;
+      const back = ack - p.seq;
+      const acked = back === 0 || (back <= 32 && (bits & ((1 << (back - 1)) >>> 0)) !== 0);
+      if (acked) {
+        this.inFlight.delete(p.seq);
+        if (back === 0) this.rtt.sample(Math.max(0, now - p.sentAt - ackDelayMs));
+        this.onPacketAcked(p);
+        any = true;
+      } else if (back >= 3) {
+        this.inFlight.delete(p.seq);
+        this.onPacketLost(p);
+      }
+    }
+    if (any) {
+      this.rtoBackoff = 1;
+      this.mstats.rttMs = this.rtt.srtt;
+      this.mstats.rttVarMs = this.rtt.rttvar;
+      this.mstats.rttSamples = this.rtt.samples;
+      this.scheduleFlush();
+    }
+  }
+
+  private onPacketAcked(p: SentPacket): void {
+    this.mstats.lossRate += (0 - this.mstats.lossRate) / 32;
+    if (p.close && this.lingering) {
+      this.die();
+      return;
+    }
+    if (!p.frags) return;
+    for (const f of p.frags) {
+      if (f.msg.fragState[f.idx] !== 1) continue;
+      f.msg.fragState[f.idx] = 2;
+      f.ch.inFlightBytes -= f.bytes;
+      // Congestion window: slow start below 1 MiB, then about one datagram per window.
+      this.window += this.window < 1 << 20 ? f.bytes : Math.ceil((f.bytes * this.config.mtu) / this.window);
+      if (this.window > this.config.maxWindowBytes) this.window = this.config.maxWindowBytes;
+      if (++f.msg.ackedCount === f.msg.fragCount) this.messageDone(f.ch, f.msg);
+    }
+    this.counters.windowBytes = this.window;
+  }
+
+  private onPacketLost(p: SentPacket): void {
+    this.counters.packetsLost++;
+    this.mstats.lossRate += (1 - this.mstats.lossRate) / 32;
+    if (!p.frags) return;
+    const now = this.io.clock.now();
+    if (now - this.lastWindowCut > Math.max(this.rtt.srtt, 1)) {
+      this.lastWindowCut = now;
+      this.window = Math.max(this.config.minWindowBytes, Math.floor(this.window * 0.7));
+      this.counters.windowBytes = this.window;
+    }
+    for (const f of p.frags) {
+      if (f.msg.fragState[f.idx] !== 1) continue;
+      f.msg.fragState[f.idx] = 0;
+      f.ch.inFlightBytes -= f.bytes;
+      f.ch.resend.push(f);
+    }
+  }
+
+  private messageDone(ch: OutChannel, msg: OutMsg): void {
+    this.mstats.sendQueueLength--;
+    this.mstats.sendQueueBytes -= msg.data.length;
+    // The receiver frees a message once it and every earlier one on its channel arrived: only then
+    // does it leave the reassembly budget.
+    while (ch.head < ch.pending.length && ch.pending[ch.head]!.ackedCount === ch.pending[ch.head]!.fragCount) {
+      this.startedMessageBytes -= ch.pending[ch.head]!.data.length;
+      ch.head++;
+    }
+    if (ch.head > 1024 && ch.head * 2 > ch.pending.length) {
+      ch.pending.splice(0, ch.head);
+      ch.cursor -= ch.head;
+      ch.head = 0;
+    }
+    if (this.lingering) this.scheduleFlush();
+  }
+
+  /** Handles a Fragment frame at `o`; returns the offset after it, or −1 after a fatal error. */
+  private onFragment(d: Uint8Array, o: number): number {
+    const chIndex = d[o + 1]!;
+    const msgSeq = u32(d, o + 2);
+    const msgLen = u32(d, o + 6);
+    const idx = u32(d, o + 10);
+    const fragSize = u16(d, o + 14);
+    const ch = this.inp[chIndex];
+    if (!ch?.reliable) {
+      this.malformed(`fragment on channel ${chIndex}, which is not reliable`);
+      return -1;
+    }
+    if (msgLen > this.config.maxMessageBytes) {
+      this.fail(new TransportError('too-large', `peer announced a ${msgLen}-byte message`));
+      return -1;
+    }
+    if (fragSize < 64) {
+      this.malformed('fragment size below 64');
+      return -1;
+    }
+    const fragCount = Math.max(1, Math.ceil(msgLen / fragSize));
+    if (idx >= fragCount) {
+      this.malformed('fragment index past the end of the message');
+      return -1;
+    }
+    const start = idx * fragSize;
+    const len = Math.min(fragSize, msgLen - start);
+    const dataAt = o + FRAGMENT_HEADER_BYTES;
+    if (dataAt + len > d.length) {
+      this.malformed('truncated fragment');
+      return -1;
+    }
+    const next = dataAt + len;
+    const ahead = (msgSeq - ch.nextDeliver) >>> 0;
+    if (ahead >= 0x8000_0000) return next; // already delivered: a duplicate
+    if (ahead >= MAX_REORDER_MESSAGES) {
+      this.fail(new TransportError('limit', 'peer is too far ahead on a reliable channel'));
+      return -1;
+    }
+    if (this.currentState !== 'open') return next;
+    let part = ch.partial.get(msgSeq);
+    if (!part) {
+      const cost = msgLen + fragCount;
+      if (this.counters.reassemblyBytes + cost > this.config.maxReassemblyBytes) {
+        this.fail(new TransportError('limit', `reassembly memory limit (${this.config.maxReassemblyBytes} bytes)`));
+        return -1;
+      }
+      this.counters.reassemblyBytes += cost;
+      part = { buf: new Uint8Array(msgLen), fragSize, got: new Uint8Array(fragCount), missing: fragCount };
+      ch.partial.set(msgSeq, part);
+    } else if (part.fragSize !== fragSize || part.buf.length !== msgLen) {
+      this.malformed('fragments of one message disagree on its size');
+      return -1;
+    }
+    if (part.got[idx] === 0) {
+      part.got[idx] = 1;
+      part.missing--;
+      part.buf.set(d.subarray(dataAt, next), start);
+    }
+    if (msgSeq === ch.nextDeliver) this.deliverReliable(chIndex, ch);
+    return next;
+  }
+
+  private deliverReliable(chIndex: number, ch: InChannel): void {
+    const name = this.channels[chIndex]!.name;
+    for (;;) {
+      const part = ch.partial.get(ch.nextDeliver);
+      if (!part || part.missing > 0) return;
+      ch.partial.delete(ch.nextDeliver);
+      ch.nextDeliver = (ch.nextDeliver + 1) >>> 0;
+      this.counters.reassemblyBytes -= part.buf.length + part.got.length;
+      this.emitter.emit('message', { channel: name, data: part.buf });
+      if (this.currentState !== 'open') return;
+    }
+  }
+
+  private onUnreliable(chIndex: number, seq: number, d: Uint8Array, start: number, end: number): void {
+    const ch = this.inp[chIndex];
+    if (!ch || ch.reliable) {
+      this.malformed(`unreliable frame on channel ${chIndex}`);
+      return;
+    }
+    if (this.currentState !== 'open') return;
+    if (
+      ch.lastUnreliable >= 0 &&
+      ((seq - ch.lastUnreliable) >>> 0 === 0 || (seq - ch.lastUnreliable) >>> 0 >= 0x8000_0000)
+    ) {
+      return; // stale or duplicate
+    }
+    ch.lastUnreliable = seq;
+    this.emitter.emit('message', { channel: this.channels[chIndex]!.name, data: d.slice(start, end) });
+  }
+
+  // ------------------------------------------------------------------ handshake (client)
+
+  private handshakeStep(): void {
+    if (this.currentState !== 'connecting' || this.dead) return;
+    const d = new Uint8Array(HELLO_BYTES);
+    d[8] = this.cookie ? PacketType.Connect : PacketType.Hello;
+    putU32(d, 9, PROTOCOL_MAGIC);
+    putU32(d, 13, this.nonce);
+    if (this.cookie) {
+      putU32(d, 17, this.bucket);
+      d.set(this.cookie, 21);
+      putU32(d, 21 + COOKIE_BYTES, this.hash);
+    } else {
+      putU32(d, 17, this.hash);
+    }
+    seal(d);
+    this.emit(d);
+    this.handshakeAttempts++;
+    const delay = Math.min(1000, 100 * 2 ** Math.min(4, this.handshakeAttempts - 1));
+    this.handshakeTimer?.cancel();
+    this.handshakeTimer = this.io.clock.setTimer(delay, () => this.handshakeStep());
+  }
+
+  private handshakeInput(d: Uint8Array, session: number, type: number): void {
+    if (d.length < HEADER_BYTES + 8 || u32(d, 9) !== PROTOCOL_MAGIC || u32(d, 13) !== this.nonce) {
+      if (this.currentState === 'connecting') this.io.drops.handshakeIgnored++;
+      else this.io.drops.badSession++;
+      return;
+    }
+    if (type === PacketType.Challenge && session === 0 && d.length >= 21 + COOKIE_BYTES && !this.cookie) {
+      this.bucket = u32(d, 17);
+      this.cookie = d.slice(21, 21 + COOKIE_BYTES);
+      this.handshakeAttempts = 0;
+      this.mstats.packetsReceived++;
+      this.mstats.bytesReceived += d.length;
+      this.handshakeStep();
+    } else if (type === PacketType.Accept && session !== 0 && this.cookie) {
+      this.mstats.packetsReceived++;
+      this.mstats.bytesReceived += d.length;
+      this.sessionId = session;
+      this.handshakeTimer?.cancel();
+      this.connectDeadline?.cancel();
+      this.currentState = 'open';
+      this.heard();
+      this.startTicking();
+      this.emitter.emit('open', undefined);
+      this.scheduleFlush();
+    } else if (type === PacketType.Refuse && session === 0 && d.length >= 18 && this.cookie) {
+      const why = d[17] === 1 ? 'listener full' : d[17] === 2 ? 'channel lists differ' : 'listener closed';
+      this.finish('refused', why, new TransportError('refused', `connection refused: ${why}`));
+    } else {
+      this.io.drops.handshakeIgnored++;
+    }
+  }
+
+  // ------------------------------------------------------------------ output
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled || this.dead) return;
+    this.flushScheduled = true;
+    const run = () => {
+      this.flushScheduled = false;
+      this.flush();
+    };
+    if (this.io.defer) this.io.defer(run);
+    else queueMicrotask(run);
+  }
+
+  private emit(d: Uint8Array): void {
+    this.mstats.packetsSent++;
+    this.mstats.bytesSent += d.length;
+    this.lastSent = this.io.clock.now();
+    this.io.output(d);
+  }
+
+  /** Whether channel `ch` may put another fragment in flight now. */
+  private canSendReliable(ch: OutChannel, totalInFlight: number): boolean {
+    if (ch.inFlightBytes < this.config.expressBytes) return true;
+    return totalInFlight < this.window;
+  }
+
+  /** Sends everything that may be sent now. */
+  flush(): void {
+    if (this.dead || this.currentState === 'connecting' || this.sessionId === 0) return;
+    const mtu = this.config.mtu;
+    const fragSize = this.fragSize;
+    let totalInFlight = 0;
+    for (const ch of this.out) totalInFlight += ch.inFlightBytes;
+    const n = this.out.length;
+    for (let guard = 0; guard < 100_000; guard++) {
+      const now = this.io.clock.now();
+      const buf = this.scratch;
+      let o = DATA_HEADER_BYTES;
+      let frags: FragRef[] | undefined;
+      let close = false;
+      let elicit = false;
+      // 1. Close handshake frames.
+      if (this.closeAckDue) {
+        buf[o++] = FrameType.CloseAck;
+        this.closeAckDue = false;
+      }
+      // 2. Unreliable messages, newest state first to go out.
+      for (let k = 0; k < n; k++) {
+        const ch = this.out[k]!;
+        while (ch.unsent.length > 0) {
+          const u = ch.unsent[0]!;
+          if (o + UNRELIABLE_HEADER_BYTES + u.data.length > mtu) break;
+          ch.unsent.shift();
+          buf[o] = FrameType.Unreliable;
+          buf[o + 1] = k;
+          putU32(buf, o + 2, u.seq);
+          putU16(buf, o + 6, u.data.length);
+          buf.set(u.data, o + UNRELIABLE_HEADER_BYTES);
+          o += UNRELIABLE_HEADER_BYTES + u.data.length;
+          this.mstats.sendQueueLength--;
+          this.mstats.sendQueueBytes -= u.data.length;
+          elicit = true;
+        }
+      }
+      // 3. Reliable fragments: resends first, round robin over channels, one fragment per turn.
+      let progressed = true;
+      while (progressed && o + FRAGMENT_HEADER_BYTES < mtu) {
+        progressed = false;
+        for (let step = 0; step < n; step++) {
+          const ch = this.out[(this.rr + step) % n]!;
+          if (!ch.reliable) continue;
+          const f = this.nextFragment(ch, totalInFlight);
+          if (!f) continue;
+          if (o + FRAGMENT_HEADER_BYTES + f.bytes > mtu) continue;
+          this.takeFragment(f);
+          buf[o] = FrameType.Fragment;
+          buf[o + 1] = ch.index;
+          putU32(buf, o + 2, f.msg.seq);
+          putU32(buf, o + 6, f.msg.data.length);
+          putU32(buf, o + 10, f.idx);
+          putU16(buf, o + 14, fragSize);
+          const start = f.idx * fragSize;
+          buf.set(f.msg.data.subarray(start, start + f.bytes), o + FRAGMENT_HEADER_BYTES);
+          o += FRAGMENT_HEADER_BYTES + f.bytes;
+          f.msg.fragState[f.idx] = 1;
+          ch.inFlightBytes += f.bytes;
+          totalInFlight += f.bytes;
+          if (!frags) frags = [];
+          frags.push(f);
+          progressed = true;
+          elicit = true;
+        }
+        this.rr = (this.rr + 1) % n;
+      }
+      // 4. Close, once every reliable message is acknowledged.
+      if (
+        this.lingering &&
+        this.mstats.sendQueueLength === 0 &&
+        this.closeReason &&
+        o + 2 + this.closeReason.length <= mtu
+      ) {
+        if (this.closeSentCount === 0 || now - this.closeSentAt >= this.rtt.rto()) {
+          if (this.closeSentCount >= CLOSE_ATTEMPTS) {
+            this.die();
+            return;
+          }
+          buf[o] = FrameType.Close;
+          buf[o + 1] = this.closeReason.length;
+          buf.set(this.closeReason, o + 2);
+          o += 2 + this.closeReason.length;
+          this.closeSentCount++;
+          this.closeSentAt = now;
+          close = true;
+          elicit = true;
+        }
+      }
+      // 5. Keepalive.
+      if (!elicit && this.pingDue) {
+        buf[o++] = FrameType.Ping;
+        elicit = true;
+      }
+      const ackOnly = !elicit && o === DATA_HEADER_BYTES;
+      if (ackOnly && this.ackPending === 0) return;
+      if (ackOnly && this.ackPending < 2 && now - this.ackPendingSince < this.config.tickMs) return;
+      this.pingDue = false;
+      const seq = this.nextPacketSeq++;
+      buf[8] = PacketType.Data;
+      putU32(buf, 4, this.sessionId);
+      putU32(buf, 9, seq);
+      putU32(buf, 13, this.recvHighest);
+      putU32(buf, 17, this.recvBits);
+      putU16(buf, 21, Math.min(0xffff, Math.round((now - this.recvHighestAt) * 10)));
+      this.ackPending = 0;
+      const d = buf.slice(0, o);
+      seal(d);
+      if (elicit) this.inFlight.set(seq, { seq, sentAt: now, frags, close });
+      else this.counters.acksSent++;
+      this.emit(d);
+      if (ackOnly) return;
+    }
+  }
+
+  private nextFragment(ch: OutChannel, totalInFlight: number): FragRef | undefined {
+    while (ch.resend.length > 0 && ch.resend[0]!.msg.fragState[ch.resend[0]!.idx] !== 0) ch.resend.shift();
+    const again = ch.resend[0];
+    if (again) return this.canSendReliable(ch, totalInFlight) ? again : undefined;
+    if (!this.canSendReliable(ch, totalInFlight)) return undefined;
+    while (ch.cursor < ch.pending.length) {
+      const msg = ch.pending[ch.cursor]!;
+      if (msg.nextFrag < msg.fragCount) {
+        if (msg.nextFrag === 0) {
+          // Keep what the receiver must buffer under its reassembly limit.
+          const budget = this.config.maxReassemblyBytes / 2;
+          if (this.startedMessageBytes > 0 && this.startedMessageBytes + msg.data.length > budget) return undefined;
+        }
+        const idx = msg.nextFrag;
+        const bytes = Math.min(this.fragSize, msg.data.length - idx * this.fragSize);
+        return { ch, msg, idx, bytes };
+      }
+      ch.cursor++;
+    }
+    return undefined;
+  }
+
+  private takeFragment(f: FragRef): void {
+    const ch = f.ch;
+    if (ch.resend[0] === f) {
+      ch.resend.shift();
+      this.mstats.retransmissions++;
+      return;
+    }
+    if (f.idx === 0) this.startedMessageBytes += f.msg.data.length;
+    f.msg.nextFrag++;
+  }
+
+  // ------------------------------------------------------------------ time
+
+  private startTicking(): void {
+    const tick = () => {
+      this.tickTimer = undefined;
+      if (this.dead) return;
+      this.onTick();
+      if (!this.dead) this.tickTimer = this.io.clock.setTimer(this.config.tickMs, tick);
+    };
+    this.tickTimer = this.io.clock.setTimer(this.config.tickMs, tick);
+  }
+
+  private onTick(): void {
+    const now = this.io.clock.now();
+    const silent = now - this.lastHeard;
+    const t = this.config.timeouts;
+    if (silent >= t.disconnectMs) {
+      if (this.currentState === 'open') {
+        this.finish(
+          'timeout',
+          'the peer went silent',
+          new TransportError('timeout', `no packet for ${Math.round(silent)} ms`),
+        );
+      } else this.die();
+      return;
+    }
+    if (this.currentState === 'open' && silent >= t.interruptMs && this.interruptedSince < 0) {
+      this.interruptedSince = this.lastHeard;
+      this.emitter.emit('interrupted', { silentMs: silent });
+      if (this.dead) return;
+    }
+    // Retransmission timeouts: the oldest packets first.
+    const rto = this.rtt.rto() * this.rtoBackoff;
+    let expired = false;
+    for (const p of this.inFlight.values()) {
+      if (now - p.sentAt < rto) break;
+      this.inFlight.delete(p.seq);
+      this.onPacketLost(p);
+      expired = true;
+    }
+    if (expired) this.rtoBackoff = Math.min(8, this.rtoBackoff * 2);
+    if (this.currentState === 'open' && now - this.lastSent >= this.config.keepaliveMs) this.pingDue = true;
+    this.flush();
+  }
+
+  private heard(): void {
+    const now = this.io.clock.now();
+    this.lastHeard = now;
+    if (this.interruptedSince >= 0 && this.currentState === 'open') {
+      const since = this.interruptedSince;
+      this.interruptedSince = -1;
+      this.emitter.emit('resumed', { interruptedMs: now - since });
+    }
+  }
+
+  // ------------------------------------------------------------------ ending
+
+  private fail(error: TransportError): void {
+    if (this.currentState === 'closed') {
+      this.die();
+      return;
+    }
+    this.emitter.emit('error', error);
+    this.finish('error', error.message, error);
+  }
+
+  /** Closes without lingering (the peer is gone or broke the protocol) and emits `close`. */
+  private finish(code: CloseCode, reason: string, error: TransportError | undefined, flushFirst = false): void {
+    if (this.currentState === 'closed') return;
+    this.currentState = 'closed';
+    if (flushFirst) {
+      // Let the pending CloseAck go out before the timers stop.
+      this.flushScheduled = false;
+      this.flush();
+    }
+    this.die();
+    this.emitClose(code, reason, error);
+  }
+
+  private emitClose(code: CloseCode, reason: string, error: TransportError | undefined): void {
+    this.emitter.emit('close', error ? { code, reason, error } : { code, reason });
+  }
+
+  private die(): void {
+    if (this.dead) return;
+    this.dead = true;
+    this.lingering = false;
+    this.tickTimer?.cancel();
+    this.handshakeTimer?.cancel();
+    this.connectDeadline?.cancel();
+    this.inFlight.clear();
+    for (const ch of this.out) {
+      ch.pending.length = 0;
+      ch.resend.length = 0;
+      ch.unsent.length = 0;
+    }
+    for (const ch of this.inp) ch.partial.clear();
+    this.counters.reassemblyBytes = 0;
+    this.mstats.sendQueueLength = 0;
+    this.mstats.sendQueueBytes = 0;
+    this.io.onDead?.();
+  }
+}

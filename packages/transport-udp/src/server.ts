@@ -1,0 +1,260 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import {
+  type ChannelSpec,
+  type Clock,
+  type Connection,
+  Emitter,
+  type Handler,
+  type Listener,
+  type ListenerEventMap,
+  TransportError,
+  type Unsubscribe,
+  validateChannels,
+} from '@netplay/transport';
+import type { UdpConfig } from './config.js';
+import { type DropCounters, newDropCounters } from './counters.js';
+import { channelHash, UdpPeer } from './peer.js';
+import {
+  COOKIE_BYTES,
+  crcOk,
+  HEADER_BYTES,
+  HELLO_BYTES,
+  PacketType,
+  PROTOCOL_MAGIC,
+  putU32,
+  RefuseReason,
+  seal,
+  sessionOf,
+  u32,
+} from './wire.js';
+
+/** What a {@link UdpServerCore} needs from its shell. */
+export interface ServerIo {
+  readonly clock: Clock;
+  /** Sends one datagram to `address` (an address key as passed to {@link UdpServerCore.input}). */
+  output(datagram: Uint8Array, address: string): void;
+  /** Cryptographically random bytes (cookie secret, session ids). */
+  random(n: number): Uint8Array;
+  /** Batching hook passed on to the sessions (default `queueMicrotask`). */
+  readonly defer?: (fn: () => void) => void;
+}
+
+/** Server options beyond {@link UdpConfig}. */
+export interface ServerOptions {
+  /** Most simultaneous sessions; further clients get REFUSE (default 64). */
+  readonly maxConnections?: number;
+  /** Cookies are valid for the current and the previous bucket of this many ms (default 10 000). */
+  readonly cookieBucketMs?: number;
+}
+
+/**
+ * The sans-I/O server: demultiplexes datagrams by source address, runs the stateless cookie
+ * handshake and owns one {@link UdpPeer} per session.
+ *
+ * Anti-amplification: to an address that has not echoed a valid cookie the server only ever sends
+ * CHALLENGE (37 bytes) in reply to a HELLO of at least {@link HELLO_BYTES} (64) bytes, and keeps no
+ * state for it. Sessions, ACCEPT and REFUSE only follow a CONNECT carrying a valid cookie (HMAC-SHA256
+ * of the address, the client nonce and a time bucket under a random secret).
+ *
+ * Drops (all counted in {@link drops}, none changes any state): bad CRC; a known address with the
+ * wrong session id; an unknown address sending anything but HELLO/CONNECT; short or malformed
+ * handshakes; bad or expired cookies.
+ */
+export class UdpServerCore implements Listener {
+  /** Dropped datagrams by cause, for the listener and all its sessions. */
+  readonly drops: DropCounters = newDropCounters();
+  /** Replies sent to unverified addresses (CHALLENGE), and their total bytes. */
+  readonly handshakeReplies = { count: 0, bytes: 0 };
+  private readonly emitter = new Emitter<ListenerEventMap>();
+  private readonly sessions = new Map<string, UdpPeer>();
+  private readonly accepted: UdpPeer[] = [];
+  private readonly channels: readonly ChannelSpec[];
+  private readonly hash: number;
+  private readonly secret: Uint8Array;
+  private readonly maxConnections: number;
+  private readonly bucketMs: number;
+  private closed = false;
+
+  constructor(
+    private readonly io: ServerIo,
+    readonly config: UdpConfig,
+    channels: readonly ChannelSpec[],
+    readonly localAddress: string,
+    options: ServerOptions = {},
+  ) {
+    this.channels = validateChannels(channels);
+    this.hash = channelHash(this.channels);
+    this.secret = io.random(32);
+    this.maxConnections = options.maxConnections ?? 64;
+    this.bucketMs = options.cookieBucketMs ?? 10_000;
+  }
+
+  get connections(): readonly Connection[] {
+    return this.accepted;
+  }
+
+  on<K extends keyof ListenerEventMap>(type: K, handler: Handler<ListenerEventMap, K>): Unsubscribe {
+    return this.emitter.on(type, handler);
+  }
+
+  /** The session of `address`, if any (for tests and tools). */
+  session(address: string): UdpPeer | undefined {
+    return this.sessions.get(address);
+  }
+
+  /** Feeds a datagram received from `address`. Never throws. */
+  input(d: Uint8Array, address: string): void {
+    if (!crcOk(d)) {
+      this.drops.badCrc++;
+      return;
+    }
+    const session = sessionOf(d);
+    const known = this.sessions.get(address);
+    // Once closed, only the sessions still finishing their close hear anything.
+    if (this.closed && !known) return;
+    if (known) {
+      if (session === known.session) {
+        known.input(d);
+        return;
+      }
+      if (session === 0 && d[8] === PacketType.Connect) {
+        // Our ACCEPT was lost and the client asks again.
+        this.onConnect(d, address, known);
+        return;
+      }
+      this.drops.badSession++;
+      return;
+    }
+    if (session !== 0) {
+      this.drops.unknownAddress++;
+      return;
+    }
+    const type = d[8];
+    if (type === PacketType.Hello) this.onHello(d, address);
+    else if (type === PacketType.Connect) this.onConnect(d, address, undefined);
+    else this.drops.unknownAddress++;
+  }
+
+  private cookieFor(address: string, nonce: number, bucket: number): Uint8Array {
+    const h = createHmac('sha256', this.secret);
+    const b = new Uint8Array(8);
+    putU32(b, 0, nonce);
+    putU32(b, 4, bucket);
+    h.update(address);
+    h.update(b);
+    return new Uint8Array(h.digest().subarray(0, COOKIE_BYTES));
+  }
+
+  private onHello(d: Uint8Array, address: string): void {
+    if (d.length < HELLO_BYTES || u32(d, 9) !== PROTOCOL_MAGIC) {
+      this.drops.handshakeIgnored++;
+      return;
+    }
+    const nonce = u32(d, 13);
+    const bucket = Math.floor(this.io.clock.now() / this.bucketMs) >>> 0;
+    const reply = new Uint8Array(HEADER_BYTES + 12 + COOKIE_BYTES);
+    reply[8] = PacketType.Challenge;
+    putU32(reply, 9, PROTOCOL_MAGIC);
+    putU32(reply, 13, nonce);
+    putU32(reply, 17, bucket);
+    reply.set(this.cookieFor(address, nonce, bucket), 21);
+    seal(reply);
+    this.handshakeReplies.count++;
+    this.handshakeReplies.bytes += reply.length;
+    this.io.output(reply, address);
+  }
+
+  private onConnect(d: Uint8Array, address: string, known: UdpPeer | undefined): void {
+    if (d.length < HELLO_BYTES || u32(d, 9) !== PROTOCOL_MAGIC) {
+      this.drops.handshakeIgnored++;
+      return;
+    }
+    const nonce = u32(d, 13);
+    const bucket = u32(d, 17);
+    const current = Math.floor(this.io.clock.now() / this.bucketMs) >>> 0;
+    const fresh = bucket === current || bucket === (current - 1) >>> 0;
+    const cookie = d.subarray(21, 21 + COOKIE_BYTES);
+    if (!fresh || !timingSafeEqual(cookie, this.cookieFor(address, nonce, bucket))) {
+      this.drops.handshakeIgnored++;
+      return;
+    }
+    if (known) {
+      // A repeated CONNECT from the same client: repeat the ACCEPT.
+      if (known.state === 'open' && known.clientNonce === nonce)
+        this.reply(address, PacketType.Accept, known.session, nonce);
+      else this.drops.handshakeIgnored++;
+      return;
+    }
+    if (u32(d, 21 + COOKIE_BYTES) !== this.hash) {
+      this.refuse(address, nonce, RefuseReason.Channels, `${address}: channel lists differ`);
+      return;
+    }
+    if (this.accepted.length >= this.maxConnections) {
+      this.refuse(address, nonce, RefuseReason.Full, `${address}: listener full (${this.maxConnections})`);
+      return;
+    }
+    let id = 0;
+    while (id === 0) id = u32(this.io.random(4), 0);
+    const peer = UdpPeer.server(
+      {
+        clock: this.io.clock,
+        output: (datagram) => this.io.output(datagram, address),
+        drops: this.drops,
+        onDead: () => this.forget(address, peer),
+        ...(this.io.defer ? { defer: this.io.defer } : {}),
+      },
+      this.config,
+      this.channels,
+      address,
+      id,
+      nonce,
+    );
+    this.sessions.set(address, peer);
+    this.accepted.push(peer);
+    peer.on('close', () => {
+      const i = this.accepted.indexOf(peer);
+      if (i >= 0) this.accepted.splice(i, 1);
+    });
+    this.reply(address, PacketType.Accept, id, nonce);
+    this.emitter.emit('connection', peer);
+  }
+
+  private refuse(address: string, nonce: number, reason: number, message: string): void {
+    this.reply(address, PacketType.Refuse, 0, nonce, reason);
+    this.emitter.emit('error', new TransportError('refused', message));
+  }
+
+  private reply(address: string, type: number, session: number, nonce: number, extra?: number): void {
+    const r = new Uint8Array(HEADER_BYTES + 8 + (extra === undefined ? 0 : 1));
+    putU32(r, 4, session);
+    r[8] = type;
+    putU32(r, 9, PROTOCOL_MAGIC);
+    putU32(r, 13, nonce);
+    if (extra !== undefined) r[17] = extra;
+    seal(r);
+    this.io.output(r, address);
+  }
+
+  private forget(address: string, peer: UdpPeer): void {
+    if (this.sessions.get(address) === peer) this.sessions.delete(address);
+    const i = this.accepted.indexOf(peer);
+    if (i >= 0) this.accepted.splice(i, 1);
+  }
+
+  /** Emits a listener `error` (used by the shell for socket errors). */
+  reportError(error: TransportError): void {
+    this.emitter.emit('error', error);
+  }
+
+  /** Number of session entries (including closed sessions still lingering). */
+  get sessionCount(): number {
+    return this.sessions.size;
+  }
+
+  close(reason = 'listener closed'): void {
+    if (this.closed) return;
+    for (const p of [...this.accepted]) p.close(reason);
+    this.closed = true;
+    this.emitter.emit('close', undefined);
+  }
+}

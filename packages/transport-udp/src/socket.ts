@@ -1,0 +1,211 @@
+import { randomBytes } from 'node:crypto';
+import { createSocket, type Socket } from 'node:dgram';
+import { lookup } from 'node:dns/promises';
+import { isIP, isIPv6 } from 'node:net';
+import {
+  type ChannelSpec,
+  type Clock,
+  type Connection,
+  type Handler,
+  type Listener,
+  type ListenerEventMap,
+  systemClock,
+  TransportError,
+  type Unsubscribe,
+} from '@netplay/transport';
+import { formatAddress, parseAddress } from './address.js';
+import { resolveConfig, type UdpConfigOptions } from './config.js';
+import { newDropCounters } from './counters.js';
+import { UdpPeer } from './peer.js';
+import { type ServerOptions, UdpServerCore } from './server.js';
+
+/** Options of {@link listenUdp}. */
+export interface UdpListenOptions extends UdpConfigOptions, ServerOptions {
+  readonly channels: readonly ChannelSpec[];
+  /** Address to bind (default `127.0.0.1`; use `0.0.0.0` or `::` to accept remote peers). */
+  readonly host?: string;
+  /** Port to bind (default 0: any free port; read it from {@link UdpListener.port}). */
+  readonly port?: number;
+  /** Clock (default the system clock). */
+  readonly clock?: Clock;
+}
+
+/** Options of {@link connectUdp}. */
+export interface UdpConnectOptions extends UdpConfigOptions {
+  readonly channels: readonly ChannelSpec[];
+  /** The server's host (an IP literal or a name resolved with the system resolver). */
+  readonly host: string;
+  readonly port: number;
+  /** Clock (default the system clock). */
+  readonly clock?: Clock;
+}
+
+function bind(socket: Socket, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onError = (e: Error) =>
+      reject(new TransportError('io', `cannot bind ${formatAddress(host, port)}: ${e.message}`, { cause: e }));
+    socket.once('error', onError);
+    socket.bind(port, host, () => {
+      socket.off('error', onError);
+      resolve();
+    });
+  });
+}
+
+function tune(socket: Socket): void {
+  try {
+    socket.setRecvBufferSize(4 << 20);
+    socket.setSendBufferSize(4 << 20);
+  } catch {
+    // The OS may cap buffer sizes; the defaults still work.
+  }
+}
+
+/**
+ * A UDP listener: one `node:dgram` socket and a {@link UdpServerCore}. Implements the `Listener`
+ * contract; `drops` counts spoofed and malformed datagrams.
+ */
+export class UdpListener implements Listener {
+  /** Resolves once the socket is closed (after `close()` and the sessions finished closing). */
+  readonly closed: Promise<void>;
+  private resolveClosed!: () => void;
+  private socketClosed = false;
+
+  /** @internal Use {@link listenUdp}. */
+  constructor(
+    readonly core: UdpServerCore,
+    private readonly socket: Socket,
+    /** The bound port. */
+    readonly port: number,
+  ) {
+    this.closed = new Promise((resolve) => {
+      this.resolveClosed = resolve;
+    });
+    socket.on('close', () => {
+      this.socketClosed = true;
+      this.resolveClosed();
+    });
+  }
+
+  get localAddress(): string {
+    return this.core.localAddress;
+  }
+
+  get connections(): readonly Connection[] {
+    return this.core.connections;
+  }
+
+  /** Dropped datagrams by cause. */
+  get drops() {
+    return this.core.drops;
+  }
+
+  on<K extends keyof ListenerEventMap>(type: K, handler: Handler<ListenerEventMap, K>): Unsubscribe {
+    return this.core.on(type, handler);
+  }
+
+  /** Closes every session (they finish their close handshake), then the socket. */
+  close(reason?: string): void {
+    this.core.close(reason);
+    const finish = () => {
+      if (!this.socketClosed) {
+        this.socketClosed = true;
+        this.socket.close();
+      }
+    };
+    if (this.core.sessionCount === 0) finish();
+    else {
+      const t = setInterval(() => {
+        if (this.core.sessionCount === 0) {
+          clearInterval(t);
+          finish();
+        }
+      }, 10);
+      setTimeout(() => {
+        clearInterval(t);
+        finish();
+      }, this.core.config.timeouts.disconnectMs + 100).unref();
+    }
+  }
+}
+
+/** Binds a UDP socket and starts accepting connections. */
+export async function listenUdp(options: UdpListenOptions): Promise<UdpListener> {
+  const config = resolveConfig(options);
+  const host = options.host ?? '127.0.0.1';
+  const socket = createSocket({ type: isIPv6(host) ? 'udp6' : 'udp4', ipv6Only: isIPv6(host) });
+  await bind(socket, options.port ?? 0, host);
+  tune(socket);
+  const port = socket.address().port;
+  const core = new UdpServerCore(
+    {
+      clock: options.clock ?? systemClock,
+      random: (n) => new Uint8Array(randomBytes(n)),
+      output: (datagram, address) => {
+        const to = parseAddress(address);
+        socket.send(datagram, to.port, to.host);
+      },
+    },
+    config,
+    options.channels,
+    formatAddress(host, port),
+    options,
+  );
+  socket.on('message', (msg, rinfo) => core.input(msg, formatAddress(rinfo.address, rinfo.port)));
+  const listener = new UdpListener(core, socket, port);
+  socket.on('error', (e) => core.reportError(new TransportError('io', `socket error: ${e.message}`, { cause: e })));
+  return listener;
+}
+
+/**
+ * Connects to a UDP listener and resolves with the open connection, or rejects with the
+ * `TransportError` that ended the attempt (`refused`, `timeout`, `io`). The connection's socket is
+ * closed when the connection has finished closing.
+ */
+export async function connectUdp(options: UdpConnectOptions): Promise<UdpPeer> {
+  const config = resolveConfig(options);
+  const host = isIP(options.host) ? options.host : (await lookup(options.host)).address;
+  const v6 = isIPv6(host);
+  const socket = createSocket({ type: v6 ? 'udp6' : 'udp4' });
+  await bind(socket, 0, v6 ? '::' : '0.0.0.0');
+  tune(socket);
+  const drops = newDropCounters();
+  let closed = false;
+  const peer = UdpPeer.client(
+    {
+      clock: options.clock ?? systemClock,
+      output: (datagram) => {
+        if (!closed) socket.send(datagram, options.port, host);
+      },
+      drops,
+      random: (n) => new Uint8Array(randomBytes(n)),
+      onDead: () => {
+        if (!closed) {
+          closed = true;
+          socket.close();
+        }
+      },
+    },
+    config,
+    options.channels,
+    formatAddress(host, options.port),
+  );
+  socket.on('message', (msg, rinfo) => {
+    if (rinfo.port !== options.port || rinfo.address !== host) drops.unknownAddress++;
+    else peer.input(msg);
+  });
+  socket.on('error', () => {
+    // Errors such as ICMP port unreachable surface as silence, then a timeout.
+  });
+  return new Promise<UdpPeer>((resolve, reject) => {
+    if (peer.state === 'open') resolve(peer);
+    const offOpen = peer.on('open', () => {
+      offClose();
+      resolve(peer);
+    });
+    const offClose = peer.on('close', (e) => {
+      offOpen();
+      reject(e.error ?? new TransportError('closed', `closed while connecting: ${e.reason}`));
+    });
+  });
+}
