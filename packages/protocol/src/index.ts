@@ -9,6 +9,7 @@ export { crc32, crc32Update } from './crc32.js';
 export { DecodeError, type DecodeErrorCode, EncodeError, type EncodeErrorCode } from './errors.js';
 export * from './fceu/index.js';
 export * from './framing.js';
+export * from './fsuae/index.js';
 export * from './input-stream/index.js';
 export * from './mamehub/index.js';
 export * from './retroarch/index.js';
