@@ -17,7 +17,10 @@ try {
 }
 const r = bin
   ? spawnSync(bin, args, { stdio: 'inherit' })
-  : spawnSync('npx', ['--yes', '@biomejs/biome@2.6.8', ...args], { stdio: 'inherit', shell: process.platform === 'win32' });
+  : spawnSync('npx', ['--yes', '@biomejs/biome@2.6.8', ...args], {
+      stdio: 'inherit',
+      shell: process.platform === 'win32',
+    });
 if (r.error) {
   console.error(`biome: ${r.error.message}`);
   process.exit(2);
