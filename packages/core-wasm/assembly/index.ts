@@ -734,6 +734,16 @@ export function c8_poke(addr: u32, value: u32): void {
   mset(addr, value);
 }
 
+/** Register vX (x = 0..15). */
+export function c8_v(x: u32): u32 {
+  return vget(x & 15);
+}
+
+/** The index register I. */
+export function c8_i(): u32 {
+  return rd(R_I);
+}
+
 /** The program counter. */
 export function c8_pc(): u32 {
   return rd(R_PC);

@@ -13,6 +13,8 @@ interface Chip8Exports {
   c8_peek(addr: number): number;
   c8_poke(addr: number, value: number): void;
   c8_pc(): number;
+  c8_v(x: number): number;
+  c8_i(): number;
   c8_cycles(): number;
   c8_sound_timer(): number;
 }
@@ -124,6 +126,16 @@ export class Chip8Core extends WasmCore {
   /** Writes a byte of machine memory (e.g. Timendus' 0x1FF menu selector). */
   poke(addr: number, value: number): void {
     this.c8.c8_poke(addr, value & 0xff);
+  }
+
+  /** Register vX (x = 0..15). */
+  v(x: number): number {
+    return this.c8.c8_v(x);
+  }
+
+  /** The index register I. */
+  get i(): number {
+    return this.c8.c8_i();
   }
 
   /** The program counter. */
