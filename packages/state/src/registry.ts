@@ -424,7 +424,8 @@ export class StateRegistry {
         'buffer-too-small',
         `snapshot needs ${layout.totalBytes} bytes, target has ${target.length}`,
       );
-    for (const hook of this.presave) hook();
+    const presave = this.presave;
+    for (let i = 0; i < presave.length; i++) presave[i]!();
     const entries = layout.entries;
     const offsets = layout.offsets;
     const n = entries.length;
@@ -450,7 +451,8 @@ export class StateRegistry {
       layout.sourceViews.set(bytes, views);
     }
     for (let i = 0; i < n; i++) readEntry(entries[i]!, bytes, offsets[i]!, views[i]);
-    for (const hook of this.postload) hook();
+    const postload = this.postload;
+    for (let i = 0; i < postload.length; i++) postload[i]!();
   }
 }
 
@@ -529,11 +531,7 @@ function writeEntry(e: Entry, target: Uint8Array, offset: number): void {
 
 function readEntry(e: Entry, bytes: Uint8Array, offset: number, view: Uint8Array | undefined): void {
   if (e.kind === KIND_SCALAR) {
-    const a = e.accessor!;
-    const size = TYPE_SIZES[a.type];
-    for (let j = 0; j < size; j++) scratchBytes[j] = bytes[offset + j]!;
-    const value = scratchViews[a.type][0]!;
-    (a.set as (v: number | bigint) => void)(value);
+    readScalar(e.accessor!, bytes, offset);
     return;
   }
   const dst = e.kind === KIND_ARRAY ? e.bytes! : e.regionBytes;
@@ -542,6 +540,40 @@ function readEntry(e: Entry, bytes: Uint8Array, offset: number, view: Uint8Array
     for (let j = 0; j < len; j++) dst[j] = bytes[offset + j]!;
   } else {
     dst.set(view !== undefined && view.length === len ? view : bytes.subarray(offset, offset + len));
+  }
+}
+
+/**
+ * Reads a little-endian scalar and hands it to its accessor. Integers up to 32 bits are decoded
+ * with integer arithmetic (no boxed number for values in small-integer range); 64-bit integers
+ * and floats go through the scratch views.
+ */
+function readScalar(a: ScalarAccessor, b: Uint8Array, o: number): void {
+  const set = a.set as (v: number | bigint) => void;
+  switch (a.type) {
+    case 'u8':
+      set(b[o]!);
+      return;
+    case 'i8':
+      set((b[o]! << 24) >> 24);
+      return;
+    case 'u16':
+      set(b[o]! | (b[o + 1]! << 8));
+      return;
+    case 'i16':
+      set(((b[o]! | (b[o + 1]! << 8)) << 16) >> 16);
+      return;
+    case 'u32':
+      set((b[o]! | (b[o + 1]! << 8) | (b[o + 2]! << 16) | (b[o + 3]! << 24)) >>> 0);
+      return;
+    case 'i32':
+      set(b[o]! | (b[o + 1]! << 8) | (b[o + 2]! << 16) | (b[o + 3]! << 24));
+      return;
+    default: {
+      const size = TYPE_SIZES[a.type];
+      for (let j = 0; j < size; j++) scratchBytes[j] = b[o + j]!;
+      set(scratchViews[a.type][0]!);
+    }
   }
 }
 
