@@ -46,6 +46,25 @@ execFileSync(ascBin, [join(pkg, 'assembly', 'index.ts'), '-o', wasmPath, ...ASC_
   cwd: pkg,
 });
 
+// The toy core the host's tests use (no state regions, mutable globals): build/toy.wasm only.
+execFileSync(
+  ascBin,
+  [
+    join(pkg, 'assembly', 'toy', 'index.ts'),
+    '-o',
+    join(outDir, 'toy.wasm'),
+    '--runtime',
+    'stub',
+    '--initialMemory',
+    '1',
+    '--maximumMemory',
+    '1',
+    '-O3',
+    '--noAssert',
+  ],
+  { stdio: 'inherit', cwd: pkg },
+);
+
 if (generate) {
   const bytes = readFileSync(wasmPath);
   const base64 = bytes.toString('base64');
