@@ -82,7 +82,10 @@ export interface ConnectionEventMap {
   interrupted: InterruptedEvent;
   /** Traffic from the peer resumed after `interrupted`. */
   resumed: ResumedEvent;
-  /** A transport error; a fatal one is followed by `close` with code `error` (or `timeout`, `refused`). */
+  /**
+   * An unexpected transport error; a fatal one is followed by `close` with code `error`. Timeouts
+   * and refusals are not reported here, only through `close` (codes `timeout` and `refused`).
+   */
   error: TransportError;
   /** The connection is closed; no event follows. */
   close: CloseEvent;

@@ -229,9 +229,11 @@ export class SimulatedNetwork {
   }
 
   /**
-   * @internal Puts a packet of `bytes` bytes on the link `from → to`; `deliver` runs at each
-   * arrival (0, 1 or 2 times). Returns the virtual time at which the packet has left the sender
-   * (after queueing behind earlier packets on a bandwidth-limited link).
+   * Puts a raw packet of `bytes` bytes on the link `from → to`; `deliver` runs at each arrival
+   * (0, 1 or 2 times, never synchronously). Returns the virtual time at which the packet has left
+   * the sender (after queueing behind earlier packets on a bandwidth-limited link). The memory
+   * transport uses it; so can tests of other transports' sans-I/O cores, to run them on this
+   * network.
    */
   transmit(from: string, to: string, bytes: number, deliver: () => void): number {
     const link = this.linkState(from, to);
