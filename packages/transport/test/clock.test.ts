@@ -9,7 +9,9 @@ describe('ManualClock', () => {
     (delays, horizon) => {
       const clock = new ManualClock(100);
       const fired: Array<{ i: number; at: number }> = [];
-      delays.forEach((d, i) => clock.setTimer(d, () => fired.push({ i, at: clock.now() })));
+      delays.forEach((d, i) => {
+        clock.setTimer(d, () => fired.push({ i, at: clock.now() }));
+      });
       clock.advance(horizon);
       const expected = delays
         .map((d, i) => ({ i, at: 100 + d }))
@@ -30,7 +32,9 @@ describe('ManualClock', () => {
         if (cancel) t.cancel();
       });
       clock.advance(100);
-      plan.forEach(([, cancel], i) => expect(fired.has(i)).toBe(!cancel));
+      plan.forEach(([, cancel], i) => {
+        expect(fired.has(i)).toBe(!cancel);
+      });
       expect(clock.pending).toBe(0);
     },
   );
