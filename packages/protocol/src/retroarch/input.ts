@@ -7,28 +7,36 @@
 import { DecodeError, EncodeError } from '../errors.js';
 import { RETROARCH_MAX_DEVICES, RetroArchCommand } from './commands.js';
 
+// Plain constants: a cross-module enum member is a property load on every call.
+const CMD_INPUT: number = RetroArchCommand.Input;
+const CMD_NOINPUT: number = RetroArchCommand.NoInput;
+const CMD_CRC: number = RetroArchCommand.Crc;
+
 /** Most input words one client can send: 16 devices × 5 words (keyboard). */
 export const RETROARCH_MAX_INPUT_WORDS = RETROARCH_MAX_DEVICES * 5;
 
-let writeTarget: Uint8Array | undefined;
-let writeView: DataView = new DataView(new ArrayBuffer(0));
-let readSource: Uint8Array | undefined;
-let readView: DataView = writeView;
+/** One cached DataView per direction, keyed by the buffer it views. */
+interface ViewCache {
+  bytes: Uint8Array | undefined;
+  view: DataView;
+}
+const writeCache: ViewCache = { bytes: undefined, view: new DataView(new ArrayBuffer(0)) };
+const readCache: ViewCache = { bytes: undefined, view: writeCache.view };
 
 function viewForWrite(t: Uint8Array): DataView {
-  if (t !== writeTarget) {
-    writeTarget = t;
-    writeView = new DataView(t.buffer, t.byteOffset, t.byteLength);
+  if (t !== writeCache.bytes) {
+    writeCache.bytes = t;
+    writeCache.view = new DataView(t.buffer, t.byteOffset, t.byteLength);
   }
-  return writeView;
+  return writeCache.view;
 }
 
 function viewForRead(b: Uint8Array): DataView {
-  if (b !== readSource) {
-    readSource = b;
-    readView = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  if (b !== readCache.bytes) {
+    readCache.bytes = b;
+    readCache.view = new DataView(b.buffer, b.byteOffset, b.byteLength);
   }
-  return readView;
+  return readCache.view;
 }
 
 function notU32(v: number): boolean {
@@ -61,20 +69,21 @@ export function encodeRetroArchInput(
   count: number = input.length,
 ): number {
   const size = 16 + 4 * count;
-  if (offset < 0 || offset + size > target.length || count > input.length || count < 0) {
-    if (count > input.length || count < 0) throw new EncodeError('out-of-range', `count ${count} of ${input.length}`);
+  if (!(offset >= 0 && offset + size <= target.length && count >= 0 && count <= input.length)) {
+    if (!(count >= 0 && count <= input.length))
+      throw new EncodeError('out-of-range', `count ${count} of ${input.length}`);
     throw tooSmall(size, offset, target);
   }
   if (notU32(frame) || notU32(client)) throw new EncodeError('out-of-range', `frame ${frame} / client ${client}`);
   const v = viewForWrite(target);
-  v.setUint32(offset, RetroArchCommand.Input);
+  v.setUint32(offset, CMD_INPUT);
   v.setUint32(offset + 4, size - 8);
   v.setUint32(offset + 8, frame);
   v.setUint32(offset + 12, client);
-  for (let i = 0; i < count; i++) {
+  for (let i = 0, p = offset + 16; i < count; i++, p += 4) {
     const w = input[i]!;
     if (notU32(w)) throw new EncodeError('out-of-range', `input word ${i} = ${w} is not a u32`);
-    v.setUint32(offset + 16 + 4 * i, w);
+    v.setUint32(p, w);
   }
   return size;
 }
@@ -136,7 +145,7 @@ export function encodeRetroArchNoInput(target: Uint8Array, offset: number, frame
   if (offset < 0 || offset + 12 > target.length) throw tooSmall(12, offset, target);
   if (notU32(frame)) throw new EncodeError('out-of-range', `frame ${frame} is not a u32`);
   const v = viewForWrite(target);
-  v.setUint32(offset, RetroArchCommand.NoInput);
+  v.setUint32(offset, CMD_NOINPUT);
   v.setUint32(offset + 4, 4);
   v.setUint32(offset + 8, frame);
   return 12;
@@ -163,7 +172,7 @@ export function encodeRetroArchCrc(target: Uint8Array, offset: number, frame: nu
   if (offset < 0 || offset + 16 > target.length) throw tooSmall(16, offset, target);
   if (notU32(frame) || notU32(crc)) throw new EncodeError('out-of-range', `frame ${frame} / crc ${crc}`);
   const v = viewForWrite(target);
-  v.setUint32(offset, RetroArchCommand.Crc);
+  v.setUint32(offset, CMD_CRC);
   v.setUint32(offset + 4, 8);
   v.setUint32(offset + 8, frame);
   v.setUint32(offset + 12, crc);
