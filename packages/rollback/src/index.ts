@@ -1,5 +1,14 @@
 /**
- * @netplay/rollback: not implemented yet; see the package README.
+ * @netplay/rollback: rollback netplay sessions after GGPO and RetroArch. Sessions are sans-I/O:
+ * fed inputs, messages and time, they return ordered requests (save, load, advance) for the
+ * application's core, and hand messages to send to a callback. `CoreDriver` carries the requests
+ * out on a @netplay/state `Core`.
  * @packageDocumentation
  */
-export {};
+export { type ChecksumSink, CoreDriver } from './driver.js';
+export { RollbackError, type RollbackErrorCode } from './errors.js';
+export { InputQueue } from './input-queue.js';
+export { InputStatus } from './input-status.js';
+export { type Predictor, predictNoInput, repeatLastInput } from './predictor.js';
+export type { AdvanceRequest, LoadRequest, SaveRequest, SessionRequest } from './requests.js';
+export { type SyncTestOptions, SyncTestSession } from './sync-test-session.js';
