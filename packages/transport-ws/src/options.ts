@@ -1,0 +1,88 @@
+import type { ChannelSpec, Clock, Timeouts } from '@netplay/transport';
+import { DEFAULT_TIMEOUTS, systemClock, TransportError } from '@netplay/transport';
+import { MAX_LIMIT } from './frame.js';
+
+/** Options of one end of a netplay-ws connection (client or server side). */
+export interface WsConnectionOptions {
+  /** The channels; both ends must declare the same list in the same order. */
+  readonly channels: readonly ChannelSpec[];
+  /** Liveness timeouts (default `DEFAULT_TIMEOUTS`: 750 ms, 5 s, 5 s). */
+  readonly timeouts?: Partial<Timeouts>;
+  /**
+   * Largest reliable message this end accepts and sends (default 16 MiB). The two ends exchange
+   * their limits in the handshake and both use the smaller one.
+   */
+  readonly maxMessageBytes?: number;
+  /** Largest unreliable message (default 64 KiB); negotiated like `maxMessageBytes`. */
+  readonly maxUnreliableBytes?: number;
+  /**
+   * When the socket's `bufferedAmount` is above this many bytes, unreliable messages are held back
+   * and only the newest one per channel is kept until the socket drains (default 64 KiB).
+   */
+  readonly highWaterBytes?: number;
+  /** `send` on a reliable channel throws `TransportError('limit')` when the socket buffer would pass this (default 64 MiB). */
+  readonly maxBufferedBytes?: number;
+  /** Interval of application-level PING frames (default `min(1000, interruptMs / 3)`). */
+  readonly pingIntervalMs?: number;
+  /** How often `bufferedAmount` is polled while anything is queued (default 5 ms). */
+  readonly pollMs?: number;
+  /** After a local close, the socket is terminated if the closing handshake has not finished within this many ms (default 1000). */
+  readonly closeGraceMs?: number;
+  /** Time source (default the system clock). Tests pass a `ManualClock`. */
+  readonly clock?: Clock;
+}
+
+/** {@link WsConnectionOptions} with every default filled in. */
+export interface ResolvedOptions {
+  readonly channels: readonly ChannelSpec[];
+  readonly timeouts: Timeouts;
+  readonly maxMessageBytes: number;
+  readonly maxUnreliableBytes: number;
+  readonly highWaterBytes: number;
+  readonly maxBufferedBytes: number;
+  readonly pingIntervalMs: number;
+  readonly pollMs: number;
+  readonly closeGraceMs: number;
+  readonly clock: Clock;
+}
+
+/** Default largest reliable message: 16 MiB. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 16 << 20;
+/** Default largest unreliable message: 64 KiB. */
+export const DEFAULT_MAX_UNRELIABLE_BYTES = 64 << 10;
+
+function positive(value: number | undefined, fallback: number, what: string, max = Number.MAX_SAFE_INTEGER): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !(value > 0) || value > max) {
+    throw new TransportError('invalid-argument', `${what} must be a number in (0, ${max}]`);
+  }
+  return value;
+}
+
+/** Fills in defaults and checks ranges. Throws `TransportError('invalid-argument')`. */
+export function resolveOptions(options: WsConnectionOptions, channels: readonly ChannelSpec[]): ResolvedOptions {
+  const timeouts: Timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+  positive(timeouts.interruptMs, 1, 'timeouts.interruptMs');
+  positive(timeouts.disconnectMs, 1, 'timeouts.disconnectMs');
+  positive(timeouts.connectMs, 1, 'timeouts.connectMs');
+  return {
+    channels,
+    timeouts,
+    maxMessageBytes: Math.floor(
+      positive(options.maxMessageBytes, DEFAULT_MAX_MESSAGE_BYTES, 'maxMessageBytes', MAX_LIMIT - 16),
+    ),
+    maxUnreliableBytes: Math.floor(
+      positive(options.maxUnreliableBytes, DEFAULT_MAX_UNRELIABLE_BYTES, 'maxUnreliableBytes', MAX_LIMIT - 16),
+    ),
+    highWaterBytes: positive(options.highWaterBytes, 64 << 10, 'highWaterBytes'),
+    maxBufferedBytes: positive(options.maxBufferedBytes, 64 << 20, 'maxBufferedBytes'),
+    pingIntervalMs: positive(
+      options.pingIntervalMs,
+      Math.max(1, Math.min(1000, timeouts.interruptMs / 3)),
+      'pingIntervalMs',
+    ),
+    pollMs: positive(options.pollMs, 5, 'pollMs'),
+    closeGraceMs: positive(options.closeGraceMs, 1000, 'closeGraceMs'),
+    clock: options.clock ?? systemClock,
+  };
+}
