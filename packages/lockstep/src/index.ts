@@ -1,5 +1,21 @@
 /**
- * @netplay/lockstep: not implemented yet; see the package README.
+ * @netplay/lockstep: delay-based lockstep schedulers after FCE Ultra (client-server), MAMEHub
+ * (P2P full mesh) and FS-UAE (P2P frame-advance). Each is a sans-I/O state machine fed messages,
+ * local input and time, that releases frames with their complete inputs; {@link LockstepRunner}
+ * is the thin shell that binds one to transport connections, a clock and a core.
  * @packageDocumentation
  */
-export {};
+export {
+  type ChatLine,
+  CLIENT_SERVER_CHANNELS,
+  ClientServerClient,
+  type ClientServerOptions,
+  ClientServerServer,
+  isFceuShape,
+} from './client-server.js';
+export { LockstepError, type LockstepErrorCode } from './errors.js';
+export { PingHistory, type PingHistoryOptions } from './latency.js';
+export { defaultCommandHandler, type LoggedFrame, logEntry, replayLog, runFrame } from './log.js';
+export type { PeerReport } from './report.js';
+export { LockstepRunner, type LockstepRunnerOptions } from './runner.js';
+export type { CommandHandler, Envelope, FrameRequest, LockstepScheduler } from './types.js';

@@ -1,0 +1,31 @@
+/** Input latency, stalls and traffic of one peer (its local player), as {@link LockstepRunner.report} returns them. */
+export interface PeerReport {
+  /** The peer id. */
+  readonly peer: number;
+  /** The port its player drives (-1 for none). */
+  readonly port: number;
+  /** Frames run. */
+  readonly frames: number;
+  /** Input changes whose effect was seen on a frame (the latency samples). */
+  readonly latencySamples: number;
+  /** Mean input latency in frames: frame the input applied on minus the frame running when it was made. */
+  readonly meanLatencyFrames: number;
+  /** Largest input latency in frames. */
+  readonly maxLatencyFrames: number;
+  /** Mean input latency in ms: time the frame applying the input ran minus the time the input was made. */
+  readonly meanLatencyMs: number;
+  /** Largest input latency in ms. */
+  readonly maxLatencyMs: number;
+  /** Frames that ran later than their due time because inputs were missing. */
+  readonly stalls: number;
+  /** Total time (ms) frames waited past their due time. */
+  readonly stallMs: number;
+  /** Payload bytes handed to the transport. */
+  readonly payloadBytesSent: number;
+  /** Bytes the transport put on the wire (its `stats.bytesSent`, headers and retransmissions included). */
+  readonly wireBytesSent: number;
+  /** `wireBytesSent` per second of session time. */
+  readonly bytesPerSecond: number;
+  /** Session time covered, in ms. */
+  readonly elapsedMs: number;
+}

@@ -1,0 +1,50 @@
+/** A message a scheduler wants sent: the runner (or your own shell) hands it to the transport. */
+export interface Envelope {
+  /** Peer id of the receiver. */
+  readonly to: number;
+  /** Channel name (see each mode's `channels`). */
+  readonly channel: string;
+  /** The bytes; the scheduler does not touch them again. */
+  readonly data: Uint8Array;
+}
+
+/** What a scheduler asks its driver to do: run one frame with these inputs. */
+export interface FrameRequest {
+  /** The frame index (0-based: the first frame of the session is frame 0). */
+  readonly frame: number;
+  /** Every port's input, `ports * inputBytes` bytes, port 0 first. Valid until the next `poll`. */
+  readonly inputs: Uint8Array;
+  /** A machine command applied on this frame before it runs (0 = none); see {@link CommandHandler}. */
+  readonly command: number;
+}
+
+/**
+ * The shape every lockstep scheduler shares. It is sans-I/O: it never reads a clock or touches a
+ * socket. The driver feeds it messages (`receive`), local input (`setLocalInput`) and time (the
+ * `now` arguments), sends what accumulates in `outbox`, and runs the frames `poll` returns.
+ */
+export interface LockstepScheduler {
+  /** This peer's id (unique in the session). */
+  readonly id: number;
+  /** The port (player slot) this peer's local input drives, or -1 when it has none (a pure server, a candidate). */
+  readonly port: number;
+  /** Number of frames run so far: the index of the next frame. */
+  readonly nextFrame: number;
+  /** Messages waiting to be sent. The driver empties the array. */
+  readonly outbox: Envelope[];
+  /** A message from peer `from` arrived on `channel`. */
+  receive(from: number, channel: string, data: Uint8Array, now: number): void;
+  /** The local player's input is now `input` (`inputBytes` bytes); the scheduler copies it. */
+  setLocalInput(input: Uint8Array, now: number): void;
+  /** Time passed: send what is due (pings, advances). */
+  tick(now: number): void;
+  /** The next frame, if its time has come and its inputs are complete; `undefined` means wait. */
+  poll(now: number): FrameRequest | undefined;
+  /** When the next frame is due (ms, on the driver's clock). */
+  dueAt(): number;
+  /** The next time `tick` has work to do, or `Infinity`. */
+  nextWakeAt(now: number): number;
+}
+
+/** Applies a machine command (reset, power, coin, dip switch, disk) to a core just before a frame. */
+export type CommandHandler<C> = (core: C, command: number) => void;

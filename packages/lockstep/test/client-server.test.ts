@@ -1,0 +1,138 @@
+import { fc, test } from '@fast-check/vitest';
+import { FceuCommand } from '@netplay/protocol';
+import { TestCore } from '@netplay/state/testing';
+import { Prng } from '@netplay/transport';
+import { describe, expect, it } from 'vitest';
+import { CLIENT_SERVER_CHANNELS, ClientServerClient, ClientServerServer, LockstepRunner } from '../src/index.js';
+import { expectDeterministic, link, network, type SimPeer, scriptInputs } from './harness.js';
+
+const FRAME_MS = 20;
+
+interface CsSession {
+  net: ReturnType<typeof network>;
+  peers: SimPeer<TestCore>[];
+  server: ClientServerServer;
+  clients: ClientServerClient[];
+}
+
+function csSession(
+  seed: number,
+  players: number,
+  inputBytes: number,
+  linkFor: (client: number) => Parameters<ReturnType<typeof network>['setLinkBoth']>[2],
+): CsSession {
+  const net = network({ seed, link: { latencyMs: 10 } });
+  const names = Array.from({ length: players }, (_, i) => `p${i}`);
+  for (let i = 1; i < players; i++) net.setLinkBoth('p0', names[i]!, linkFor(i));
+  const peers: SimPeer<TestCore>[] = [];
+  const serverCore = new TestCore({ players, inputBytes });
+  const conns = [];
+  for (let i = 1; i < players; i++) conns.push(link(net, names[i]!, 'p0', CLIENT_SERVER_CHANNELS));
+  net.clock.advanceTo(Math.ceil(net.now() / 1000) * 1000 + 1000);
+  // Frame 0 is due once every client is connected and has its init.
+  const t0 = net.now() + 500;
+  const srv = new ClientServerServer({
+    id: 0,
+    ports: players,
+    inputBytes,
+    frameMs: FRAME_MS,
+    startMs: t0,
+    magic: seed,
+  });
+  const serverRunner = new LockstepRunner({ clock: net.clock, scheduler: srv, core: serverCore, log: true });
+  peers.push({ name: 'p0', scheduler: srv, core: serverCore, runner: serverRunner });
+  const clients: ClientServerClient[] = [];
+  for (let i = 1; i < players; i++) {
+    const c = new ClientServerClient({ id: i, server: 0, ports: players, inputBytes, frameMs: FRAME_MS });
+    const core = new TestCore({ players, inputBytes });
+    const runner = new LockstepRunner({ clock: net.clock, scheduler: c, core, log: true });
+    runner.addPeer(0, conns[i - 1]!.ab);
+    serverRunner.addPeer(i, conns[i - 1]!.ba);
+    srv.addClient(i, i);
+    clients.push(c);
+    peers.push({ name: names[i]!, scheduler: c, core, runner });
+  }
+  serverRunner.pump();
+  return { net, peers, server: srv, clients };
+}
+
+describe('client-server (seed 002)', () => {
+  test.prop(
+    {
+      seed: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
+      players: fc.integer({ min: 2, max: 4 }),
+      inputBytes: fc.constantFrom(1, 2),
+      links: fc.array(
+        fc.record({
+          latencyMs: fc.integer({ min: 0, max: 80 }),
+          jitterMs: fc.integer({ min: 0, max: 30 }),
+          loss: fc.double({ min: 0, max: 0.2, noNaN: true }),
+          duplicate: fc.double({ min: 0, max: 0.1, noNaN: true }),
+          reorder: fc.double({ min: 0, max: 0.2, noNaN: true }),
+        }),
+        { minLength: 3, maxLength: 3 },
+      ),
+      commands: fc.array(fc.tuple(fc.integer({ min: 0, max: 250 }), fc.constantFrom(30, 31, 19, 1)), { maxLength: 4 }),
+    },
+    { numRuns: 25 },
+  )(
+    'every peer runs the server frames and matches the offline replay',
+    ({ seed, players, inputBytes, links, commands }) => {
+      const s = csSession(seed, players, inputBytes, (i) => links[i - 1]!);
+      const t0 = s.net.now() + 500;
+      const durationMs = 300 * FRAME_MS;
+      for (const [k, p] of s.peers.entries())
+        scriptInputs(s.net, p.runner, inputBytes, seed + k, FRAME_MS, t0, t0 + durationMs);
+      for (const [frame, code] of commands) {
+        s.net.clock.setTimer(500 + frame * FRAME_MS, () => {
+          const c = s.clients[frame % s.clients.length]!;
+          if (frame % 2) c.requestCommand(code);
+          else s.server.command(code);
+          for (const p of s.peers) p.runner.pump();
+        });
+      }
+      s.net.advance(500 + durationMs);
+      for (const p of s.peers) p.runner.stop();
+      expectDeterministic(s.peers, () => new TestCore({ players, inputBytes }), 100);
+      // The server never waits: it ran every frame due.
+      expect(s.peers[0]!.runner.framesRun).toBe(Math.floor(durationMs / FRAME_MS) + 1);
+    },
+  );
+
+  it('applies commands on the same frame everywhere and relays chat', () => {
+    const s = csSession(7, 3, 1, () => ({ latencyMs: 15, jitterMs: 5 }));
+    s.net.advance(500 + 10 * FRAME_MS);
+    s.clients[0]!.requestCommand(FceuCommand.VsInsertCoin);
+    s.clients[1]!.say('hello');
+    s.server.command(FceuCommand.Reset);
+    s.server.say('hi all');
+    for (const p of s.peers) p.runner.pump();
+    s.net.advance(20 * FRAME_MS);
+    const withCommands = s.peers.map((p) =>
+      p.runner.log.filter((f) => f.command !== 0).map((f) => [f.frame, f.command]),
+    );
+    expect(withCommands[0]!.length).toBe(2);
+    for (const w of withCommands) expect(w).toEqual(withCommands[0]);
+    expect(s.clients[0]!.chat).toEqual(['0: hi all', '2: hello']);
+    expect(s.clients[1]!.chat).toEqual(s.clients[0]!.chat);
+    expect(s.server.chat.map((c) => c.text)).toEqual(['0: hi all', '2: hello']);
+    expectDeterministic(s.peers, () => new TestCore({ players: 3, inputBytes: 1 }), 25);
+  });
+
+  it('a remote player sees about the round trip to the server, the server player about nothing', () => {
+    const s = csSession(3, 3, 1, (i) => ({ latencyMs: i === 1 ? 20 : 60 }));
+    const t0 = s.net.now() + 500;
+    const prng = new Prng(9);
+    for (const [k, p] of s.peers.entries())
+      scriptInputs(s.net, p.runner, 1, prng.nextU32() + k, FRAME_MS, t0, t0 + 4000, 6);
+    s.net.advance(4700);
+    const [srv, c20, c60] = s.peers.map((p) => p.runner.report());
+    // Input made at t is applied on a server frame that starts after t + one-way, then reaches the client one-way later.
+    for (const r of [srv!, c20!, c60!]) expect(r.latencySamples).toBeGreaterThan(20);
+    expect(srv!.meanLatencyMs).toBeLessThanOrEqual(FRAME_MS);
+    expect(c20!.meanLatencyMs).toBeGreaterThanOrEqual(40);
+    expect(c20!.meanLatencyMs).toBeLessThanOrEqual(40 + FRAME_MS);
+    expect(c60!.meanLatencyMs).toBeGreaterThanOrEqual(120);
+    expect(c60!.meanLatencyMs).toBeLessThanOrEqual(120 + FRAME_MS);
+  });
+});

@@ -1,0 +1,112 @@
+import type { Core } from '@netplay/state';
+import type { ChannelSpec, Connection, LinkConditions } from '@netplay/transport';
+import { Prng, SimulatedNetwork } from '@netplay/transport';
+import { expect } from 'vitest';
+import { type LockstepRunner, type LockstepScheduler, type LoggedFrame, runFrame } from '../src/index.js';
+
+/** A peer of a simulated session. */
+export interface SimPeer<C extends Core = Core> {
+  readonly name: string;
+  readonly scheduler: LockstepScheduler;
+  readonly core: C;
+  readonly runner: LockstepRunner<C>;
+}
+
+/** Conditions of a generated schedule: link conditions of every directed link. */
+export interface Schedule {
+  readonly seed: number;
+  readonly link: Partial<LinkConditions>;
+}
+
+export function network(schedule: Schedule): SimulatedNetwork {
+  return new SimulatedNetwork({ seed: schedule.seed, link: schedule.link });
+}
+
+/** Connects `a` and `b`; returns a's end (towards b) and b's end (towards a). */
+export function link(
+  net: SimulatedNetwork,
+  a: string,
+  b: string,
+  channels: readonly ChannelSpec[],
+): { ab: Connection; ba: Connection } {
+  const { client, server } = net.pair(a, b, {
+    channels,
+    timeouts: { interruptMs: 100_000, disconnectMs: 1_000_000, connectMs: 100_000 },
+    waitMs: 100_000,
+  });
+  return { ab: client, ba: server };
+}
+
+/**
+ * Schedules random input changes for a runner: a new random value every 1..`maxHold` frames,
+ * at a random moment inside the frame, from `fromMs` to `untilMs`.
+ */
+export function scriptInputs(
+  net: SimulatedNetwork,
+  runner: { setLocalInput(input: Uint8Array): void },
+  inputBytes: number,
+  seed: number,
+  frameMs: number,
+  fromMs: number,
+  untilMs: number,
+  maxHold = 8,
+  mask = 0xff,
+): void {
+  const prng = new Prng(seed);
+  let t = fromMs;
+  while (t < untilMs) {
+    t += frameMs * prng.int(1, maxHold + 1) + prng.nextFloat() * frameMs;
+    const value = new Uint8Array(inputBytes);
+    for (let i = 0; i < inputBytes; i++) value[i] = prng.int(0, 256) & mask;
+    net.clock.setTimer(t - net.now(), () => runner.setLocalInput(value));
+  }
+}
+
+/** Replays `log` on a fresh core, returning the checksum after each frame (index = frames run). */
+export function replayChecksums<C extends Core>(
+  fresh: C,
+  log: readonly LoggedFrame[],
+  onCommand?: (core: C, command: number) => void,
+): bigint[] {
+  const sums = [fresh.checksum()];
+  for (const f of log) {
+    runFrame(fresh, f.inputs, f.command, onCommand);
+    sums.push(fresh.checksum());
+  }
+  return sums;
+}
+
+/**
+ * The determinism property: every peer's log is a prefix of the longest one (same inputs, same
+ * commands on the same frames), and every peer's core checksum equals the offline replay of that
+ * log at the same frame. `firstFrame` is where each log starts (late joiners start later).
+ */
+export function expectDeterministic<C extends Core>(
+  peers: readonly SimPeer<C>[],
+  fresh: () => C,
+  minFrames: number,
+  onCommand?: (core: C, command: number) => void,
+): void {
+  let ref = peers[0]!.runner.log;
+  for (const p of peers) if (p.runner.log.length > ref.length) ref = p.runner.log;
+  const sums = replayChecksums(fresh(), ref, onCommand);
+  for (const p of peers) {
+    const log = p.runner.log;
+    expect(log.length, `${p.name} ran too few frames`).toBeGreaterThanOrEqual(minFrames);
+    const first = log[0]?.frame ?? 0;
+    for (let i = 0; i < log.length; i++) {
+      const a = log[i]!;
+      const b = ref[first + i]!;
+      if (a.frame !== b.frame || a.command !== b.command || !sameBytes(a.inputs, b.inputs)) {
+        expect.fail(`${p.name}: frame ${a.frame} differs from the reference (frame ${b.frame})`);
+      }
+    }
+    expect(p.core.checksum(), `${p.name} checksum vs offline replay`).toBe(sums[first + log.length]);
+  }
+}
+
+export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
