@@ -30,6 +30,7 @@ export {
 } from './chip8-config.js';
 export { WasmCoreError, type WasmCoreErrorCode } from './errors.js';
 export { type Framebuffer, packFramebuffer } from './framebuffer.js';
+export { DEFAULT_PALETTE, framebufferToRgba, framebufferToText, type Rgba, type TextMode } from './render.js';
 export {
   type DatabasePlatform,
   type DatabaseQuirks,
