@@ -166,13 +166,40 @@ export function encodeInputStream(
   for (let i = inputSize; i < n; i++) {
     const d = inputs[i]! ^ inputs[i - inputSize]!;
     if (d === 0) run += 8;
-    else {
+    else if ((d & (d - 1)) === 0 && run < 0x78 && p < end) {
+      // One changed bit and a short run (the usual press or release): a one-byte run.
+      const tz = 31 - Math.clz32(d);
+      target[p++] = run + tz;
+      run = 7 - tz;
+    } else {
       p = emitRuns(target, p, end, run, d);
       run = Math.clz32(d) - 24;
     }
   }
   p = writeVarint(target, p, end, run);
   return p - offset;
+}
+
+/** The XOR base of output byte `i`: the same byte one frame earlier, or the reference / zero. */
+function baseByte(out: Uint8Array, i: number, inputSize: number, reference: Uint8Array | undefined): number {
+  return i >= inputSize ? out[i - inputSize]! : reference === undefined ? 0 : reference[i]!;
+}
+
+/** Writes output bytes [from, to) whose diff is zero: each is its base. */
+function copyBase(
+  out: Uint8Array,
+  from: number,
+  to: number,
+  inputSize: number,
+  reference: Uint8Array | undefined,
+): void {
+  let i = from;
+  if (i < inputSize) {
+    const limit = to < inputSize ? to : inputSize;
+    if (reference === undefined) for (; i < limit; i++) out[i] = 0;
+    else for (; i < limit; i++) out[i] = reference[i]!;
+  }
+  for (; i < to; i++) out[i] = out[i - inputSize]!;
 }
 
 /**
@@ -238,12 +265,15 @@ export function decodeInputStream(bytes: Uint8Array, out: Uint8Array, options?: 
       throw new DecodeError('bad-length', 5, `inputSize ${inputSize} differs from the reference (${reference.length})`);
     }
   }
-  if (n <= 64) for (let i = 0; i < n; i++) out[i] = 0;
-  else out.fill(0, 0, n);
+  // One pass: output bytes are written in order, each as its base (the byte one frame earlier,
+  // or the reference / zero in the first frame) XOR the diff bits the runs put in it.
   const total = n * 8;
   const len = bytes.length;
   let p = INPUT_STREAM_HEADER_SIZE;
   let pos = 0;
+  let cursor = 0; // bytes [0, cursor) of out are final
+  let pending = -1; // the byte collecting diff bits, or -1
+  let acc = 0;
   for (;;) {
     // Read one canonical LEB128 varint of at most 4 bytes.
     const at = p;
@@ -264,11 +294,25 @@ export function decodeInputStream(bytes: Uint8Array, out: Uint8Array, options?: 
       if (pos > total) throw new DecodeError('bad-value', at, `run passes the end of the ${total}-bit stream`);
       break;
     }
-    out[pos >>> 3] = out[pos >>> 3]! | (1 << (pos & 7));
+    const byte = pos >>> 3;
+    if (byte !== pending) {
+      if (pending >= 0) {
+        out[pending] = baseByte(out, pending, inputSize, reference) ^ acc;
+        cursor = pending + 1;
+      }
+      copyBase(out, cursor, byte, inputSize, reference);
+      cursor = byte;
+      pending = byte;
+      acc = 0;
+    }
+    acc |= 1 << (pos & 7);
     pos++;
   }
   if (p !== len) throw new DecodeError('trailing-bytes', p, `${len - p} bytes after the last run`);
-  if (reference !== undefined) for (let i = 0; i < inputSize; i++) out[i] = out[i]! ^ reference[i]!;
-  for (let i = inputSize; i < n; i++) out[i] = out[i]! ^ out[i - inputSize]!;
+  if (pending >= 0) {
+    out[pending] = baseByte(out, pending, inputSize, reference) ^ acc;
+    cursor = pending + 1;
+  }
+  copyBase(out, cursor, n, inputSize, reference);
   return n;
 }
