@@ -195,7 +195,7 @@ function copyBase(
 ): void {
   let i = from;
   if (i < inputSize) {
-    const limit = to < inputSize ? to : inputSize;
+    const limit = Math.min(to, inputSize);
     if (reference === undefined) for (; i < limit; i++) out[i] = 0;
     else for (; i < limit; i++) out[i] = reference[i]!;
   }
