@@ -26,6 +26,11 @@ export interface DeltaOptions {
   readonly layoutHash: bigint;
   /** zlib compression level 0..9 (default 6). */
   readonly level?: number;
+  /**
+   * `hash64(base)` when the caller already has it (a server keeps its initial state and its hash
+   * for every joining player); saves one pass over the base. Must be the hash of `base`.
+   */
+  readonly baseHash?: bigint;
 }
 
 /** Options of {@link pageDelta}. */
@@ -40,6 +45,8 @@ export interface ApplyDeltaOptions {
   readonly layoutHash?: bigint;
   /** Refuse deltas whose target is larger (default 1 GiB); bounds what a hostile delta can make us allocate. */
   readonly maxTargetBytes?: number;
+  /** `hash64(base)` when the caller already has it; saves one pass over the base. Must be the hash of `base`. */
+  readonly baseHash?: bigint;
 }
 
 /** A delta's header, as {@link describeDelta} returns it. */
@@ -78,7 +85,7 @@ function writeHeader(
   current: Uint8Array,
   pageCount: number,
   z: Uint8Array,
-): Uint8Array {
+): Uint8Array<ArrayBuffer> {
   const out = new Uint8Array(DELTA_HEADER_BYTES + z.length);
   const dv = new DataView(out.buffer);
   dv.setUint32(0, DELTA_MAGIC, true);
@@ -87,7 +94,7 @@ function writeHeader(
   out[6] = pageShift;
   out[7] = 0;
   dv.setBigUint64(8, BigInt.asUintN(64, options.layoutHash), true);
-  dv.setBigUint64(16, hash64(base), true);
+  dv.setBigUint64(16, options.baseHash ?? hash64(base), true);
   dv.setBigUint64(24, hash64(current), true);
   dv.setUint32(32, base.length, true);
   dv.setUint32(36, current.length, true);
@@ -102,7 +109,7 @@ function writeHeader(
  * read as zero past its end when `current` is longer. The XOR is streamed through a 256 KiB
  * buffer, so memory stays bounded whatever the state size.
  */
-export function xorDelta(base: Uint8Array, current: Uint8Array, options: DeltaOptions): Uint8Array {
+export function xorDelta(base: Uint8Array, current: Uint8Array, options: DeltaOptions): Uint8Array<ArrayBuffer> {
   checkSize(base, 'base');
   checkSize(current, 'state');
   const z = new Deflate({ level: checkLevel(options.level ?? 6) });
@@ -161,7 +168,7 @@ function sameRange(
  * few bytes changed), all deflated together. Finding the pages is a word compare of the two
  * states, so the cost is dominated by the size of the change, not of the state.
  */
-export function pageDelta(base: Uint8Array, current: Uint8Array, options: PageDeltaOptions): Uint8Array {
+export function pageDelta(base: Uint8Array, current: Uint8Array, options: PageDeltaOptions): Uint8Array<ArrayBuffer> {
   checkSize(base, 'base');
   checkSize(current, 'state');
   const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
@@ -254,7 +261,11 @@ export function describeDelta(delta: Uint8Array): DeltaInfo {
  * @returns a new buffer of the target size.
  * @throws DeltaError only: `corrupt`, `wrong-layout`, `wrong-base` or `too-large`.
  */
-export function applyDelta(base: Uint8Array, delta: Uint8Array, options: ApplyDeltaOptions = {}): Uint8Array {
+export function applyDelta(
+  base: Uint8Array,
+  delta: Uint8Array,
+  options: ApplyDeltaOptions = {},
+): Uint8Array<ArrayBuffer> {
   const info = describeDelta(delta);
   if (options.layoutHash !== undefined && info.layoutHash !== BigInt.asUintN(64, options.layoutHash))
     throw new DeltaError(
@@ -266,7 +277,7 @@ export function applyDelta(base: Uint8Array, delta: Uint8Array, options: ApplyDe
   const max = options.maxTargetBytes ?? DEFAULT_MAX_TARGET_BYTES;
   if (info.targetBytes > max)
     throw new DeltaError('too-large', `target of ${info.targetBytes} bytes exceeds the limit of ${max}`);
-  if (hash64(base) !== info.baseHash)
+  if ((options.baseHash ?? hash64(base)) !== info.baseHash)
     throw new DeltaError('wrong-base', 'the base is not the one the delta was made from (hash differs)');
   const stream = delta.subarray(DELTA_HEADER_BYTES);
   const n = info.targetBytes;

@@ -46,9 +46,6 @@ const KIND_ARRAY = 0;
 const KIND_SCALAR = 1;
 const KIND_REGION = 2;
 
-/** Entries at most this large are copied byte by byte (cheaper than a `set` call, and no view). */
-const SMALL_BYTES = 32;
-
 interface Entry extends EntryInfo {
   readonly key: string;
   readonly code: number;
@@ -73,7 +70,15 @@ interface Layout {
   readonly layoutHash: bigint;
   readonly totalBytes: number;
   readonly flags: number;
-  /** Views into source snapshots for the large entries, so that repeated loads from the same buffer allocate nothing. */
+  /** Parallel to `entries`: the kind of each entry (hot loops read these, not the entry objects). */
+  readonly kinds: Uint8Array;
+  /** Parallel to `entries`: the byte view of array entries, `EMPTY` for the others. */
+  readonly arrays: readonly Uint8Array[];
+  /** Parallel to `entries`: the byte length of each entry. */
+  readonly lengths: readonly number[];
+  /** The directory as 32-bit words (for a word-wise comparison on load). */
+  readonly directoryWords: Int32Array;
+  /** Views into source snapshots, so that repeated loads from the same buffer allocate nothing. */
   readonly sourceViews: WeakMap<Uint8Array, Uint8Array[]>;
 }
 
@@ -315,7 +320,7 @@ export class StateRegistry {
   }
 
   /** A new snapshot of every entry (allocates one buffer of `snapshotBytes`). */
-  save(): Uint8Array {
+  save(): Uint8Array<ArrayBuffer> {
     const out = new Uint8Array(this.snapshotBytes);
     this.saveInto(out);
     return out;
@@ -364,8 +369,15 @@ export class StateRegistry {
     const missing: Signature[] = layout.entries
       .filter((e) => !seen.has(e.key))
       .map((e) => ({ module: e.module, instance: e.instance, name: e.name }));
-    for (const m of matched) checkSize(m.entry);
-    for (const m of matched) readEntry(m.entry, bytes, m.offset, undefined);
+    for (const { entry: e } of matched) {
+      if (e.kind === KIND_ARRAY && e.bytes!.length !== e.byteLength)
+        throw new StateError('size-changed', `${formatSignature(e)}: the registered array was detached or resized`);
+      if (e.kind === KIND_REGION) refreshRegion(e);
+    }
+    for (const { entry: e, offset } of matched) {
+      if (e.kind === KIND_SCALAR) readScalar(e.accessor!, bytes, offset);
+      else (e.kind === KIND_ARRAY ? e.bytes! : e.regionBytes).set(bytes.subarray(offset, offset + e.byteLength));
+    }
     for (const hook of this.postload) hook();
     return { loaded: matched.length, missing, extra, mismatched };
   }
@@ -376,7 +388,7 @@ export class StateRegistry {
   }
 
   /** A new NVRAM blob. */
-  saveNvram(): Uint8Array {
+  saveNvram(): Uint8Array<ArrayBuffer> {
     const out = new Uint8Array(this.nvramBytes);
     this.saveNvramInto(out);
     return out;
@@ -426,33 +438,55 @@ export class StateRegistry {
       );
     const presave = this.presave;
     for (let i = 0; i < presave.length; i++) presave[i]!();
-    const entries = layout.entries;
-    const offsets = layout.offsets;
-    const n = entries.length;
-    for (let i = 0; i < n; i++) checkSize(entries[i]!);
+    checkSizes(layout);
+    const { entries, offsets, kinds, arrays } = layout;
+    const n = kinds.length;
     target.set(layout.prefix, 0);
-    for (let i = 0; i < n; i++) writeEntry(entries[i]!, target, offsets[i]!);
+    for (let i = 0; i < n; i++) {
+      const k = kinds[i];
+      if (k === KIND_ARRAY) target.set(arrays[i]!, offsets[i]!);
+      else if (k === KIND_REGION) target.set(entries[i]!.regionBytes, offsets[i]!);
+      else writeScalar(entries[i]!.accessor!, target, offsets[i]!);
+    }
     return layout.totalBytes;
   }
 
   private loadLayout(layout: Layout, bytes: Uint8Array): void {
     checkStrict(layout, bytes);
-    const entries = layout.entries;
-    const offsets = layout.offsets;
-    const n = entries.length;
-    for (let i = 0; i < n; i++) checkSize(entries[i]!);
+    checkSizes(layout);
+    const { entries, offsets, kinds, arrays, lengths } = layout;
+    const n = kinds.length;
     let views = layout.sourceViews.get(bytes);
     if (views === undefined) {
       views = entries.map((e, i) =>
-        e.kind !== KIND_SCALAR && e.byteLength > SMALL_BYTES
-          ? bytes.subarray(offsets[i]!, offsets[i]! + e.byteLength)
-          : EMPTY,
+        e.kind === KIND_SCALAR ? EMPTY : bytes.subarray(offsets[i]!, offsets[i]! + lengths[i]!),
       );
       layout.sourceViews.set(bytes, views);
     }
-    for (let i = 0; i < n; i++) readEntry(entries[i]!, bytes, offsets[i]!, views[i]);
+    for (let i = 0; i < n; i++) {
+      const k = kinds[i];
+      if (k === KIND_ARRAY) arrays[i]!.set(views[i]!);
+      else if (k === KIND_REGION) entries[i]!.regionBytes.set(views[i]!);
+      else readScalar(entries[i]!.accessor!, bytes, offsets[i]!);
+    }
     const postload = this.postload;
     for (let i = 0; i < postload.length; i++) postload[i]!();
+  }
+}
+
+/** Throws StateError('size-changed') unless every array and region still has its registered size; refreshes region views. */
+function checkSizes(layout: Layout): void {
+  const { kinds, arrays, lengths } = layout;
+  for (let i = 0, n = kinds.length; i < n; i++) {
+    const k = kinds[i];
+    if (k === KIND_ARRAY) {
+      if (arrays[i]!.length !== lengths[i]) {
+        throw new StateError(
+          'size-changed',
+          `${formatSignature(layout.entries[i]!)}: the registered array was detached or resized`,
+        );
+      }
+    } else if (k === KIND_REGION) refreshRegion(layout.entries[i]!);
   }
 }
 
@@ -487,59 +521,61 @@ function buildLayout(entries: readonly Entry[], flags: number): Layout {
     layoutHash,
     totalBytes: o,
     flags,
+    kinds: Uint8Array.from(entries, (e) => e.kind),
+    arrays: entries.map((e) => e.bytes ?? EMPTY),
+    lengths: entries.map((e) => e.byteLength),
+    directoryWords: new Int32Array(prefix.buffer, HEADER_BYTES, (prefix.length - HEADER_BYTES) >>> 2),
     sourceViews: new WeakMap(),
   };
 }
 
-/** Throws StateError('size-changed') if an array or region cannot hold its registered bytes; refreshes region views. */
-function checkSize(e: Entry): void {
-  if (e.kind === KIND_ARRAY) {
-    if (e.bytes!.byteLength !== e.byteLength)
-      throw new StateError('size-changed', `${formatSignature(e)}: the registered array was detached or resized`);
-  } else if (e.kind === KIND_REGION) {
-    const buffer = e.region!.buffer();
-    if (buffer !== e.regionBuffer || e.regionBytes.byteLength !== e.byteLength) {
-      const start = e.region!.byteOffset;
-      if (start + e.byteLength > buffer.byteLength)
-        throw new StateError(
-          'size-changed',
-          `${formatSignature(e)}: region ends at ${start + e.byteLength}, buffer holds ${buffer.byteLength}`,
-        );
-      e.regionBytes = new Uint8Array(buffer, start, e.byteLength);
-      e.regionBuffer = buffer;
+/** Points a region entry's view at its current buffer; throws StateError('size-changed') if it no longer fits. */
+function refreshRegion(e: Entry): void {
+  const buffer = e.region!.buffer();
+  if (buffer !== e.regionBuffer || e.regionBytes.length !== e.byteLength) {
+    const start = e.region!.byteOffset;
+    if (start + e.byteLength > buffer.byteLength)
+      throw new StateError(
+        'size-changed',
+        `${formatSignature(e)}: region ends at ${start + e.byteLength}, buffer holds ${buffer.byteLength}`,
+      );
+    e.regionBytes = new Uint8Array(buffer, start, e.byteLength);
+    e.regionBuffer = buffer;
+  }
+}
+
+/**
+ * Writes a scalar little-endian. Integers up to 32 bits are encoded with integer arithmetic,
+ * which converts like a typed array store does (ToInt32 modulo 2^32); 64-bit integers and floats
+ * go through the scratch views.
+ */
+function writeScalar(a: ScalarAccessor, t: Uint8Array, o: number): void {
+  switch (a.type) {
+    case 'u8':
+    case 'i8':
+      t[o] = a.get() & 0xff;
+      return;
+    case 'u16':
+    case 'i16': {
+      const v = a.get();
+      t[o] = v & 0xff;
+      t[o + 1] = (v >> 8) & 0xff;
+      return;
     }
-  }
-}
-
-function writeEntry(e: Entry, target: Uint8Array, offset: number): void {
-  if (e.kind === KIND_SCALAR) {
-    const a = e.accessor!;
-    const v = scratchViews[a.type];
-    (v as { [i: number]: number | bigint })[0] = a.get();
-    const size = TYPE_SIZES[a.type];
-    for (let j = 0; j < size; j++) target[offset + j] = scratchBytes[j]!;
-    return;
-  }
-  const src = e.kind === KIND_ARRAY ? e.bytes! : e.regionBytes;
-  const len = e.byteLength;
-  if (len <= SMALL_BYTES) {
-    for (let j = 0; j < len; j++) target[offset + j] = src[j]!;
-  } else {
-    target.set(src, offset);
-  }
-}
-
-function readEntry(e: Entry, bytes: Uint8Array, offset: number, view: Uint8Array | undefined): void {
-  if (e.kind === KIND_SCALAR) {
-    readScalar(e.accessor!, bytes, offset);
-    return;
-  }
-  const dst = e.kind === KIND_ARRAY ? e.bytes! : e.regionBytes;
-  const len = e.byteLength;
-  if (len <= SMALL_BYTES) {
-    for (let j = 0; j < len; j++) dst[j] = bytes[offset + j]!;
-  } else {
-    dst.set(view !== undefined && view.length === len ? view : bytes.subarray(offset, offset + len));
+    case 'u32':
+    case 'i32': {
+      const v = a.get();
+      t[o] = v & 0xff;
+      t[o + 1] = (v >> 8) & 0xff;
+      t[o + 2] = (v >> 16) & 0xff;
+      t[o + 3] = (v >> 24) & 0xff;
+      return;
+    }
+    default: {
+      (scratchViews[a.type] as { [i: number]: number | bigint })[0] = a.get();
+      const size = TYPE_SIZES[a.type];
+      for (let j = 0; j < size; j++) t[o + j] = scratchBytes[j]!;
+    }
   }
 }
 
@@ -638,17 +674,43 @@ function checkStrict(layout: Layout, bytes: Uint8Array): void {
       layout.totalBytes,
       `${bytes.length - layout.totalBytes} bytes after the payload`,
     );
-  for (let i = HEADER_BYTES; i < p.length; i++) {
-    if (bytes[i] !== p[i]) {
-      const rel = i - HEADER_BYTES;
-      let k = 0;
-      while (k + 1 < layout.recordStarts.length && layout.recordStarts[k + 1]! <= rel) k++;
-      const e = layout.entries[k];
-      throw new SnapshotError(
-        'bad-directory',
-        i,
-        `directory differs in the record of ${e ? formatSignature(e) : 'an entry'}`,
-      );
+  if (!sameDirectory(layout, bytes)) {
+    for (let i = HEADER_BYTES; i < p.length; i++) {
+      if (bytes[i] !== p[i]) {
+        const rel = i - HEADER_BYTES;
+        let k = 0;
+        while (k + 1 < layout.recordStarts.length && layout.recordStarts[k + 1]! <= rel) k++;
+        const e = layout.entries[k];
+        throw new SnapshotError(
+          'bad-directory',
+          i,
+          `directory differs in the record of ${e ? formatSignature(e) : 'an entry'}`,
+        );
+      }
     }
   }
+}
+
+// One-entry cache of an Int32Array over the last source buffer compared (ring slots share one buffer).
+let wordsBuffer: ArrayBufferLike | undefined;
+let wordsView: Int32Array = new Int32Array(0);
+
+/** True when the directory in `bytes` equals the layout's; word-wise when `bytes` is 4-aligned. */
+function sameDirectory(layout: Layout, bytes: Uint8Array): boolean {
+  const p = layout.prefix;
+  const words = layout.directoryWords;
+  let i = HEADER_BYTES;
+  if ((bytes.byteOffset & 3) === 0 && words.length > 0) {
+    const buffer = bytes.buffer;
+    if (buffer !== wordsBuffer || wordsView.length !== buffer.byteLength >>> 2) {
+      wordsView = new Int32Array(buffer, 0, buffer.byteLength >>> 2);
+      wordsBuffer = buffer;
+    }
+    const w = wordsView;
+    const base = (bytes.byteOffset + HEADER_BYTES) >>> 2;
+    for (let k = 0, n = words.length; k < n; k++) if (w[base + k] !== words[k]) return false;
+    i += words.length * 4;
+  }
+  for (; i < p.length; i++) if (bytes[i] !== p[i]) return false;
+  return true;
 }

@@ -1,7 +1,15 @@
 import { fc, test } from '@fast-check/vitest';
 import { deflate } from 'pako';
 import { describe, expect, it } from 'vitest';
-import { applyDelta, DELTA_HEADER_BYTES, DeltaError, describeDelta, pageDelta, xorDelta } from '../src/index.js';
+import {
+  applyDelta,
+  DELTA_HEADER_BYTES,
+  DeltaError,
+  describeDelta,
+  hash64,
+  pageDelta,
+  xorDelta,
+} from '../src/index.js';
 
 const LAYOUT = 0x0123_4567_89ab_cdefn;
 const kinds = {
@@ -166,5 +174,14 @@ describe('page delta size', () => {
     const y = applyDelta(base, d);
     expect(y.length).toBe(x.length);
     expect(y.every((b, i) => b === x[i])).toBe(true);
+  });
+});
+
+describe('known base hash', () => {
+  test.prop([baseAndState], { numRuns: 40 })('passing hash64(base) gives the same delta and result', ({ base, x }) => {
+    const baseHash = hash64(base);
+    const d = pageDelta(base, x, { layoutHash: LAYOUT, baseHash });
+    expect(d).toEqual(pageDelta(base, x, { layoutHash: LAYOUT }));
+    expect(applyDelta(base, d, { baseHash })).toEqual(new Uint8Array(x));
   });
 });
