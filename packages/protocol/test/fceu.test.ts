@@ -1,3 +1,4 @@
+import { crc32 as zlibCrc32 } from 'node:zlib';
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import {
@@ -157,6 +158,15 @@ describe('FCE Ultra init messages', () => {
 });
 
 describe('FCE Ultra UDP and TCP packets', () => {
+  test.prop([u32, u32, fc.uint8Array({ maxLength: 32 })])(
+    'carries zlib crc32() of magic, counter and data, little-endian',
+    (magic, counter, data) => {
+      const bytes = new Uint8Array(12 + data.length);
+      encodeFceuUdpPacket(magic, counter, data, bytes);
+      const crc = zlibCrc32(bytes.subarray(4));
+      expect([...bytes.subarray(0, 4)]).toEqual([crc & 255, (crc >>> 8) & 255, (crc >>> 16) & 255, crc >>> 24]);
+    },
+  );
   test.prop([u32, u32, frameArb])('UDP frame packet matches its layout and round-trips', (magic, counter, frame) => {
     const bytes = new Uint8Array(FCEU_UDP_FRAME_SIZE);
     expect(encodeFceuUdpFrame(magic, counter, frame, bytes)).toBe(17);
