@@ -215,3 +215,28 @@ describe('the CHIP-8 core through WasmCore', () => {
     expect(new Uint8Array(readFileSync(join(out, 'chip8.wasm')))).toEqual(built);
   });
 });
+
+describe('@netplay/core-wasm/node', () => {
+  it('loads a core from a file', async () => {
+    const { loadWasmCoreFile } = await import('../src/node.js');
+    const core = await loadWasmCoreFile(new URL('build/toy.wasm', PKG), { content: new Uint8Array([1]) });
+    core.advance();
+    expect(core.frame).toBe(1);
+  });
+
+  it('the main entry point imports no node: modules', () => {
+    const src = new URL('../src/', import.meta.url);
+    for (const file of [
+      'index.ts',
+      'abi.ts',
+      'wasm-core.ts',
+      'chip8.ts',
+      'render.ts',
+      'rom-setup.ts',
+      'rom-database.ts',
+      'base64.ts',
+    ]) {
+      expect(readFileSync(new URL(file, src), 'utf8'), file).not.toMatch(/from 'node:/);
+    }
+  });
+});
