@@ -17,9 +17,13 @@ export type FceuReceiveResult =
 
 /** How many datagrams were dropped, by reason. */
 export interface FceuDropCounts {
+  /** Datagrams of the wrong size. */
   badLength: number;
+  /** Datagrams whose CRC32 did not match. */
   badCrc: number;
+  /** Datagrams with another session's magic number. */
   badMagic: number;
+  /** Duplicates and datagrams older than one already kept. */
   stale: number;
 }
 

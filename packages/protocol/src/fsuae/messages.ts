@@ -15,9 +15,13 @@ import { DecodeError, EncodeError } from '../errors.js';
 
 /** The type byte of each FS-UAE message. */
 export enum FsUaeMessageType {
+  /** {@link FsUaeInputEvent}. */
   InputEvent = 1,
+  /** {@link FsUaeFrameAdvance}. */
   FrameAdvance = 2,
+  /** {@link FsUaePing}. */
   Ping = 3,
+  /** {@link FsUaePong}. */
   Pong = 4,
 }
 
