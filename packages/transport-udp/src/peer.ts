@@ -146,6 +146,10 @@ export interface UdpPeerCounters {
 const MAX_UNRELIABLE_QUEUE = 64;
 const MAX_REORDER_MESSAGES = 1 << 16;
 const CLOSE_ATTEMPTS = 5;
+/** Most tracked packets in flight: the span of the ack bitfield. */
+const MAX_TRACKED = 32;
+/** Tracked-packet slots only express traffic may use. */
+const EXPRESS_RESERVE = 4;
 
 /**
  * One end of a UDP connection, as a sans-I/O state machine: it is fed datagrams with
@@ -185,6 +189,8 @@ export class UdpPeer implements Connection {
   private ackPendingSince = 0;
   private window: number;
   private lastWindowCut = -1e9;
+  private minRtt = Number.POSITIVE_INFINITY;
+  private queueBuilding = false;
   private rtoBackoff = 1;
   private rr = 0;
   private startedMessageBytes = 0;
@@ -192,6 +198,7 @@ export class UdpPeer implements Connection {
   // liveness
   private lastHeard: number;
   private lastSent: number;
+  private lastTrackedSent: number;
   private interruptedSince = -1;
   private tickTimer: Timer | undefined;
   private flushScheduled = false;
@@ -254,6 +261,7 @@ export class UdpPeer implements Connection {
     this.sessionId = sessionId;
     this.lastHeard = io.clock.now();
     this.lastSent = this.lastHeard;
+    this.lastTrackedSent = this.lastHeard;
   }
 
   /** Starts the client side: sends HELLO and retries until ACCEPT, REFUSE or `connectMs`. */
@@ -408,7 +416,7 @@ export class UdpPeer implements Connection {
       return;
     }
     const seq = u32(d, 9);
-    if (!this.noteReceived(seq)) {
+    if (seq !== 0 && !this.noteReceived(seq)) {
       this.io.drops.duplicate++;
       return;
     }
@@ -465,7 +473,7 @@ export class UdpPeer implements Connection {
         return;
       }
     }
-    if (elicits) {
+    if (elicits && seq !== 0) {
       if (this.ackPending++ === 0) this.ackPendingSince = this.io.clock.now();
       if (this.ackPending >= 2) this.scheduleFlush();
     }
@@ -507,6 +515,7 @@ export class UdpPeer implements Connection {
   private processAcks(ack: number, bits: number, ackDelayMs: number): void {
     if (ack === 0 || this.inFlight.size === 0) return;
     const now = this.io.clock.now();
+    const reorderWindow = 1.125 * this.rtt.srtt + this.rtt.rttvar + 1;
     let any = false;
     for (const p of this.inFlight.values()) {
       if (p.seq > ack) break;
@@ -514,10 +523,12 @@ export class UdpPeer implements Connection {
       const acked = back === 0 || (back <= 32 && (bits & ((1 << (back - 1)) >>> 0)) !== 0);
       if (acked) {
         this.inFlight.delete(p.seq);
-        if (back === 0) this.rtt.sample(Math.max(0, now - p.sentAt - ackDelayMs));
+        if (back === 0) this.rttSample(Math.max(0, now - p.sentAt - ackDelayMs), now);
         this.onPacketAcked(p);
         any = true;
-      } else if (back >= 3) {
+      } else if (back >= 3 && now - p.sentAt > reorderWindow) {
+        // Three later packets arrived and this one is overdue (QUIC-style packet and time
+        // thresholds, so jitter that reorders a burst is not mistaken for loss).
         this.inFlight.delete(p.seq);
         this.onPacketLost(p);
       }
@@ -528,6 +539,22 @@ export class UdpPeer implements Connection {
       this.mstats.rttVarMs = this.rtt.rttvar;
       this.mstats.rttSamples = this.rtt.samples;
       this.scheduleFlush();
+    }
+  }
+
+  /**
+   * Takes an RTT sample and runs the delay-based half of congestion control: when the RTT climbs
+   * well above the smallest seen, a queue is building somewhere (a bulk transfer filling a link),
+   * so the window shrinks and inputs do not wait behind it.
+   */
+  private rttSample(rtt: number, now: number): void {
+    this.rtt.sample(rtt);
+    if (rtt < this.minRtt) this.minRtt = rtt;
+    this.queueBuilding = rtt > 2 * this.minRtt + 10;
+    if (this.queueBuilding && now - this.lastWindowCut > Math.max(this.rtt.srtt, 1)) {
+      this.lastWindowCut = now;
+      this.window = Math.max(this.config.minWindowBytes, Math.floor(this.window * 0.8));
+      this.counters.windowBytes = this.window;
     }
   }
 
@@ -542,8 +569,11 @@ export class UdpPeer implements Connection {
       if (f.msg.fragState[f.idx] !== 1) continue;
       f.msg.fragState[f.idx] = 2;
       f.ch.inFlightBytes -= f.bytes;
-      // Congestion window: slow start below 1 MiB, then about one datagram per window.
-      this.window += this.window < 1 << 20 ? f.bytes : Math.ceil((f.bytes * this.config.mtu) / this.window);
+      // Congestion window: slow start below 1 MiB, then about one datagram per window; no growth
+      // while the RTT says a queue is building.
+      if (!this.queueBuilding) {
+        this.window += this.window < 1 << 20 ? f.bytes : Math.ceil((f.bytes * this.config.mtu) / this.window);
+      }
       if (this.window > this.config.maxWindowBytes) this.window = this.config.maxWindowBytes;
       if (++f.msg.ackedCount === f.msg.fragCount) this.messageDone(f.ch, f.msg);
     }
@@ -753,10 +783,16 @@ export class UdpPeer implements Connection {
     this.io.output(d);
   }
 
-  /** Whether channel `ch` may put another fragment in flight now. */
-  private canSendReliable(ch: OutChannel, totalInFlight: number): boolean {
-    if (ch.inFlightBytes < this.config.expressBytes) return true;
-    return totalInFlight < this.window;
+  /**
+   * Whether channel `ch` may put another fragment in flight now. The ack bitfield covers 32
+   * packets, so at most {@link MAX_TRACKED} tracked packets are in flight, the last few reserved
+   * for express traffic. A channel with less than `expressBytes` in flight (an input channel) may
+   * send even when the congestion window is full.
+   */
+  private canSendReliable(ch: OutChannel, totalInFlight: number, packetTracked: boolean): boolean {
+    const express = ch.inFlightBytes < this.config.expressBytes;
+    if (!packetTracked && this.inFlight.size >= (express ? MAX_TRACKED : MAX_TRACKED - EXPRESS_RESERVE)) return false;
+    return express || totalInFlight < this.window;
   }
 
   /** Sends everything that may be sent now. */
@@ -773,6 +809,8 @@ export class UdpPeer implements Connection {
       let o = DATA_HEADER_BYTES;
       let frags: FragRef[] | undefined;
       let close = false;
+      // Tracked packets (reliable fragments, Close, Ping) get a sequence number and are acknowledged;
+      // the others (acks, unreliable messages, CloseAck) carry sequence number 0.
       let elicit = false;
       // 1. Close handshake frames.
       if (this.closeAckDue) {
@@ -794,7 +832,6 @@ export class UdpPeer implements Connection {
           o += UNRELIABLE_HEADER_BYTES + u.data.length;
           this.mstats.sendQueueLength--;
           this.mstats.sendQueueBytes -= u.data.length;
-          elicit = true;
         }
       }
       // 3. Reliable fragments: resends first, round robin over channels, one fragment per turn.
@@ -804,7 +841,7 @@ export class UdpPeer implements Connection {
         for (let step = 0; step < n; step++) {
           const ch = this.out[(this.rr + step) % n]!;
           if (!ch.reliable) continue;
-          const f = this.nextFragment(ch, totalInFlight);
+          const f = this.nextFragment(ch, totalInFlight, frags !== undefined);
           if (!f) continue;
           if (o + FRAGMENT_HEADER_BYTES + f.bytes > mtu) continue;
           this.takeFragment(f);
@@ -857,8 +894,11 @@ export class UdpPeer implements Connection {
       const ackOnly = !elicit && o === DATA_HEADER_BYTES;
       if (ackOnly && this.ackPending === 0) return;
       if (ackOnly && this.ackPending < 2 && now - this.ackPendingSince < this.config.tickMs) return;
-      this.pingDue = false;
-      const seq = this.nextPacketSeq++;
+      if (elicit) {
+        this.pingDue = false;
+        this.lastTrackedSent = now;
+      }
+      const seq = elicit ? this.nextPacketSeq++ : 0;
       buf[8] = PacketType.Data;
       putU32(buf, 4, this.sessionId);
       putU32(buf, 9, seq);
@@ -875,11 +915,11 @@ export class UdpPeer implements Connection {
     }
   }
 
-  private nextFragment(ch: OutChannel, totalInFlight: number): FragRef | undefined {
+  private nextFragment(ch: OutChannel, totalInFlight: number, packetTracked: boolean): FragRef | undefined {
     while (ch.resend.length > 0 && ch.resend[0]!.msg.fragState[ch.resend[0]!.idx] !== 0) ch.resend.shift();
+    if (!this.canSendReliable(ch, totalInFlight, packetTracked)) return undefined;
     const again = ch.resend[0];
-    if (again) return this.canSendReliable(ch, totalInFlight) ? again : undefined;
-    if (!this.canSendReliable(ch, totalInFlight)) return undefined;
+    if (again) return again;
     while (ch.cursor < ch.pending.length) {
       const msg = ch.pending[ch.cursor]!;
       if (msg.nextFrag < msg.fragCount) {
@@ -940,7 +980,9 @@ export class UdpPeer implements Connection {
       if (this.dead) return;
     }
     // Retransmission timeouts: the oldest packets first.
-    const rto = this.rtt.rto() * this.rtoBackoff;
+    // The peer may hold an ack back for up to one tick (plus timer slack): allow for it, as QUIC's
+    // PTO adds max_ack_delay.
+    const rto = (this.rtt.rto() + 2 * this.config.tickMs) * this.rtoBackoff;
     let expired = false;
     for (const p of this.inFlight.values()) {
       if (now - p.sentAt < rto) break;
@@ -949,7 +991,8 @@ export class UdpPeer implements Connection {
       expired = true;
     }
     if (expired) this.rtoBackoff = Math.min(8, this.rtoBackoff * 2);
-    if (this.currentState === 'open' && now - this.lastSent >= this.config.keepaliveMs) this.pingDue = true;
+    // Keepalive, and a fresh RTT sample even when only untracked (unreliable) packets flow.
+    if (this.currentState === 'open' && now - this.lastTrackedSent >= this.config.keepaliveMs) this.pingDue = true;
     this.flush();
   }
 

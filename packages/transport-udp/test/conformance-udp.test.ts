@@ -36,6 +36,7 @@ const harness: ConformanceHarness = {
       },
       async dispose() {
         client.close('dispose');
+        await pollUntil(() => client.finished, 2000);
         listener.close('dispose');
         await relay.close();
         await listener.closed;
