@@ -197,7 +197,6 @@ export class UdpPeer implements Connection {
 
   // liveness
   private lastHeard: number;
-  private lastSent: number;
   private lastTrackedSent: number;
   private interruptedSince = -1;
   private tickTimer: Timer | undefined;
@@ -260,7 +259,7 @@ export class UdpPeer implements Connection {
     this.currentState = state;
     this.sessionId = sessionId;
     this.lastHeard = io.clock.now();
-    this.lastSent = this.lastHeard;
+
     this.lastTrackedSent = this.lastHeard;
   }
 
@@ -779,7 +778,6 @@ export class UdpPeer implements Connection {
   private emit(d: Uint8Array): void {
     this.mstats.packetsSent++;
     this.mstats.bytesSent += d.length;
-    this.lastSent = this.io.clock.now();
     this.io.output(d);
   }
 
