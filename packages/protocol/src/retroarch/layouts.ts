@@ -22,6 +22,7 @@ export interface HeaderFields {
   word4: number;
   implementationMagic: number;
 }
+/** Declaration of the connection header. */
 export const headerLayout: Structure<HeaderFields> = declare<HeaderFields>([
   u32be('magic'),
   u32be('platformMagic'),
@@ -36,6 +37,7 @@ export interface FrameHeaderFields {
   command: number;
   length: number;
 }
+/** Declaration of the frame prefix. */
 export const frameHeaderLayout: Structure<FrameHeaderFields> = declare<FrameHeaderFields>([
   u32be('command'),
   u32be('length'),
@@ -45,12 +47,14 @@ export const frameHeaderLayout: Structure<FrameHeaderFields> = declare<FrameHead
 export interface NickFields {
   nick: Uint8Array;
 }
+/** Declaration of the NICK / PAUSE payload. */
 export const nickLayout: Structure<NickFields> = declare<NickFields>([blob(32, 'nick')]);
 
 /** PASSWORD payload: char[64]. */
 export interface PasswordFields {
   hash: Uint8Array;
 }
+/** Declaration of the PASSWORD payload. */
 export const passwordLayout: Structure<PasswordFields> = declare<PasswordFields>([blob(64, 'hash')]);
 
 /** INFO payload: 68 bytes. */
@@ -59,6 +63,7 @@ export interface InfoFields {
   coreName: Uint8Array;
   coreVersion: Uint8Array;
 }
+/** Declaration of the INFO payload. */
 export const infoLayout: Structure<InfoFields> = declare<InfoFields>([
   u32be('contentCrc'),
   blob(32, 'coreName'),
@@ -75,6 +80,7 @@ export interface SyncFields {
   deviceClients: number[];
   nick: Uint8Array;
 }
+/** Declaration of the fixed part of the SYNC payload. */
 export const syncLayout: Structure<SyncFields> = declare<SyncFields>([
   u32be('frame'),
   u32be('clientWord'),
@@ -93,6 +99,7 @@ export interface ModeFields {
   shareModes: number[];
   nick: Uint8Array;
 }
+/** Declaration of the MODE payload. */
 export const modeLayout: Structure<ModeFields> = declare<ModeFields>([
   u32be('frame'),
   u32be('modeWord'),
@@ -105,6 +112,7 @@ export const modeLayout: Structure<ModeFields> = declare<ModeFields>([
 export interface WordFields {
   value: number;
 }
+/** Declaration of a one-word payload. */
 export const wordLayout: Structure<WordFields> = declare<WordFields>([u32be('value')]);
 
 /** The fixed part of LOAD_SAVESTATE: 8 bytes, then the (zlib) data. */
@@ -112,6 +120,7 @@ export interface LoadSavestateFields {
   frame: number;
   uncompressedSize: number;
 }
+/** Declaration of the fixed part of LOAD_SAVESTATE. */
 export const loadSavestateLayout: Structure<LoadSavestateFields> = declare<LoadSavestateFields>([
   u32be('frame'),
   u32be('uncompressedSize'),
@@ -122,12 +131,14 @@ export interface LatencyFields {
   min: number;
   max: number;
 }
+/** Declaration of the SETTING_INPUT_LATENCY_FRAMES payload. */
 export const latencyLayout: Structure<LatencyFields> = declare<LatencyFields>([s32be('min'), s32be('max')]);
 
 /** The LAN discovery query: the 4 bytes RANQ. */
 export interface DiscoveryQueryFields {
   magic: number;
 }
+/** Declaration of the discovery query. */
 export const discoveryQueryLayout: Structure<DiscoveryQueryFields> = declare<DiscoveryQueryFields>([u32be('magic')]);
 
 /** The LAN discovery reply: 688 bytes. */
@@ -144,6 +155,7 @@ export interface DiscoveryReplyFields {
   content: Uint8Array;
   subsystem: Uint8Array;
 }
+/** Declaration of the discovery reply. */
 export const discoveryReplyLayout: Structure<DiscoveryReplyFields> = declare<DiscoveryReplyFields>([
   u32be('magic'),
   u32be('contentCrc'),
@@ -168,6 +180,7 @@ export interface InputFrameFields {
   client: number;
   input: number[];
 }
+/** Declaration of a whole INPUT frame with `words` input words (oracle of `encodeRetroArchInput`). */
 export function inputFrameLayout(words: number): Structure<InputFrameFields> {
   return declare<InputFrameFields>([
     u32be('command'),
@@ -184,6 +197,7 @@ export interface NoInputFrameFields {
   length: number;
   frame: number;
 }
+/** Declaration of a whole NOINPUT frame (oracle of `encodeRetroArchNoInput`). */
 export const noInputFrameLayout: Structure<NoInputFrameFields> = declare<NoInputFrameFields>([
   u32be('command'),
   u32be('length'),
@@ -197,6 +211,7 @@ export interface CrcFrameFields {
   frame: number;
   crc: number;
 }
+/** Declaration of a whole CRC frame (oracle of `encodeRetroArchCrc`). */
 export const crcFrameLayout: Structure<CrcFrameFields> = declare<CrcFrameFields>([
   u32be('command'),
   u32be('length'),

@@ -193,8 +193,9 @@ export interface RetroArchInputLatencyMessage {
 }
 
 /**
- * A command this package does not know. It decodes to this value instead of failing, because
- * RetroArch answers unknown commands with NAK, so a session layer must see them to do the same.
+ * A command this package does not know. It decodes to this value instead of failing so that a
+ * session layer sees it and chooses: RetroArch 1.14 skips an unknown command's payload with a
+ * warning and stays connected (observed against a live host), while a stricter peer may NAK.
  */
 export interface RetroArchUnknownMessage {
   readonly type: 'unknown';
@@ -672,8 +673,8 @@ function decodePayload(
 /**
  * Decodes the payload of a frame with command `command` that `sender` sent. Commands this package
  * does not know decode to a {@link RetroArchUnknownMessage}. Byte fields are views into `payload`.
- * @throws DecodeError (offsets relative to `payload`): `bad-length` when the payload size does not
- *   fit the command, `too-large`/`truncated` never (the payload is complete by construction).
+ * @throws DecodeError `bad-length` (offset relative to `payload`) when the payload size does not
+ *   fit the command. The payload is complete by construction, so nothing is ever `truncated`.
  */
 export function decodeRetroArchMessage(
   command: number,
