@@ -6,13 +6,15 @@
  * CRC; asks to PLAY, plays for a few seconds, sends a PLAYER_CHAT and checks the host relays it,
  * answers pings, re-encodes every message the host sent and compares it with the wire bytes, then sends an unknown command (RetroArch skips it and stays connected) and a CRC of
  * the wrong size (RetroArch answers NAK and hangs up). A second
- * run checks a password-protected host accepts the right hash and drops a wrong one.
+ * run checks a password-protected host accepts the right hash and drops a wrong one. A third puts a
+ * proxy between a real RetroArch host and a real RetroArch client that decodes every frame both
+ * ways and forwards only the re-encoded bytes.
  *
  * Run: node --conditions=@netplay/source --import tsx test/interop/retroarch-live.ts
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { connect, type Socket } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -25,6 +27,7 @@ import {
   FrameDecoder,
   RetroArchHeaderMagic,
   type RetroArchMessage,
+  type RetroArchSender,
   retroArchClientHeader,
   retroArchMessageSize,
   retroArchPasswordHash,
@@ -297,5 +300,85 @@ async function passwords(port: number): Promise<void> {
   }
 }
 
+/**
+ * A real RetroArch client joins a real RetroArch host through a proxy that decodes every frame in
+ * both directions with this package and forwards only the re-encoded bytes: the session works only
+ * if every message our encoders write is one RetroArch accepts.
+ */
+async function proxy(hostPort: number, proxyPort: number): Promise<void> {
+  const host = await startHost(hostPort, '');
+  const counts = { client: {} as Record<string, number>, host: {} as Record<string, number> };
+  let closedEarly = false;
+  const server = createServer((down) => {
+    const up = connect(hostPort, '127.0.0.1');
+    const pipe = (from: Socket, to: Socket, sender: RetroArchSender) => {
+      const decoder = new FrameDecoder();
+      let header = false;
+      from.on('data', (chunk: Uint8Array) => {
+        decoder.push(chunk);
+        if (!header) {
+          const raw = decoder.readRaw(24);
+          if (raw === undefined) return;
+          const out = new Uint8Array(24);
+          encodeRetroArchHeader(decodeRetroArchHeader(raw, sender), out);
+          to.write(out);
+          header = true;
+        }
+        while (decoder.readFrame()) {
+          const m = decodeRetroArchPayload(
+            decoder.command,
+            decoder.bytes,
+            decoder.payloadOffset,
+            decoder.payloadLength,
+            sender,
+          );
+          counts[sender][m.type] = (counts[sender][m.type] ?? 0) + 1;
+          to.write(encodeRetroArchMessageToBytes(m));
+        }
+      });
+      from.on('close', () => {
+        closedEarly = true;
+        to.destroy();
+      });
+      from.on('error', () => undefined);
+    };
+    pipe(down, up, 'client');
+    pipe(up, down, 'host');
+  });
+  await new Promise<void>((r) => server.listen(proxyPort, '127.0.0.1', () => r()));
+  const { dir, rom, cfg } = setup('');
+  writeFileSync(
+    cfg,
+    `${readFileSync(cfg, 'utf8')}netplay_nickname = "raclient"\nnetplay_start_as_spectator = "false"\n`,
+  );
+  const client = spawn(
+    'timeout',
+    ['60', 'retroarch', '-c', cfg, '-v', '-L', CORE, '--connect', '127.0.0.1', '--port', String(proxyPort), rom],
+    { env: { ...process.env, HOME: dir }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let log = '';
+  client.stdout.on('data', (d: Buffer) => (log += d.toString()));
+  client.stderr.on('data', (d: Buffer) => (log += d.toString()));
+  try {
+    await new Promise((r) => setTimeout(r, 8000));
+    console.log('     client → host', counts.client);
+    console.log('     host → client', counts.host);
+    check(!closedEarly, 'proxied session still connected after 8 s');
+    check((counts.client.input ?? 0) > 100, 'the real client plays through re-encoded frames');
+    check((counts.host.mode ?? 0) > 0 && (counts.host.loadSavestate ?? 0) > 0, 'host sent MODE and LOAD_SAVESTATE');
+    check(!counts.client.nak && !counts.host.nak, 'no NAK either way');
+    const netplayErrors = log.split('\n').filter((l) => l.includes('[ERROR] [Netplay]'));
+    check(
+      netplayErrors.length === 0,
+      `client log has no netplay errors${netplayErrors.length ? `: ${netplayErrors[0]}` : ''}`,
+    );
+  } finally {
+    client.kill();
+    host.kill();
+    server.close();
+  }
+}
+
 await session(55441);
 await passwords(55442);
+await proxy(55443, 55444);
