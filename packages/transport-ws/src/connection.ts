@@ -128,6 +128,7 @@ export class WsConnection implements Connection {
   private connectTimer: Timer | undefined;
   private graceTimer: Timer | undefined;
   private readonly createdAt: number;
+  private readonly hello: Uint8Array;
 
   /**
    * @param socket The socket; for a client it may still be connecting (call {@link socketOpened}).
@@ -161,6 +162,12 @@ export class WsConnection implements Connection {
     }));
     for (const c of this.chans) this.byName.set(c.spec.name, c);
     this.socketOpen = role === 'server';
+    // Encoded up front so an unencodable channel list fails here, not inside a socket callback.
+    this.hello = encodeHello({
+      maxMessageBytes: this.opts.maxMessageBytes,
+      maxUnreliableBytes: this.opts.maxUnreliableBytes,
+      channels: this.channels,
+    });
     this.createdAt = this.clock.now();
     this.lastHeard = this.createdAt;
     this.connectTimer = this.clock.setTimer(this.opts.timeouts.connectMs, () => this.onConnectTimeout());
@@ -168,6 +175,11 @@ export class WsConnection implements Connection {
 
   get state(): ConnectionState {
     return this.currentState;
+  }
+
+  /** The socket's `bufferedAmount`: bytes accepted by the socket and not yet written to the network. */
+  get bufferedAmount(): number {
+    return this.socket.bufferedAmount;
   }
 
   /** Size limits of `send`: after the handshake, the smaller of both ends' limits. */
@@ -201,8 +213,7 @@ export class WsConnection implements Connection {
 
   close(reason = ''): void {
     if (this.currentState === 'closed') return;
-    this.closeSocket(WsCloseCode.normal, reason);
-    this.finish('local', reason, undefined);
+    this.finish('local', reason, undefined, { code: WsCloseCode.normal, reason });
   }
 
   /** Reads the state through a call, so narrowing does not survive event handlers that close. */
@@ -218,15 +229,7 @@ export class WsConnection implements Connection {
     this.socketOpen = true;
     this.helloSent = true;
     this.lastHeard = this.clock.now();
-    this.transmit(
-      encodeHello({
-        maxMessageBytes: this.opts.maxMessageBytes,
-        maxUnreliableBytes: this.opts.maxUnreliableBytes,
-        channels: this.channels,
-      }),
-      0,
-      false,
-    );
+    this.transmit(this.hello, 0, false);
   }
 
   /** A binary WebSocket message arrived. The core keeps views into `bytes` (the receiver owns them). */
@@ -371,17 +374,18 @@ export class WsConnection implements Connection {
 
   private refuse(reason: string): void {
     const error = new TransportError('refused', reason);
-    this.closeSocket(WsCloseCode.refused, reason);
-    this.finish('refused', reason, error);
+    this.finish('refused', reason, error, { code: WsCloseCode.refused, reason });
   }
 
   private onConnectTimeout(): void {
     this.connectTimer = undefined;
     if (this.currentState !== 'connecting') return;
     const error = new TransportError('timeout', `no handshake within ${this.opts.timeouts.connectMs} ms`);
-    this.closeSocket(WsCloseCode.timeout, 'handshake timeout');
-    this.socket.terminate();
-    this.finish('timeout', error.message, error);
+    this.finish('timeout', error.message, error, {
+      code: WsCloseCode.timeout,
+      reason: 'handshake timeout',
+      terminate: true,
+    });
   }
 
   // ---- data ----
@@ -534,8 +538,10 @@ export class WsConnection implements Connection {
     const silent = now - this.lastHeard;
     if (silent >= disconnectMs) {
       const error = new TransportError('timeout', `the peer was silent for ${Math.round(silent)} ms`);
-      this.closeSocket(WsCloseCode.timeout, `no traffic for ${Math.round(silent)} ms`);
-      this.finish('timeout', error.message, error);
+      this.finish('timeout', error.message, error, {
+        code: WsCloseCode.timeout,
+        reason: `no traffic for ${Math.round(silent)} ms`,
+      });
       return;
     }
     if (silent >= interruptMs && this.interruptedSince < 0) {
@@ -558,9 +564,8 @@ export class WsConnection implements Connection {
   private fail(error: TransportError, wsCode: number): void {
     if (this.currentState === 'closed') return;
     const opened = this.currentState === 'open';
-    this.closeSocket(wsCode, error.message);
     const code: CloseCode = !opened && error.code === 'refused' ? 'refused' : 'error';
-    this.finish(code, error.message, error);
+    this.finish(code, error.message, error, { code: wsCode, reason: error.message });
   }
 
   private closeSocket(wsCode: number, reason: string): void {
@@ -579,10 +584,24 @@ export class WsConnection implements Connection {
     }
   }
 
-  private finish(code: CloseCode, reason: string, error: TransportError | undefined): void {
+  /**
+   * Ends the connection: state `closed`, timers and queues dropped, then (with `ws`) the socket is
+   * closed with that WebSocket code and reason, and last the listener hooks and the user events run.
+   * The state changes first, so a socket that reports its close synchronously finds it closed.
+   */
+  private finish(
+    code: CloseCode,
+    reason: string,
+    error: TransportError | undefined,
+    ws?: { code: number; reason: string; terminate?: boolean },
+  ): void {
     if (this.currentState === 'closed') return;
     const wasOpen = this.currentState === 'open';
     this.currentState = 'closed';
+    if (ws) {
+      this.closeSocket(ws.code, ws.reason);
+      if (ws.terminate && !this.socketGone) this.socket.terminate();
+    }
     this.socketOpen = false;
     for (const t of [this.tickTimer, this.pollTimer, this.connectTimer]) t?.cancel();
     this.tickTimer = this.pollTimer = this.connectTimer = undefined;

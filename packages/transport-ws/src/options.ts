@@ -51,10 +51,16 @@ export const DEFAULT_MAX_MESSAGE_BYTES = 16 << 20;
 /** Default largest unreliable message: 64 KiB. */
 export const DEFAULT_MAX_UNRELIABLE_BYTES = 64 << 10;
 
-function positive(value: number | undefined, fallback: number, what: string, max = Number.MAX_SAFE_INTEGER): number {
+function positive(
+  value: number | undefined,
+  fallback: number,
+  what: string,
+  max = Number.MAX_SAFE_INTEGER,
+  min = 0,
+): number {
   if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !(value > 0) || value > max) {
-    throw new TransportError('invalid-argument', `${what} must be a number in (0, ${max}]`);
+  if (typeof value !== 'number' || !(value > min || (min < 0 && value === 0)) || value > max) {
+    throw new TransportError('invalid-argument', `${what} must be a number in ${min < 0 ? '[0' : '(0'}, ${max}]`);
   }
   return value;
 }
@@ -74,7 +80,7 @@ export function resolveOptions(options: WsConnectionOptions, channels: readonly 
     maxUnreliableBytes: Math.floor(
       positive(options.maxUnreliableBytes, DEFAULT_MAX_UNRELIABLE_BYTES, 'maxUnreliableBytes', MAX_LIMIT - 16),
     ),
-    highWaterBytes: positive(options.highWaterBytes, 64 << 10, 'highWaterBytes'),
+    highWaterBytes: positive(options.highWaterBytes, 64 << 10, 'highWaterBytes', Number.MAX_SAFE_INTEGER, -1),
     maxBufferedBytes: positive(options.maxBufferedBytes, 64 << 20, 'maxBufferedBytes'),
     pingIntervalMs: positive(
       options.pingIntervalMs,

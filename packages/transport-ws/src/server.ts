@@ -6,5 +6,5 @@
  */
 export * from './index.js';
 export { listen, WsListener, type WsListenOptions } from './listener.js';
-export { connectNode, connectNode as connect } from './node-client.js';
+export { connectNode } from './node-client.js';
 export { attachNodeSocket, mapWsError, nodeSocket } from './node-socket.js';

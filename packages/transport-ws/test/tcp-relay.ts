@@ -7,7 +7,9 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
  */
 export class TcpRelay {
   private cutAll = false;
+  private paused = false;
   private readonly sockets = new Set<Socket>();
+  private readonly downs = new Set<Socket>();
 
   private constructor(
     private readonly server: Server,
@@ -20,11 +22,14 @@ export class TcpRelay {
       const server = createServer((down) => {
         const r = relay!;
         const up = createConnection({ host: '127.0.0.1', port: targetPort });
+        r.downs.add(down);
+        down.on('close', () => r.downs.delete(down));
         for (const s of [down, up]) {
           r.sockets.add(s);
           s.on('error', () => {});
           s.on('close', () => r.sockets.delete(s));
         }
+        if (r.paused) down.pause();
         down.on('data', (chunk) => {
           if (!r.cutAll) up.write(chunk);
         });
@@ -47,6 +52,21 @@ export class TcpRelay {
         resolve(relay);
       });
     });
+  }
+
+  /**
+   * Stops reading from the clients (client → server direction) until {@link resume}: their
+   * socket buffers fill up, as on a congested link.
+   */
+  pause(): void {
+    this.paused = true;
+    for (const s of this.downs) s.pause();
+  }
+
+  /** Reads from the clients again. */
+  resume(): void {
+    this.paused = false;
+    for (const s of this.downs) s.resume();
   }
 
   /** Drops every byte in both directions from now on. */
