@@ -2,13 +2,27 @@
  * @netplay/rollback: rollback netplay sessions after GGPO and RetroArch. Sessions are sans-I/O:
  * fed inputs, messages and time, they return ordered requests (save, load, advance) for the
  * application's core, and hand messages to send to a callback. `CoreDriver` carries the requests
- * out on a @netplay/state `Core`.
+ * out on a @netplay/state `Core`; `ConnectionSet` binds sessions to @netplay/transport connections.
  * @packageDocumentation
  */
+export { ConnectionSet, type SessionEndpoint } from './connections.js';
 export { type ChecksumSink, CoreDriver } from './driver.js';
 export { RollbackError, type RollbackErrorCode } from './errors.js';
+export type { SessionEventMap } from './events.js';
 export { InputQueue } from './input-queue.js';
 export { InputStatus } from './input-status.js';
+export {
+  CONTROL_CHANNEL,
+  INPUT_CHANNEL,
+  P2PSession,
+  type P2PSessionOptions,
+  type PeerStats,
+  type RemotePlayer,
+  ROLLBACK_CHANNELS,
+  type SendFn,
+  type SessionStats,
+} from './p2p-session.js';
 export { type Predictor, predictNoInput, repeatLastInput } from './predictor.js';
 export type { AdvanceRequest, LoadRequest, SaveRequest, SessionRequest } from './requests.js';
+export { SpectatorSession, type SpectatorSessionOptions } from './spectator-session.js';
 export { type SyncTestOptions, SyncTestSession } from './sync-test-session.js';

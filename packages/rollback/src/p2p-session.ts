@@ -1,0 +1,924 @@
+import {
+  DecodeError,
+  decodeInputStream,
+  EncodeError,
+  encodeInputStream,
+  INPUT_STREAM_MAX_FRAMES,
+  type InputStreamHeaderInfo,
+  inputStreamMaxEncodedSize,
+} from '@netplay/protocol';
+import { type Clock, Emitter, type EventSource, type Handler, type Unsubscribe } from '@netplay/transport';
+import { RollbackError } from './errors.js';
+import type { SessionEventMap } from './events.js';
+import {
+  decodeByteFrameTail,
+  decodeChecksum,
+  encodeByteFrameTail,
+  encodeChecksum,
+  encodeSync,
+  INPUT_HEADER_BYTES,
+  type InputHeader,
+  MessageType,
+  NO_ECHO,
+  PRESENT,
+  readInputHeader,
+  writeInputHeader,
+} from './messages.js';
+import { type Predictor, repeatLastInput } from './predictor.js';
+import { RequestList, type SessionRequest } from './requests.js';
+import { checkDelay, checkPlayer } from './sync-test-session.js';
+import { Timeline } from './timeline.js';
+
+/** Name of the unreliable channel carrying inputs. */
+export const INPUT_CHANNEL = 'rb-input';
+/** Name of the reliable channel carrying control messages. */
+export const CONTROL_CHANNEL = 'rb-control';
+/** The channels a connection between two sessions must declare, in this order. */
+export const ROLLBACK_CHANNELS = [
+  { name: INPUT_CHANNEL, kind: 'unreliable' },
+  { name: CONTROL_CHANNEL, kind: 'reliable' },
+] as const;
+
+/** Hands one message to the transport (`Connection.send` copies the bytes, so may the callee). */
+export type SendFn = (peer: string, channel: typeof INPUT_CHANNEL | typeof CONTROL_CHANNEL, data: Uint8Array) => void;
+
+/** A remote player of a {@link P2PSession}. */
+export interface RemotePlayer {
+  /** The peer's id (what `send` and `receive` use, e.g. its address). */
+  readonly peer: string;
+  /** The player slot it plays. */
+  readonly player: number;
+}
+
+/** Options of {@link P2PSession}. */
+export interface P2PSessionOptions {
+  /** Number of player slots, 2..16. */
+  readonly players: number;
+  /** Bytes of one player's input per frame. */
+  readonly inputBytes: number;
+  /** The slot of this peer's player. */
+  readonly localPlayer: number;
+  /** The other players, one per remote peer (full mesh: every peer talks to every other). */
+  readonly remotes: readonly RemotePlayer[];
+  /** True on the host: the peer that decides leaves, syncs spectators and repairs desyncs. */
+  readonly isHost?: boolean;
+  /** The host's peer id (on the other peers). */
+  readonly hostPeer?: string;
+  /** Time source (a `ManualClock` in tests). */
+  readonly clock: Clock;
+  /** Where messages go. */
+  readonly send: SendFn;
+  /** Frames that may be simulated with predicted inputs before the session stalls (default 8). */
+  readonly maxPrediction?: number;
+  /** Local input delay in frames (default 0), changeable with {@link P2PSession.inputDelay}. */
+  readonly inputDelay?: number;
+  /** How remote inputs are guessed (default: repeat the last one). */
+  readonly predictor?: Predictor;
+  /** Exchange checksums of confirmed frames every this many frames (default 60; 0 disables). */
+  readonly checksumInterval?: number;
+  /**
+   * Savestates by frame (e.g. `(f) => driver.stateOf(f)`): the host needs it to sync spectators and
+   * repair desyncs.
+   */
+  readonly stateSource?: (frame: number) => Uint8Array | undefined;
+  /** Frames per second of the game (default 60), for time sync. */
+  readonly fps?: number;
+  /** Silence in ms after which a peer is reported interrupted (default 750). */
+  readonly interruptMs?: number;
+  /** Silence in ms after which a peer is dropped (default 5000; 0: never). */
+  readonly disconnectMs?: number;
+  /** Frames between two `wait-recommended` events (default 60). */
+  readonly waitInterval?: number;
+}
+
+/** Statistics of one remote peer. */
+export interface PeerStats {
+  readonly peer: string;
+  readonly player: number;
+  /** Round-trip time in ms, measured by the session's own echo (0 until measured). */
+  readonly rttMs: number;
+  /** How many frames the peer is estimated to be behind this one (negative: ahead). */
+  readonly framesBehind: number;
+  /** Time-sync estimate of how far this peer runs ahead of that one (averaged, in frames). */
+  readonly framesAhead: number;
+  /** Rollbacks caused by that peer's inputs. */
+  readonly rollbacks: number;
+  /** Bytes per second sent to / received from that peer (session messages, averaged over ~1 s). */
+  readonly sendBytesPerSec: number;
+  readonly receiveBytesPerSec: number;
+  /** Session message bytes sent to / received from that peer in total. */
+  readonly bytesSent: number;
+  readonly bytesReceived: number;
+  /** Messages from that peer that were dropped as undecodable. */
+  readonly badMessages: number;
+  readonly connected: boolean;
+}
+
+/** Session-wide statistics. */
+export interface SessionStats {
+  readonly currentFrame: number;
+  readonly confirmedFrame: number;
+  readonly rollbacks: number;
+  readonly lastRollbackDepth: number;
+  readonly maxRollbackDepth: number;
+  readonly resimulatedFrames: number;
+  /** Calls of `advanceFrame` that could not advance (prediction window full, paused, syncing). */
+  readonly stalls: number;
+  readonly desyncs: number;
+}
+
+const TIME_SAMPLES = 32;
+
+class Remote {
+  connected = true;
+  synchronized = false;
+  interrupted = false;
+  lastHeard: number;
+  /** Next frame of our local player the peer lacks. */
+  ackNext = 0;
+  remoteFrame = -1;
+  remoteFrameAt = 0;
+  remoteAdvantage = 0;
+  rttMs = 0;
+  rttSamples = 0;
+  echoTime = 0;
+  echoAt = -1;
+  readonly samples = new Float64Array(TIME_SAMPLES);
+  sampleCount = 0;
+  sampleAt = 0;
+  framesAhead = 0;
+  bytesSent = 0;
+  bytesReceived = 0;
+  windowSent = 0;
+  windowReceived = 0;
+  sendRate = 0;
+  receiveRate = 0;
+  badMessages = 0;
+  /** Mismatches of frames up to this one are stale (a repair is on its way). */
+  repairUntil = -1;
+  readonly sums = new Map<number, bigint>();
+
+  constructor(
+    readonly peer: string,
+    readonly player: number,
+    now: number,
+  ) {
+    this.lastHeard = now;
+  }
+}
+
+interface Spectator {
+  readonly peer: string;
+  /** Next confirmed frame to send; −1 until synced. */
+  nextFrame: number;
+}
+
+/**
+ * A full-mesh rollback session (GGPO): every peer sends its player's inputs to every other
+ * peer on an unreliable channel, redundantly until acknowledged, encoded with the protocol's
+ * input-stream codec; remote inputs are predicted, and a misprediction rolls back to the first
+ * wrong frame and resimulates. One peer is the host (RetroArch): it decides the frame at which a
+ * disconnected player is removed, syncs spectators mid-stream, pauses, loads states, and
+ * repairs desyncs by sending its savestate.
+ *
+ * Sans-I/O: feed it with {@link receive} and {@link disconnectPeer}, call {@link advanceFrame}
+ * once per frame after {@link addLocalInput}, and carry out the requests it returns.
+ */
+export class P2PSession implements EventSource<SessionEventMap> {
+  private readonly timeline: Timeline;
+  private readonly list = new RequestList();
+  private readonly emitter = new Emitter<SessionEventMap>();
+  private readonly remotes: Remote[];
+  private readonly byPeer = new Map<string, Remote>();
+  private readonly spectators: Spectator[] = [];
+  private readonly clock: Clock;
+  private readonly sendFn: SendFn;
+  private readonly stateSource: ((frame: number) => Uint8Array | undefined) | undefined;
+  private readonly frameMs: number;
+  private readonly interruptMs: number;
+  private readonly disconnectMs: number;
+  private readonly waitInterval: number;
+  private readonly ownSums = new Map<number, bigint>();
+  private readonly outBuf: Uint8Array;
+  private readonly encodeIn: Uint8Array;
+  private readonly decodeOut: Uint8Array;
+  private readonly rowScratch: Uint8Array;
+  private readonly header: InputHeader = {
+    player: 0,
+    frame: 0,
+    ack: 0,
+    advantage16: 0,
+    sendTime: 0,
+    echoTime: 0,
+    echoDelay: 0,
+  };
+  private readonly streamHeader: InputStreamHeaderInfo = {
+    startFrame: 0,
+    frameCount: 0,
+    inputSize: 0,
+    hasReference: false,
+  };
+  private readonly decodeOptions: { header: InputStreamHeaderInfo; maxBytes: number };
+  private readonly streamSpec = { startFrame: 0, frameCount: 0, inputSize: 0 };
+  private delay: number;
+  private running = false;
+  private pausedFlag = false;
+  private pendingLoad: { frame: number; state: Uint8Array; repair: boolean } | undefined;
+  private nextChecksumFrame: number;
+  private lastWaitEvent = Number.NEGATIVE_INFINITY;
+  private stallCount = 0;
+  private desyncCount = 0;
+  private rateWindowStart: number;
+  /** The slot of this peer's player. */
+  readonly localPlayer: number;
+  /** Whether this peer is the host. */
+  readonly isHost: boolean;
+  /** The host's peer id (undefined on the host). */
+  readonly hostPeer: string | undefined;
+  /** Checksum exchange interval in frames (0: off). */
+  readonly checksumInterval: number;
+
+  constructor(options: P2PSessionOptions) {
+    const players = options.players;
+    if (!Number.isInteger(players) || players < 2 || players > 16)
+      throw new RollbackError('bad-argument', `players must be 2..16, got ${players}`);
+    checkPlayer(options.localPlayer, players);
+    const maxPrediction = options.maxPrediction ?? 8;
+    this.timeline = new Timeline(players, options.inputBytes, maxPrediction, options.predictor ?? repeatLastInput);
+    this.localPlayer = options.localPlayer;
+    this.isHost = options.isHost === true;
+    this.hostPeer = this.isHost ? undefined : options.hostPeer;
+    this.clock = options.clock;
+    this.sendFn = options.send;
+    this.stateSource = options.stateSource;
+    this.delay = checkDelay(options.inputDelay ?? 0);
+    const fps = options.fps ?? 60;
+    if (!(fps > 0 && fps <= 1000)) throw new RollbackError('bad-argument', `fps must be in (0, 1000], got ${fps}`);
+    this.frameMs = 1000 / fps;
+    this.interruptMs = options.interruptMs ?? 750;
+    this.disconnectMs = options.disconnectMs ?? 5000;
+    this.waitInterval = options.waitInterval ?? 60;
+    const interval = options.checksumInterval ?? 60;
+    if (!Number.isInteger(interval) || interval < 0)
+      throw new RollbackError('bad-argument', `checksumInterval must be a non-negative integer, got ${interval}`);
+    this.checksumInterval = interval;
+    this.nextChecksumFrame = interval;
+    const now = this.clock.now();
+    this.rateWindowStart = now;
+    const seen = new Set<number>([this.localPlayer]);
+    this.remotes = options.remotes.map((r) => {
+      checkPlayer(r.player, players);
+      if (seen.has(r.player)) throw new RollbackError('bad-argument', `player ${r.player} is given twice`);
+      if (this.byPeer.has(r.peer)) throw new RollbackError('bad-argument', `peer ${r.peer} is given twice`);
+      seen.add(r.player);
+      const remote = new Remote(r.peer, r.player, now);
+      this.byPeer.set(r.peer, remote);
+      return remote;
+    });
+    // Slots nobody plays are empty from frame 0.
+    for (let p = 0; p < players; p++) if (!seen.has(p)) this.timeline.disconnect(p, 0);
+    const ib = options.inputBytes;
+    this.outBuf = new Uint8Array(INPUT_HEADER_BYTES + inputStreamMaxEncodedSize(INPUT_STREAM_MAX_FRAMES, ib));
+    this.encodeIn = new Uint8Array(INPUT_STREAM_MAX_FRAMES * ib);
+    this.decodeOut = new Uint8Array(INPUT_STREAM_MAX_FRAMES * ib);
+    this.rowScratch = new Uint8Array(INPUT_STREAM_MAX_FRAMES * ib * players);
+    this.decodeOptions = { header: this.streamHeader, maxBytes: this.decodeOut.length };
+    if (this.remotes.length === 0) this.running = true;
+  }
+
+  on<K extends keyof SessionEventMap>(type: K, handler: Handler<SessionEventMap, K>): Unsubscribe {
+    return this.emitter.on(type, handler);
+  }
+
+  /** Number of player slots. */
+  get players(): number {
+    return this.timeline.players;
+  }
+
+  /** Bytes per player input. */
+  get inputBytes(): number {
+    return this.timeline.inputBytes;
+  }
+
+  /** The prediction window. */
+  get maxPrediction(): number {
+    return this.timeline.maxPrediction;
+  }
+
+  /** Snapshot slots a driver needs: `maxPrediction + 2`. */
+  get ringFrames(): number {
+    return this.timeline.maxPrediction + 2;
+  }
+
+  /** RetroArch's self: the next frame to simulate. */
+  get currentFrame(): number {
+    return this.timeline.currentFrame;
+  }
+
+  /** RetroArch's unread: the first frame some player's input is missing for (Infinity if none). */
+  get unreadFrame(): number {
+    return this.timeline.unreadFrame;
+  }
+
+  /** RetroArch's other: states before and at this frame are final (every input known and used). */
+  get confirmedFrame(): number {
+    return this.timeline.otherFrame;
+  }
+
+  /** True once every peer has been heard from. */
+  get isRunning(): boolean {
+    return this.running;
+  }
+
+  /** True while the host has the game paused. */
+  get paused(): boolean {
+    return this.pausedFlag;
+  }
+
+  /** The local input delay in frames; may change at any time. */
+  get inputDelay(): number {
+    return this.delay;
+  }
+  set inputDelay(frames: number) {
+    this.delay = checkDelay(frames);
+  }
+
+  /**
+   * Time sync: how many frames this peer runs ahead of the slowest peer (averaged over the last
+   * 32 frames; negative when behind everybody).
+   */
+  get framesAhead(): number {
+    let best = Number.NEGATIVE_INFINITY;
+    for (const r of this.remotes) if (r.connected && r.synchronized && r.framesAhead > best) best = r.framesAhead;
+    return best === Number.NEGATIVE_INFINITY ? 0 : best;
+  }
+
+  /** Frames the application should skip now to let the others catch up (0 when in step). */
+  get recommendedWait(): number {
+    const a = this.framesAhead;
+    return a >= 1 ? Math.min(Math.round(a), this.timeline.maxPrediction) : 0;
+  }
+
+  /**
+   * RetroArch's catch-up: how many extra frames to run (frame limiter off) because every other peer
+   * is at least two frames ahead of this one.
+   */
+  get catchUpFrames(): number {
+    let worst = Number.POSITIVE_INFINITY;
+    for (const r of this.remotes) if (r.connected && r.synchronized && r.framesAhead < worst) worst = r.framesAhead;
+    if (worst === Number.POSITIVE_INFINITY) return 0;
+    return worst <= -2 ? Math.floor(-worst) : 0;
+  }
+
+  /**
+   * Sets this peer's input for the current frame plus the input delay. Inputs for frames that
+   * already have one (a stalled frame, or after the delay shrank) are dropped. Ignored until
+   * the session runs.
+   */
+  addLocalInput(input: Uint8Array): void {
+    if (input.length !== this.timeline.inputBytes)
+      throw new RollbackError('bad-argument', `input of ${input.length} bytes, expected ${this.timeline.inputBytes}`);
+    if (!this.running) return;
+    this.timeline.addLocal(this.localPlayer, this.timeline.currentFrame + this.delay, input);
+  }
+
+  /** The checksums this session needs (those of the exchange frames). */
+  needsChecksum(frame: number): boolean {
+    return this.checksumInterval > 0 && frame % this.checksumInterval === 0;
+  }
+
+  /** Receives the checksum of the state saved for `frame` (the {@link CoreDriver} calls it). */
+  setChecksum(frame: number, checksum: bigint): void {
+    this.timeline.recordChecksum(frame, checksum);
+  }
+
+  /**
+   * One frame: applies a pending host savestate, rolls back and resimulates if a prediction was
+   * wrong, then simulates the current frame unless the prediction window is full, the game is
+   * paused or peers are still synchronizing. Sends inputs, checksums and spectator data. The
+   * returned list is reused by the next call.
+   */
+  advanceFrame(): readonly SessionRequest[] {
+    const t = this.timeline;
+    const list = this.list;
+    list.clear();
+    const now = this.clock.now();
+    this.checkSilence(now);
+    if (!this.running) {
+      this.stallCount++;
+      this.sendInputs(now);
+      return list.items;
+    }
+    const other = t.otherFrame;
+    this.exchangeChecksums(other);
+    if (this.isHost) this.serveSpectators(other);
+    const load = this.pendingLoad;
+    if (load !== undefined) {
+      this.pendingLoad = undefined;
+      t.loadState(list, load.frame, load.state);
+      for (const q of t.queues) q.restartAt(load.frame);
+      this.afterLoad(load.frame);
+      if (load.repair) this.emitter.emit('desync-repaired', { frame: load.frame });
+    }
+    t.saveIfNeeded(list);
+    t.rollbackIfNeeded(list);
+    const unread = t.unreadFrame;
+    if (!this.pausedFlag && t.currentFrame < unread + t.maxPrediction) {
+      if (!t.queues[this.localPlayer]!.has(t.currentFrame))
+        throw new RollbackError('bad-state', `no local input for frame ${t.currentFrame}: call addLocalInput first`);
+      t.advance(list);
+    } else {
+      this.stallCount++;
+    }
+    this.updateTimeSync(now);
+    this.sendInputs(now);
+    return list.items;
+  }
+
+  /**
+   * Sends pending inputs and checks for silent peers without advancing (call it while the
+   * application waits, e.g. on a recommended wait or a stall).
+   */
+  poll(): void {
+    const now = this.clock.now();
+    this.checkSilence(now);
+    this.sendInputs(now);
+  }
+
+  /** Feeds one message received from `peer` on `channel`. Undecodable bytes are dropped and reported. */
+  receive(peer: string, channel: string, data: Uint8Array): void {
+    const r = this.byPeer.get(peer);
+    try {
+      if (r === undefined) {
+        if (this.isHost && channel === CONTROL_CHANNEL && data[0] === MessageType.Spectate) {
+          if (!this.spectators.some((s) => s.peer === peer)) this.spectators.push({ peer, nextFrame: -1 });
+          return;
+        }
+        throw new DecodeError('unknown-type', 0, `message from unknown peer ${peer}`);
+      }
+      if (!r.connected) return;
+      r.bytesReceived += data.length;
+      r.windowReceived += data.length;
+      this.heard(r);
+      if (data.length === 0) throw new DecodeError('truncated', 0, 'empty message');
+      switch (data[0]) {
+        case MessageType.Input:
+          this.onInput(r, data);
+          break;
+        case MessageType.Checksum: {
+          const m = decodeChecksum(data);
+          this.onRemoteChecksum(r, m.frame, m.checksum);
+          break;
+        }
+        case MessageType.Leave:
+          this.fromHost(peer);
+          this.onLeave(data);
+          break;
+        case MessageType.Load: {
+          this.fromHost(peer);
+          const m = decodeByteFrameTail(data, 'LOAD');
+          this.pendingLoad = { frame: m.frame, state: m.tail.slice(), repair: m.byte === 0 };
+          break;
+        }
+        case MessageType.Pause: {
+          this.fromHost(peer);
+          const m = decodeByteFrameTail(data, 'PAUSE');
+          this.setPaused(m.byte === 1, m.frame);
+          break;
+        }
+        case MessageType.Joined: {
+          this.fromHost(peer);
+          const m = decodeByteFrameTail(data, 'JOINED');
+          this.emitter.emit('spectator-joined', { peer: new TextDecoder().decode(m.tail), frame: m.frame });
+          break;
+        }
+        default:
+          throw new DecodeError('unknown-type', 0, `message type ${data[0]}`);
+      }
+    } catch (e) {
+      if (!(e instanceof DecodeError) && !(e instanceof RollbackError && e.code === 'protocol')) throw e;
+      if (r !== undefined) r.badMessages++;
+      this.emitter.emit('protocol-error', { peer, error: e });
+    }
+  }
+
+  /**
+   * The link to `peer` is gone (the transport closed). On the host, a player's departure is
+   * decided at the frame after its last input the host holds, and broadcast; the other peers
+   * wait for that decision. A spectator is simply dropped.
+   */
+  disconnectPeer(peer: string): void {
+    const si = this.spectators.findIndex((s) => s.peer === peer);
+    if (si >= 0) {
+      this.spectators.splice(si, 1);
+      return;
+    }
+    const r = this.byPeer.get(peer);
+    if (r === undefined || !r.connected) return;
+    r.connected = false;
+    this.emitter.emit('disconnected', { peer });
+    if (this.isHost) this.removePlayer(r.player);
+    this.checkRunning();
+  }
+
+  /** Host only: pauses (true) or resumes (false) every peer. */
+  setHostPaused(paused: boolean): void {
+    this.requireHost('pause');
+    const frame = this.timeline.currentFrame;
+    this.broadcast(encodeByteFrameTail(MessageType.Pause, paused ? 1 : 0, frame, undefined), true);
+    this.setPaused(paused, frame);
+  }
+
+  /**
+   * Host only: loads `state` as the state of the current frame on every peer (RetroArch's
+   * LOAD_SAVESTATE; a reset is the load of a power-on state).
+   */
+  loadHostState(state: Uint8Array): void {
+    this.requireHost('load a state');
+    const frame = this.timeline.currentFrame;
+    this.pendingLoad = { frame, state: state.slice(), repair: false };
+    this.broadcast(encodeByteFrameTail(MessageType.Load, 1, frame, state), true);
+  }
+
+  /** Statistics of every remote peer. */
+  peerStats(): PeerStats[] {
+    const cur = this.timeline.currentFrame;
+    const now = this.clock.now();
+    return this.remotes.map((r) => ({
+      peer: r.peer,
+      player: r.player,
+      rttMs: r.rttMs,
+      framesBehind: r.remoteFrame < 0 ? 0 : cur - this.remoteFrameEstimate(r, now),
+      framesAhead: r.framesAhead,
+      rollbacks: this.timeline.rollbacksBy[r.player]!,
+      sendBytesPerSec: r.sendRate,
+      receiveBytesPerSec: r.receiveRate,
+      bytesSent: r.bytesSent,
+      bytesReceived: r.bytesReceived,
+      badMessages: r.badMessages,
+      connected: r.connected,
+    }));
+  }
+
+  /** Session-wide statistics. */
+  get stats(): SessionStats {
+    const t = this.timeline;
+    return {
+      currentFrame: t.currentFrame,
+      confirmedFrame: t.otherFrame,
+      rollbacks: t.rollbacks,
+      lastRollbackDepth: t.lastRollbackDepth,
+      maxRollbackDepth: t.maxRollbackDepth,
+      resimulatedFrames: t.resimulatedFrames,
+      stalls: this.stallCount,
+      desyncs: this.desyncCount,
+    };
+  }
+
+  /** Player slots currently playing (not removed). */
+  activePlayers(): number[] {
+    const out: number[] = [];
+    for (let p = 0; p < this.timeline.players; p++)
+      if (this.timeline.queues[p]!.disconnectFrame === Number.POSITIVE_INFINITY) out.push(p);
+    return out;
+  }
+
+  /** The frame from which `player` is gone, or undefined while it plays. */
+  playerLeftAt(player: number): number | undefined {
+    const f = this.timeline.queues[player]?.disconnectFrame;
+    return f === undefined || f === Number.POSITIVE_INFINITY ? undefined : f;
+  }
+
+  // ---- internals -------------------------------------------------------------------------
+
+  private requireHost(what: string): void {
+    if (!this.isHost) throw new RollbackError('bad-state', `only the host may ${what}`);
+  }
+
+  private fromHost(peer: string): void {
+    if (this.isHost || peer !== this.hostPeer)
+      throw new RollbackError('protocol', `${peer} sent a host-only message but is not the host`);
+  }
+
+  private setPaused(paused: boolean, frame: number): void {
+    if (this.pausedFlag === paused) return;
+    this.pausedFlag = paused;
+    this.emitter.emit('paused', { paused, frame });
+  }
+
+  private send(r: Remote, channel: typeof INPUT_CHANNEL | typeof CONTROL_CHANNEL, data: Uint8Array): void {
+    r.bytesSent += data.length;
+    r.windowSent += data.length;
+    this.sendFn(r.peer, channel, data);
+  }
+
+  /** Sends a control message to every connected player (and the spectators when asked). */
+  private broadcast(data: Uint8Array, spectatorsToo: boolean): void {
+    for (const r of this.remotes) if (r.connected) this.send(r, CONTROL_CHANNEL, data);
+    if (spectatorsToo)
+      for (const s of this.spectators) if (s.nextFrame >= 0) this.sendFn(s.peer, CONTROL_CHANNEL, data);
+  }
+
+  private heard(r: Remote): void {
+    r.lastHeard = this.clock.now();
+    if (r.interrupted) {
+      r.interrupted = false;
+      this.emitter.emit('resumed', { peer: r.peer });
+    }
+    if (!r.synchronized) {
+      r.synchronized = true;
+      this.emitter.emit('synchronized', { peer: r.peer });
+      this.checkRunning();
+    }
+  }
+
+  private checkRunning(): void {
+    if (this.running) return;
+    for (const r of this.remotes) if (r.connected && !r.synchronized) return;
+    this.running = true;
+    this.emitter.emit('running', { frame: this.timeline.currentFrame });
+  }
+
+  private checkSilence(now: number): void {
+    if (!this.running && !this.announced) {
+      this.announced = true;
+      for (const r of this.remotes) if (!r.synchronized) this.emitter.emit('synchronizing', { peer: r.peer });
+    }
+    for (const r of this.remotes) {
+      if (!r.connected) continue;
+      const silent = now - r.lastHeard;
+      if (!r.interrupted && silent >= this.interruptMs) {
+        r.interrupted = true;
+        this.emitter.emit('interrupted', { peer: r.peer, silentMs: silent });
+      }
+      if (this.disconnectMs > 0 && silent >= this.disconnectMs) this.disconnectPeer(r.peer);
+    }
+    const elapsed = now - this.rateWindowStart;
+    if (elapsed >= 1000) {
+      for (const r of this.remotes) {
+        r.sendRate = (r.windowSent * 1000) / elapsed;
+        r.receiveRate = (r.windowReceived * 1000) / elapsed;
+        r.windowSent = 0;
+        r.windowReceived = 0;
+      }
+      this.rateWindowStart = now;
+    }
+  }
+  private announced = false;
+
+  private remoteFrameEstimate(r: Remote, now: number): number {
+    return r.remoteFrame + (now - r.remoteFrameAt + r.rttMs / 2) / this.frameMs;
+  }
+
+  private localAdvantage(r: Remote, now: number): number {
+    if (r.remoteFrame < 0) return 0;
+    return this.timeline.currentFrame - this.remoteFrameEstimate(r, now);
+  }
+
+  private updateTimeSync(now: number): void {
+    for (const r of this.remotes) {
+      if (!r.connected || r.remoteFrame < 0) continue;
+      const sample = (this.localAdvantage(r, now) - r.remoteAdvantage) / 2;
+      r.samples[r.sampleAt] = sample;
+      r.sampleAt = (r.sampleAt + 1) % TIME_SAMPLES;
+      if (r.sampleCount < TIME_SAMPLES) r.sampleCount++;
+      let sum = 0;
+      for (let i = 0; i < r.sampleCount; i++) sum += r.samples[i]!;
+      r.framesAhead = sum / r.sampleCount;
+    }
+    const wait = this.recommendedWait;
+    const cur = this.timeline.currentFrame;
+    if (wait > 0 && cur - this.lastWaitEvent >= this.waitInterval) {
+      this.lastWaitEvent = cur;
+      this.emitter.emit('wait-recommended', { frames: wait });
+    }
+  }
+
+  /** Sends every connected player our inputs it has not acknowledged (at most 255 frames). */
+  private sendInputs(now: number): void {
+    const t = this.timeline;
+    const q = t.queues[this.localPlayer]!;
+    const ib = t.inputBytes;
+    const h = this.header;
+    const nowU32 = Math.floor(now) >>> 0;
+    for (const r of this.remotes) {
+      if (!r.connected) continue;
+      h.player = this.localPlayer;
+      h.frame = t.currentFrame;
+      const rq = t.queues[r.player]!;
+      h.ack = rq.lastFrame + 1;
+      h.advantage16 = Math.max(-32768, Math.min(32767, Math.round(this.localAdvantage(r, now) * 16)));
+      h.sendTime = nowU32;
+      h.echoTime = r.echoTime;
+      h.echoDelay = r.echoAt < 0 ? NO_ECHO : Math.min(NO_ECHO - 1, Math.max(0, Math.floor(now - r.echoAt)));
+      writeInputHeader(this.outBuf, h);
+      let n = INPUT_HEADER_BYTES;
+      const from = Math.max(r.ackNext, q.oldestFrame);
+      const count = Math.min(q.lastFrame - from + 1, INPUT_STREAM_MAX_FRAMES);
+      if (count > 0) {
+        for (let i = 0; i < count; i++) {
+          const src = q.input(from + i)!;
+          this.encodeIn.set(src, i * ib);
+        }
+        const spec = this.streamSpec;
+        spec.startFrame = from;
+        spec.frameCount = count;
+        spec.inputSize = ib;
+        n += encodeInputStream(spec, this.encodeIn, undefined, this.outBuf, INPUT_HEADER_BYTES);
+      }
+      this.send(r, INPUT_CHANNEL, this.outBuf.subarray(0, n));
+    }
+  }
+
+  private onInput(r: Remote, data: Uint8Array): void {
+    const h = this.header;
+    readInputHeader(data, h);
+    if (h.player !== r.player)
+      throw new DecodeError('bad-value', 1, `peer ${r.peer} plays ${r.player}, not ${h.player}`);
+    const now = this.clock.now();
+    if (h.frame >= r.remoteFrame) {
+      r.remoteFrame = h.frame;
+      r.remoteFrameAt = now;
+      r.remoteAdvantage = h.advantage16 / 16;
+    }
+    if (h.ack > r.ackNext) r.ackNext = h.ack;
+    r.echoTime = h.sendTime;
+    r.echoAt = now;
+    if (h.echoDelay !== NO_ECHO) {
+      const sample = ((Math.floor(now) >>> 0) - h.echoTime - h.echoDelay) >>> 0;
+      if (sample < 60_000) {
+        r.rttMs = r.rttSamples === 0 ? sample : r.rttMs * 0.875 + sample * 0.125;
+        r.rttSamples++;
+      }
+    }
+    if (data.length > INPUT_HEADER_BYTES) this.takeInputs(r.player, data.subarray(INPUT_HEADER_BYTES));
+  }
+
+  /** Decodes an input stream of one player and confirms the frames that extend its queue. */
+  private takeInputs(player: number, stream: Uint8Array): void {
+    decodeInputStream(stream, this.decodeOut, this.decodeOptions);
+    const sh = this.streamHeader;
+    if (sh.inputSize !== this.timeline.inputBytes)
+      throw new DecodeError('bad-value', 5, `input size ${sh.inputSize}, expected ${this.timeline.inputBytes}`);
+    const q = this.timeline.queues[player]!;
+    const ib = sh.inputSize;
+    const next = q.lastFrame + 1;
+    if (sh.startFrame > next) return; // a gap: wait for a packet that starts earlier
+    for (let i = Math.max(0, next - sh.startFrame); i < sh.frameCount; i++) {
+      this.timeline.confirm(player, sh.startFrame + i, this.decodeOut, i * ib);
+    }
+  }
+
+  /** Host: removes `player` at the frame after its last input held, and tells everybody. */
+  private removePlayer(player: number): void {
+    const q = this.timeline.queues[player]!;
+    if (q.disconnectFrame !== Number.POSITIVE_INFINITY) return;
+    const frame = q.lastFrame + 1;
+    // Send the player's last inputs along, so peers that missed some can still confirm them.
+    const from = Math.max(q.oldestFrame, frame - 128, 0);
+    const count = frame - from;
+    let tail: Uint8Array | undefined;
+    if (count > 0) {
+      const ib = this.timeline.inputBytes;
+      for (let i = 0; i < count; i++) this.encodeIn.set(q.input(from + i)!, i * ib);
+      const buf = new Uint8Array(inputStreamMaxEncodedSize(count, ib));
+      const n = encodeInputStream(
+        { startFrame: from, frameCount: count, inputSize: ib },
+        this.encodeIn,
+        undefined,
+        buf,
+      );
+      tail = buf.subarray(0, n);
+    }
+    this.broadcast(encodeByteFrameTail(MessageType.Leave, player, frame, tail), true);
+    this.timeline.disconnect(player, frame);
+    this.emitter.emit('player-left', { player, frame });
+  }
+
+  private onLeave(data: Uint8Array): void {
+    const m = decodeByteFrameTail(data, 'LEAVE');
+    const player = m.byte;
+    if (player >= this.timeline.players) throw new DecodeError('bad-value', 1, `player ${player}`);
+    if (m.tail.length > 0) this.takeInputs(player, m.tail);
+    const q = this.timeline.queues[player]!;
+    if (q.disconnectFrame !== Number.POSITIVE_INFINITY) return;
+    if (q.lastFrame + 1 < m.frame)
+      throw new RollbackError('protocol', `player ${player} leaves at ${m.frame} but inputs stop at ${q.lastFrame}`);
+    this.timeline.disconnect(player, m.frame);
+    for (const r of this.remotes) if (r.player === player) r.connected = false;
+    this.emitter.emit('player-left', { player, frame: m.frame });
+    this.checkRunning();
+  }
+
+  /** Sends our checksums of the exchange frames that became final, and compares. */
+  private exchangeChecksums(other: number): void {
+    if (this.checksumInterval === 0) return;
+    while (this.nextChecksumFrame < other) {
+      const f = this.nextChecksumFrame;
+      this.nextChecksumFrame += this.checksumInterval;
+      const sum = this.timeline.checksumOf(f);
+      if (sum === undefined) continue;
+      this.ownSums.set(f, sum);
+      if (this.ownSums.size > 16) this.ownSums.delete(this.ownSums.keys().next().value!);
+      const msg = encodeChecksum(f, sum);
+      for (const r of this.remotes) {
+        if (!r.connected) continue;
+        this.send(r, CONTROL_CHANNEL, msg);
+        const theirs = r.sums.get(f);
+        if (theirs !== undefined) {
+          r.sums.delete(f);
+          this.compare(r, f, sum, theirs);
+        }
+      }
+    }
+  }
+
+  private onRemoteChecksum(r: Remote, frame: number, sum: bigint): void {
+    const mine = this.ownSums.get(frame);
+    if (mine !== undefined) this.compare(r, frame, mine, sum);
+    else if (frame >= this.nextChecksumFrame) {
+      r.sums.set(frame, sum);
+      if (r.sums.size > 16) r.sums.delete(r.sums.keys().next().value!);
+    }
+  }
+
+  private compare(r: Remote, frame: number, mine: bigint, theirs: bigint): void {
+    if (mine === theirs || frame <= r.repairUntil) return;
+    this.desyncCount++;
+    this.emitter.emit('desync-detected', { frame, peer: r.peer, local: mine, remote: theirs });
+    if (!this.isHost) return;
+    const t = this.timeline;
+    const at = Math.min(t.otherFrame, t.currentFrame);
+    const state = this.stateSource?.(at);
+    if (state === undefined) return;
+    r.repairUntil = t.currentFrame + this.delay + t.maxPrediction + 1;
+    this.send(r, CONTROL_CHANNEL, encodeByteFrameTail(MessageType.Load, 0, at, state));
+  }
+
+  /** After loading a host state at `frame`: checksums before it are history. */
+  private afterLoad(frame: number): void {
+    if (this.checksumInterval > 0) {
+      const next = (Math.floor(frame / this.checksumInterval) + 1) * this.checksumInterval;
+      if (next > this.nextChecksumFrame) this.nextChecksumFrame = next;
+    }
+    for (const r of this.remotes) for (const f of [...r.sums.keys()]) if (f <= frame) r.sums.delete(f);
+  }
+
+  /** Host: syncs new spectators at `other` and streams confirmed inputs to the synced ones. */
+  private serveSpectators(other: number): void {
+    if (this.spectators.length === 0) return;
+    const t = this.timeline;
+    const unread = Math.min(t.unreadFrame, t.currentFrame + t.maxPrediction + this.delay + 1);
+    for (const s of this.spectators) {
+      if (s.nextFrame < 0) {
+        const at = Math.min(other, t.currentFrame);
+        const state = this.stateSource?.(at);
+        if (state === undefined) continue;
+        const disconnectFrames = t.queues.map((q) =>
+          q.disconnectFrame === Number.POSITIVE_INFINITY ? PRESENT : q.disconnectFrame,
+        );
+        this.sendFn(
+          s.peer,
+          CONTROL_CHANNEL,
+          encodeSync({ frame: at, players: t.players, inputBytes: t.inputBytes, disconnectFrames, state }),
+        );
+        s.nextFrame = at;
+        this.broadcast(encodeByteFrameTail(MessageType.Joined, 0, at, new TextEncoder().encode(s.peer)), false);
+        this.emitter.emit('spectator-joined', { peer: s.peer, frame: at });
+      }
+      while (s.nextFrame < unread) {
+        const count = Math.min(unread - s.nextFrame, INPUT_STREAM_MAX_FRAMES);
+        const row = t.players * t.inputBytes;
+        if (count * row > this.rowScratch.length) break;
+        for (let i = 0; i < count; i++) this.readConfirmedRow(s.nextFrame + i, this.rowScratch, i * row);
+        const buf = new Uint8Array(1 + inputStreamMaxEncodedSize(count, row));
+        buf[0] = MessageType.Confirmed;
+        let n: number;
+        try {
+          n = encodeInputStream(
+            { startFrame: s.nextFrame, frameCount: count, inputSize: row },
+            this.rowScratch,
+            undefined,
+            buf,
+            1,
+          );
+        } catch (e) {
+          if (e instanceof EncodeError) break;
+          throw e;
+        }
+        this.sendFn(s.peer, CONTROL_CHANNEL, buf.subarray(0, 1 + n));
+        s.nextFrame += count;
+      }
+    }
+  }
+
+  private readConfirmedRow(frame: number, out: Uint8Array, offset: number): void {
+    const t = this.timeline;
+    for (let p = 0; p < t.players; p++) {
+      const q = t.queues[p]!;
+      const ib = t.inputBytes;
+      if (frame >= q.disconnectFrame) out.fill(0, offset + p * ib, offset + (p + 1) * ib);
+      else out.set(q.input(frame)!, offset + p * ib);
+    }
+  }
+}

@@ -1,0 +1,266 @@
+import { crc32 } from '@netplay/protocol';
+import type { Core } from '@netplay/state';
+import { type LinkConditions, type MemoryConnection, SimulatedNetwork } from '@netplay/transport';
+import {
+  ConnectionSet,
+  CoreDriver,
+  P2PSession,
+  type P2PSessionOptions,
+  ROLLBACK_CHANNELS,
+  type SessionEventMap,
+  SpectatorSession,
+} from '../src/index.js';
+
+/** Virtual ms per frame (62.5 fps keeps the clock on whole milliseconds). */
+export const FRAME_MS = 16;
+
+/** One peer of a simulated mesh. */
+export interface Rig {
+  readonly name: string;
+  readonly player: number;
+  readonly session: P2PSession;
+  readonly driver: CoreDriver;
+  readonly core: Core;
+  readonly conns: ConnectionSet;
+  readonly events: Array<{ type: keyof SessionEventMap; event: unknown }>;
+  /** Frames still to skip on a time-sync recommendation. */
+  wait: number;
+  /** Frames whose final state was compared with the offline replay. */
+  checked: number;
+  /** Frames (from `checked`) whose state was no longer stored when it became final. */
+  missing: number;
+  /** Set once the rig's connections are closed (it left). */
+  gone: boolean;
+}
+
+/** A spectator of a mesh. */
+export interface SpectatorRig {
+  readonly name: string;
+  readonly session: SpectatorSession;
+  readonly driver: CoreDriver;
+  readonly conns: ConnectionSet;
+  checked: number;
+}
+
+export interface MeshOptions {
+  readonly players: number;
+  readonly seed: number;
+  readonly makeCore: () => Core;
+  /** The byte every input byte of `player` at `frame` holds (before delay zero-fill). */
+  readonly inputOf: (player: number, frame: number) => number;
+  readonly link?: Partial<LinkConditions>;
+  readonly session?: Partial<P2PSessionOptions>;
+}
+
+/** Names of the mesh peers. */
+export function peerName(i: number): string {
+  return `p${i}`;
+}
+
+/**
+ * N peers on a SimulatedNetwork, full mesh, peer 0 the host, each with a P2PSession, a
+ * CoreDriver and its own core; plus an offline replay of the true inputs to compare every
+ * confirmed frame against.
+ */
+export class Mesh {
+  readonly net: SimulatedNetwork;
+  readonly rigs: Rig[] = [];
+  readonly spectators: SpectatorRig[] = [];
+  private readonly offline: Core;
+  private readonly offlineSums: number[] = [];
+  private readonly scratch: Uint8Array;
+  private readonly delay: number;
+  /** Per player: the frame from which inputs are zero (it left), learned from the host's decision. */
+  readonly leftAt = new Map<number, number>();
+  mismatches: string[] = [];
+
+  constructor(readonly options: MeshOptions) {
+    this.net = new SimulatedNetwork({ seed: options.seed });
+    const n = options.players;
+    this.delay = options.session?.inputDelay ?? 0;
+    for (let i = 0; i < n; i++) {
+      const core = options.makeCore();
+      const conns = new ConnectionSet();
+      const remotes = [];
+      for (let j = 0; j < n; j++) if (j !== i) remotes.push({ peer: peerName(j), player: j });
+      let driver: CoreDriver | undefined;
+      const session = new P2PSession({
+        players: n,
+        inputBytes: core.inputBytes,
+        localPlayer: i,
+        remotes,
+        isHost: i === 0,
+        hostPeer: peerName(0),
+        clock: this.net.clock,
+        send: conns.send,
+        fps: 1000 / FRAME_MS,
+        stateSource: (f) => driver?.stateOf(f),
+        ...options.session,
+      });
+      driver = new CoreDriver(core, session.ringFrames);
+      const events: Rig['events'] = [];
+      for (const type of [
+        'running',
+        'interrupted',
+        'resumed',
+        'disconnected',
+        'player-left',
+        'spectator-joined',
+        'desync-detected',
+        'desync-repaired',
+        'wait-recommended',
+        'paused',
+        'protocol-error',
+      ] as const) {
+        session.on(type, (event) => events.push({ type, event }));
+      }
+      const rig: Rig = {
+        name: peerName(i),
+        player: i,
+        session,
+        driver,
+        core,
+        conns,
+        events,
+        wait: 0,
+        checked: 0,
+        missing: 0,
+        gone: false,
+      };
+      session.on('wait-recommended', ({ frames }) => {
+        rig.wait = frames;
+      });
+      session.on('player-left', ({ player, frame }) => {
+        if (!this.leftAt.has(player)) this.leftAt.set(player, frame);
+      });
+      this.rigs.push(rig);
+    }
+    for (let i = 0; i < n; i++) {
+      for (let j = i + 1; j < n; j++) {
+        const { client, server } = this.net.pair(peerName(i), peerName(j), { channels: ROLLBACK_CHANNELS });
+        this.rigs[i]!.conns.bind(peerName(j), client, this.rigs[i]!.session);
+        this.rigs[j]!.conns.bind(peerName(i), server, this.rigs[j]!.session);
+      }
+    }
+    if (options.link !== undefined) {
+      for (let i = 0; i < n; i++)
+        for (let j = 0; j < n; j++) if (i !== j) this.net.setLink(peerName(i), peerName(j), options.link);
+    }
+    this.offline = options.makeCore();
+    this.scratch = new Uint8Array(this.offline.inputBytes);
+    this.offlineSums.push(this.stateCrc(this.offline));
+  }
+
+  private stateCrc(core: Core): number {
+    const buf = new Uint8Array(core.stateBytes);
+    const n = core.saveInto(buf);
+    return crc32(buf.subarray(0, n));
+  }
+
+  /** The true input of `player` at `frame`, as every peer must end up using it. */
+  trueInput(player: number, frame: number): number {
+    const left = this.leftAt.get(player);
+    if (left !== undefined && frame >= left) return 0;
+    if (frame < this.delay) return 0;
+    return this.options.inputOf(player, frame) & 0xff;
+  }
+
+  /** CRC of the offline replay's state at `frame`. */
+  offlineCrc(frame: number): number {
+    while (this.offlineSums.length <= frame) {
+      const f = this.offlineSums.length - 1;
+      for (let p = 0; p < this.options.players; p++) {
+        this.scratch.fill(this.trueInput(p, f));
+        this.offline.setInput(p, this.scratch);
+      }
+      this.offline.advance();
+      this.offlineSums.push(this.stateCrc(this.offline));
+    }
+    return this.offlineSums[frame]!;
+  }
+
+  /** Adds a spectator connected to the host only. */
+  addSpectator(name: string): SpectatorRig {
+    const conns = new ConnectionSet();
+    const session = new SpectatorSession({ hostPeer: peerName(0), send: conns.send });
+    const driver = new CoreDriver(this.options.makeCore(), session.ringFrames);
+    const { client, server } = this.net.pair(name, peerName(0), { channels: ROLLBACK_CHANNELS });
+    conns.bind(peerName(0), client, session);
+    this.rigs[0]!.conns.bind(name, server, this.rigs[0]!.session);
+    const rig: SpectatorRig = { name, session, driver, conns, checked: -1 };
+    this.spectators.push(rig);
+    return rig;
+  }
+
+  /** Closes every connection of peer `i` (it leaves abruptly). */
+  disconnect(i: number): void {
+    const rig = this.rigs[i]!;
+    rig.gone = true;
+    for (let j = 0; j < this.rigs.length; j++) {
+      if (j === i) continue;
+      const c = rig.conns.get(peerName(j)) as MemoryConnection | undefined;
+      c?.close('leaving');
+    }
+  }
+
+  /** One frame period: every peer steps (honouring time sync), then the network runs FRAME_MS. */
+  tick(): void {
+    for (const rig of this.rigs) {
+      if (rig.gone) continue;
+      const s = rig.session;
+      if (rig.wait > 0) {
+        rig.wait--;
+        s.poll();
+      } else {
+        const steps = s.catchUpFrames > 0 ? 2 : 1;
+        for (let k = 0; k < steps; k++) {
+          this.scratch.fill(this.options.inputOf(rig.player, s.currentFrame + s.inputDelay) & 0xff);
+          s.addLocalInput(this.scratch);
+          rig.driver.run(s.advanceFrame(), s);
+        }
+      }
+      this.check(rig);
+    }
+    for (const sp of this.spectators) {
+      sp.driver.run(sp.session.advanceFrame(), sp.session);
+      const cur = sp.session.currentFrame;
+      if (cur !== undefined && cur > sp.checked) {
+        const st = sp.driver.stateOf(cur);
+        if (st !== undefined && crc32(st) !== this.offlineCrc(cur)) this.mismatches.push(`${sp.name} frame ${cur}`);
+        sp.checked = cur;
+      }
+    }
+    this.net.advance(FRAME_MS);
+  }
+
+  /** Compares every newly final frame of `rig` with the offline replay. */
+  private check(rig: Rig): void {
+    const s = rig.session;
+    const upTo = Math.min(s.confirmedFrame, s.currentFrame);
+    for (let f = rig.checked + 1; f <= upTo; f++) {
+      const st = rig.driver.stateOf(f);
+      if (st === undefined) rig.missing++;
+      else if (crc32(st) !== this.offlineCrc(f)) this.mismatches.push(`${rig.name} frame ${f}`);
+      rig.checked = f;
+    }
+  }
+
+  /** Ticks until every live peer has checked `frames` frames (or `maxTicks` pass); returns the ticks run. */
+  runUntilConfirmed(frames: number, maxTicks: number): number {
+    let ticks = 0;
+    while (ticks < maxTicks && this.rigs.some((r) => !r.gone && r.checked < frames)) {
+      this.tick();
+      ticks++;
+    }
+    return ticks;
+  }
+}
+
+/** Inputs that change every four frames, from a seed (so predictions are often wrong). */
+export function inputPattern(seed: number): (player: number, frame: number) => number {
+  return (player, frame) => {
+    let h = seed ^ Math.imul(player + 1, 0x9e3779b1) ^ Math.imul((frame >> 2) + 1, 0x85ebca6b);
+    h = Math.imul(h ^ (h >>> 16), 0xc2b2ae35);
+    return (h ^ (h >>> 13)) & 0xff;
+  };
+}
