@@ -8,6 +8,11 @@
  *
  * Inputs are fixed-size byte strings, one per port (player), set before each `advance()`.
  * The frame counter is part of the saved state: `load()` restores it.
+ *
+ * The usual implementation keeps its state in a `StateRegistry` and forwards `stateBytes`,
+ * `saveInto`, `load` and `checksum` to it (see `ExampleGame` and `TestCore` in
+ * `@netplay/state/testing`). Rollback keeps states in a `SnapshotRing` through
+ * `(t) => core.saveInto(t)` and `(s) => core.load(s)`.
  */
 export interface Core {
   /** The number of frames advanced since `reset()`, or the frame stored in the last loaded state. */
@@ -30,7 +35,10 @@ export interface Core {
   saveInto(target: Uint8Array): number;
   /** Restores a savestate written by `saveInto`, frame counter included. Throws on a bad state and changes nothing. */
   load(state: Uint8Array): void;
-  /** A 64-bit hash of the current state, for desync detection. */
+  /**
+   * A 64-bit hash of the current state, for desync detection: equal states give equal hashes on
+   * every peer (a `StateRegistry`-based core returns `hash64` of its snapshot).
+   */
   checksum(): bigint;
   /** Returns the machine to its power-on state at frame 0 (inputs cleared). */
   reset(): void;

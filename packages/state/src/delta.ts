@@ -69,7 +69,7 @@ export interface DeltaInfo {
 
 function checkLevel(level: number): number {
   if (!Number.isInteger(level) || level < 0 || level > 9)
-    throw new DeltaError('corrupt', `deflate level must be 0..9, got ${level}`);
+    throw new DeltaError('bad-argument', `deflate level must be 0..9, got ${level}`);
   return level;
 }
 
@@ -174,7 +174,7 @@ export function pageDelta(base: Uint8Array, current: Uint8Array, options: PageDe
   const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
   const shift = Math.log2(pageSize);
   if (!Number.isInteger(shift) || shift < 8 || shift > 20)
-    throw new DeltaError('corrupt', `page size must be a power of two from 256 to 1 MiB, got ${pageSize}`);
+    throw new DeltaError('bad-argument', `page size must be a power of two from 256 to 1 MiB, got ${pageSize}`);
   const level = checkLevel(options.level ?? 6);
   const n = current.length;
   const pages = Math.ceil(n / pageSize);

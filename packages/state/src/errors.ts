@@ -78,8 +78,8 @@ export type DeltaErrorCode =
   | 'wrong-layout'
   /** The base given is not the one the delta was made from (size or hash differ). */
   | 'wrong-base'
-  /** The target buffer does not have the delta's target size. */
-  | 'bad-target'
+  /** An option given to `xorDelta`/`pageDelta` is out of range (deflate level, page size). */
+  | 'bad-argument'
   /** A size exceeds what the format or the caller's limit allows. */
   | 'too-large';
 

@@ -28,6 +28,8 @@ function wordsOf(buffer: ArrayBufferLike): Uint32Array {
 
 /** The four 32-bit lanes of the last digest; reused, so `murmur3x86_128Into` allocates nothing. */
 const lanes = new Uint32Array(4);
+/** The first two lanes as one u64 (h1 | h2 << 32 on a little-endian host): one bigint per hash. */
+const low64 = new BigUint64Array(lanes.buffer, 0, 1);
 
 /**
  * MurmurHash3_x86_128 (Austin Appleby, SMHasher) of `bytes[start..end)` with a 32-bit seed.
@@ -194,5 +196,5 @@ export function murmur3x86_128Into(
  */
 export function hash64(bytes: Uint8Array, start = 0, end: number = bytes.length): bigint {
   murmur3x86_128Into(bytes, start, end, 0, lanes);
-  return (BigInt(lanes[1]!) << 32n) | BigInt(lanes[0]!);
+  return LITTLE_ENDIAN_HOST ? low64[0]! : (BigInt(lanes[1]!) << 32n) | BigInt(lanes[0]!);
 }

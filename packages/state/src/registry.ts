@@ -454,24 +454,31 @@ export class StateRegistry {
   private loadLayout(layout: Layout, bytes: Uint8Array): void {
     checkStrict(layout, bytes);
     checkSizes(layout);
-    const { entries, offsets, kinds, arrays, lengths } = layout;
+    const { entries, offsets, kinds, arrays } = layout;
     const n = kinds.length;
-    let views = layout.sourceViews.get(bytes);
-    if (views === undefined) {
-      views = entries.map((e, i) =>
-        e.kind === KIND_SCALAR ? EMPTY : bytes.subarray(offsets[i]!, offsets[i]! + lengths[i]!),
-      );
-      layout.sourceViews.set(bytes, views);
-    }
+    const views = layout.sourceViews.get(bytes) ?? sourceViews(layout, bytes);
     for (let i = 0; i < n; i++) {
       const k = kinds[i];
-      if (k === KIND_ARRAY) arrays[i]!.set(views[i]!);
-      else if (k === KIND_REGION) entries[i]!.regionBytes.set(views[i]!);
+      if (k === KIND_ARRAY) arrays[i]!.set(views[i]!, 0);
+      else if (k === KIND_REGION) entries[i]!.regionBytes.set(views[i]!, 0);
       else readScalar(entries[i]!.accessor!, bytes, offsets[i]!);
     }
     const postload = this.postload;
     for (let i = 0; i < postload.length; i++) postload[i]!();
   }
+}
+
+/**
+ * Makes (and caches) the views of each entry's bytes in a source snapshot. A function of its own:
+ * the closure would otherwise make every call of `loadLayout` allocate a context.
+ */
+function sourceViews(layout: Layout, bytes: Uint8Array): Uint8Array[] {
+  const { offsets, lengths } = layout;
+  const views = layout.entries.map((e, i) =>
+    e.kind === KIND_SCALAR ? EMPTY : bytes.subarray(offsets[i]!, offsets[i]! + lengths[i]!),
+  );
+  layout.sourceViews.set(bytes, views);
+  return views;
 }
 
 /** Throws StateError('size-changed') unless every array and region still has its registered size; refreshes region views. */

@@ -185,3 +185,15 @@ describe('known base hash', () => {
     expect(applyDelta(base, d, { baseHash })).toEqual(new Uint8Array(x));
   });
 });
+
+describe('delta options', () => {
+  it('refuses a bad page size or level', () => {
+    const b = new Uint8Array(10);
+    for (const pageSize of [0, 100, 128, 3000, 2 ** 21]) {
+      expect((errorOf(() => pageDelta(b, b, { layoutHash: 0n, pageSize })) as DeltaError).code).toBe('bad-argument');
+    }
+    for (const level of [-1, 10, 1.5]) {
+      expect((errorOf(() => xorDelta(b, b, { layoutHash: 0n, level })) as DeltaError).code).toBe('bad-argument');
+    }
+  });
+});
