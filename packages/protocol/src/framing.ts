@@ -158,7 +158,10 @@ export class FrameDecoder {
 
   /**
    * Hands the decoder the next chunk of the stream. The chunk is not copied unless a frame
-   * straddles its end; bytes of an earlier chunk that were not read yet are copied first.
+   * straddles its end; bytes of an earlier chunk that were not read yet are copied first. Once
+   * {@link readFrame} / {@link next} has reported that no whole frame is left, the decoder holds no
+   * reference to the chunk, so a caller may refill the same receive buffer for the next push
+   * (payload views into it die with the refill, of course).
    */
   push(chunk: Uint8Array): void {
     if (this.failure) throw this.failure;

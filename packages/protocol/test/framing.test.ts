@@ -120,6 +120,25 @@ describe('FrameDecoder', () => {
     expect(kept.map((f) => ({ command: f.command, payload: f.payload.slice() }))).toEqual(frames);
   });
 
+  test.prop([framesArb, fc.integer({ min: 1, max: 64 })])(
+    'works with one receive buffer refilled for every chunk once drained',
+    (frames, size) => {
+      const stream = concat(frames);
+      const receive = new Uint8Array(size);
+      const decoder = new FrameDecoder();
+      const out: PlainFrame[] = [];
+      for (let at = 0; at < stream.length; at += size) {
+        const n = Math.min(size, stream.length - at);
+        receive.fill(0xcc).set(stream.subarray(at, at + n));
+        decoder.push(receive.subarray(0, n));
+        for (let f = decoder.next(); f !== undefined; f = decoder.next()) {
+          out.push({ command: f.command, payload: f.payload.slice() });
+        }
+      }
+      expect(out).toEqual(frames);
+    },
+  );
+
   test.prop([framesArb])('does not copy frames that lie inside one chunk', (frames) => {
     const stream = concat(frames);
     const decoder = new FrameDecoder();
