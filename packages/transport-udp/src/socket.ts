@@ -171,19 +171,31 @@ export async function connectUdp(options: UdpConnectOptions): Promise<UdpPeer> {
   tune(socket);
   const drops = newDropCounters();
   let closed = false;
+  let dead = false;
+  let pending = 0;
+  // Close the socket only after the last datagrams (e.g. a CloseAck) have left.
+  const closeSocket = () => {
+    if (!closed && dead && pending === 0) {
+      closed = true;
+      socket.close();
+    }
+  };
   const peer = UdpPeer.client(
     {
       clock: options.clock ?? systemClock,
       output: (datagram) => {
-        if (!closed) socket.send(datagram, options.port, host);
+        if (closed) return;
+        pending++;
+        socket.send(datagram, options.port, host, () => {
+          pending--;
+          closeSocket();
+        });
       },
       drops,
       random: (n) => new Uint8Array(randomBytes(n)),
       onDead: () => {
-        if (!closed) {
-          closed = true;
-          socket.close();
-        }
+        dead = true;
+        closeSocket();
       },
     },
     config,

@@ -207,6 +207,43 @@ describe('UDP transport over real sockets', () => {
     expect(client.state).toBe('open');
   });
 
+  it('reports interrupted and resumed across a short outage, and survives it', async () => {
+    const listener = await listenUdp({ channels, timeouts: { interruptMs: 150, disconnectMs: 3000 } });
+    const relay = await UdpRelay.start({ targetHost: '127.0.0.1', targetPort: listener.port, seed: 3 });
+    cleanups.push(async () => {
+      listener.close();
+      await relay.close();
+      await listener.closed;
+    });
+    const client = await connectUdp({
+      channels,
+      host: relay.host,
+      port: relay.port,
+      timeouts: { interruptMs: 150, disconnectMs: 3000 },
+    });
+    cleanups.push(() => client.close());
+    const events: string[] = [];
+    client.on('interrupted', () => events.push('interrupted'));
+    client.on('resumed', (e) => events.push(e.interruptedMs >= 150 ? 'resumed' : 'resumed-too-early'));
+    relay.cut();
+    await pollUntil(() => events.length === 1, 2000);
+    relay.cut(false);
+    await pollUntil(() => events.length === 2, 2000);
+    expect(events).toEqual(['interrupted', 'resumed']);
+    expect(client.state).toBe('open');
+  });
+
+  it('closing the listener closes its clients with the reason', async () => {
+    const { listener, client } = await setup();
+    let close: { code: string; reason: string } | undefined;
+    client.on('close', (e) => {
+      close = e;
+    });
+    listener.close('server shutting down');
+    expect(await pollUntil(() => close !== undefined, 3000)).toBe(true);
+    expect(close).toEqual({ code: 'remote', reason: 'server shutting down' });
+  });
+
   it('works over IPv6 loopback (or ::1 is verifiably unavailable here)', async () => {
     const probe = createSocket({ type: 'udp6', ipv6Only: true });
     const available = await new Promise<boolean>((resolve) => {
