@@ -45,7 +45,8 @@ export interface SpectatorRig {
 export interface MeshOptions {
   readonly players: number;
   readonly seed: number;
-  readonly makeCore: () => Core;
+  /** A core for peer `index` (−1: the offline replay and spectators). */
+  readonly makeCore: (index: number) => Core;
   /** The byte every input byte of `player` at `frame` holds (before delay zero-fill). */
   readonly inputOf: (player: number, frame: number) => number;
   readonly link?: Partial<LinkConditions>;
@@ -72,14 +73,15 @@ export class Mesh {
   private readonly delay: number;
   /** Per player: the frame from which inputs are zero (it left), learned from the host's decision. */
   readonly leftAt = new Map<number, number>();
-  mismatches: string[] = [];
+  /** Final frames whose state differed from the offline replay. */
+  readonly mismatches: Array<{ peer: string; frame: number }> = [];
 
   constructor(readonly options: MeshOptions) {
     this.net = new SimulatedNetwork({ seed: options.seed });
     const n = options.players;
     this.delay = options.session?.inputDelay ?? 0;
     for (let i = 0; i < n; i++) {
-      const core = options.makeCore();
+      const core = options.makeCore(i);
       const conns = new ConnectionSet();
       const remotes = [];
       for (let j = 0; j < n; j++) if (j !== i) remotes.push({ peer: peerName(j), player: j });
@@ -146,7 +148,7 @@ export class Mesh {
       for (let i = 0; i < n; i++)
         for (let j = 0; j < n; j++) if (i !== j) this.net.setLink(peerName(i), peerName(j), options.link);
     }
-    this.offline = options.makeCore();
+    this.offline = options.makeCore(-1);
     this.scratch = new Uint8Array(this.offline.inputBytes);
     this.offlineSums.push(this.stateCrc(this.offline));
   }
@@ -183,7 +185,7 @@ export class Mesh {
   addSpectator(name: string): SpectatorRig {
     const conns = new ConnectionSet();
     const session = new SpectatorSession({ hostPeer: peerName(0), send: conns.send });
-    const driver = new CoreDriver(this.options.makeCore(), session.ringFrames);
+    const driver = new CoreDriver(this.options.makeCore(-1), session.ringFrames);
     const { client, server } = this.net.pair(name, peerName(0), { channels: ROLLBACK_CHANNELS });
     conns.bind(peerName(0), client, session);
     this.rigs[0]!.conns.bind(name, server, this.rigs[0]!.session);
@@ -226,7 +228,7 @@ export class Mesh {
       const cur = sp.session.currentFrame;
       if (cur !== undefined && cur > sp.checked) {
         const st = sp.driver.stateOf(cur);
-        if (st !== undefined && crc32(st) !== this.offlineCrc(cur)) this.mismatches.push(`${sp.name} frame ${cur}`);
+        if (st !== undefined && crc32(st) !== this.offlineCrc(cur)) this.mismatches.push({ peer: sp.name, frame: cur });
         sp.checked = cur;
       }
     }
@@ -240,7 +242,7 @@ export class Mesh {
     for (let f = rig.checked + 1; f <= upTo; f++) {
       const st = rig.driver.stateOf(f);
       if (st === undefined) rig.missing++;
-      else if (crc32(st) !== this.offlineCrc(f)) this.mismatches.push(`${rig.name} frame ${f}`);
+      else if (crc32(st) !== this.offlineCrc(f)) this.mismatches.push({ peer: rig.name, frame: f });
       rig.checked = f;
     }
   }

@@ -101,7 +101,7 @@ describe('P2PSession determinism theorem', () => {
   test.prop([scenarioArb(2, 4)], { numRuns: 3 })(
     'every peer state at every confirmed frame equals the offline replay (CHIP-8 Space Racer, 2-4 players)',
     (s) => {
-      const mesh = runScenario(s, spaceRacer, 200);
+      const mesh = runScenario(s, () => spaceRacer(), 200);
       expectInSync(mesh, 200);
     },
   );

@@ -1,0 +1,147 @@
+import type { Core } from '@netplay/state';
+import { TestCore } from '@netplay/state/testing';
+import { describe, expect, it } from 'vitest';
+import { inputPattern, Mesh } from './mesh.js';
+
+/** A core with a bug: when it simulates frame `glitchFrame`, it reads player 0's input wrong. */
+class GlitchCore implements Core {
+  private readonly inner: TestCore;
+  private readonly input0: Uint8Array;
+  constructor(
+    players: number,
+    private readonly glitchFrame: number,
+  ) {
+    this.inner = new TestCore({ players });
+    this.input0 = new Uint8Array(this.inner.inputBytes);
+  }
+  get frame(): number {
+    return this.inner.frame;
+  }
+  get ports(): number {
+    return this.inner.ports;
+  }
+  get inputBytes(): number {
+    return this.inner.inputBytes;
+  }
+  get stateBytes(): number {
+    return this.inner.stateBytes;
+  }
+  setInput(port: number, input: Uint8Array): void {
+    if (port === 0) this.input0.set(input);
+    this.inner.setInput(port, input);
+  }
+  advance(): void {
+    if (this.inner.frame === this.glitchFrame) {
+      const wrong = this.input0.map((b) => b ^ 0x55);
+      this.inner.setInput(0, wrong);
+    }
+    this.inner.advance();
+  }
+  saveInto(target: Uint8Array): number {
+    return this.inner.saveInto(target);
+  }
+  load(state: Uint8Array): void {
+    this.inner.load(state);
+  }
+  checksum(): bigint {
+    return this.inner.checksum();
+  }
+  reset(): void {
+    this.inner.reset();
+  }
+}
+
+describe('host-client duties', () => {
+  it('a spectator joins at frame 500 and a player leaves at frame 800: every peer agrees on both frames', () => {
+    const mesh = new Mesh({
+      players: 3,
+      seed: 3,
+      makeCore: () => new TestCore({ players: 3 }),
+      inputOf: inputPattern(3),
+      link: { latencyMs: 25, jitterMs: 10, loss: 0.05, duplicate: 0.02, reorder: 0.05 },
+      session: { inputDelay: 1 },
+    });
+    const host = mesh.rigs[0]!;
+    while (host.session.currentFrame < 500) mesh.tick();
+    const spectator = mesh.addSpectator('watcher');
+    while (host.session.currentFrame < 800) mesh.tick();
+    mesh.disconnect(2);
+    mesh.runUntilConfirmed(1000, 5000);
+    while (spectator.session.currentFrame! < 1000) mesh.tick();
+
+    // The join frame: the host's decision, the players' notices and the spectator's start agree.
+    const joins = [0, 1, 2].map(
+      (i) => mesh.rigs[i]!.events.find((e) => e.type === 'spectator-joined')?.event as { frame: number } | undefined,
+    );
+    const joinFrame = spectator.session.joinFrame!;
+    expect(joinFrame).toBeGreaterThanOrEqual(500 - host.session.maxPrediction);
+    expect(joinFrame).toBeLessThanOrEqual(510);
+    for (const j of joins) expect(j?.frame).toBe(joinFrame);
+
+    // The leave frame: host, remaining player and spectator report the same frame.
+    const leaves = [0, 1].map((i) => mesh.rigs[i]!.session.playerLeftAt(2));
+    expect(leaves[0]).toBeGreaterThanOrEqual(800 - host.session.maxPrediction);
+    expect(leaves[0]).toBeLessThanOrEqual(810);
+    expect(leaves[1]).toBe(leaves[0]);
+    expect(spectator.session.playerLeftAt(2)).toBe(leaves[0]);
+    for (const i of [0, 1]) {
+      const ev = mesh.rigs[i]!.events.filter((e) => e.type === 'player-left');
+      expect(ev).toEqual([{ type: 'player-left', event: { player: 2, frame: leaves[0] } }]);
+    }
+    expect(host.session.activePlayers()).toEqual([0, 1]);
+
+    // Everyone, spectator included, matches the offline replay (player 2 zero from its leave frame).
+    expect(mesh.mismatches).toEqual([]);
+    expect(spectator.checked).toBeGreaterThanOrEqual(1000);
+    for (const i of [0, 1]) expect(mesh.rigs[i]!.checked).toBeGreaterThanOrEqual(1000);
+  });
+
+  it('a corrupted peer is detected within one checksum interval and repaired from the host savestate', () => {
+    const interval = 20;
+    const glitch = 333;
+    const mesh = new Mesh({
+      players: 3,
+      seed: 9,
+      makeCore: (i) => (i === 1 ? new GlitchCore(3, glitch) : new TestCore({ players: 3 })),
+      inputOf: inputPattern(9),
+      link: { latencyMs: 30, jitterMs: 10, loss: 0.05 },
+      session: { checksumInterval: interval },
+    });
+    mesh.runUntilConfirmed(glitch + 10 * interval, 10_000);
+
+    const firstDetection = (i: number, peer: string) =>
+      mesh.rigs[i]!.events.find((e) => e.type === 'desync-detected' && (e.event as { peer: string }).peer === peer)
+        ?.event as { frame: number; peer: string };
+    // Both ends of the bad link see it, at the first exchanged frame after the glitch.
+    const expectedFrame = (Math.floor(glitch / interval) + 1) * interval;
+    expect(firstDetection(0, 'p1')).toMatchObject({ frame: expectedFrame });
+    expect(firstDetection(1, 'p0')).toMatchObject({ frame: expectedFrame });
+    expect(firstDetection(2, 'p1')).toMatchObject({ frame: expectedFrame });
+    // The healthy peers agree with each other.
+    expect(firstDetection(0, 'p2')).toBeUndefined();
+    expect(expectedFrame - glitch).toBeLessThanOrEqual(interval);
+
+    const repairs = mesh.rigs[1]!.events.filter((e) => e.type === 'desync-repaired');
+    expect(repairs.length).toBe(1);
+    const repairedAt = (repairs[0]!.event as { frame: number }).frame;
+    expect(repairedAt).toBeGreaterThanOrEqual(expectedFrame);
+    expect(repairedAt).toBeLessThan(expectedFrame + interval);
+
+    // Only the glitched peer ever differed from the offline replay, and only before the repair.
+    expect(mesh.mismatches.length).toBeGreaterThan(0);
+    for (const m of mesh.mismatches) {
+      expect(m.peer).toBe('p1');
+      expect(m.frame).toBeGreaterThan(glitch);
+      expect(m.frame).toBeLessThanOrEqual(repairedAt);
+    }
+    // Afterwards every checksum agrees: the last exchanged frames raised no new detection.
+    const last = mesh.rigs.map(
+      (r) => r.events.filter((e) => e.type === 'desync-detected').at(-1)?.event as { frame: number } | undefined,
+    );
+    for (const d of last) if (d !== undefined) expect(d.frame).toBeLessThan(repairedAt + interval);
+    const finalFrame = Math.min(...mesh.rigs.map((r) => r.checked));
+    const sums = mesh.rigs.map((r) => r.driver.stateOf(finalFrame));
+    expect(sums.every((s) => s !== undefined)).toBe(true);
+    expect(new Set(sums.map((s) => Buffer.from(s!).toString('hex'))).size).toBe(1);
+  });
+});
