@@ -654,6 +654,13 @@ export class UdpPeer implements Connection {
       return -1;
     }
     if (this.currentState !== 'open') return next;
+    if (fragCount === 1 && ahead === 0) {
+      // The common case (inputs): a whole message that is next in order; no reassembly state.
+      ch.nextDeliver = (ch.nextDeliver + 1) >>> 0;
+      this.emitter.emit('message', { channel: this.channels[chIndex]!.name, data: d.slice(dataAt, next) });
+      if (this.currentState === 'open') this.deliverReliable(chIndex, ch);
+      return next;
+    }
     let part = ch.partial.get(msgSeq);
     if (!part) {
       const cost = msgLen + fragCount;

@@ -218,6 +218,25 @@ export class SimulatedNetwork {
     return { client: conn, server: accepted };
   }
 
+  /**
+   * Connects every pair of `names` (the earlier name of a pair is the client) and runs until all
+   * are open. Returns `links.get(a)!.get(b)`: a's connection to b, for every a ≠ b.
+   */
+  mesh(names: readonly string[], options: PairOptions): Map<string, Map<string, MemoryConnection>> {
+    const links = new Map<string, Map<string, MemoryConnection>>();
+    for (const n of names) links.set(n, new Map());
+    for (let i = 0; i < names.length; i++) {
+      for (let j = i + 1; j < names.length; j++) {
+        const a = names[i]!;
+        const b = names[j]!;
+        const { client, server } = this.pair(a, b, options);
+        links.get(a)!.set(b, client);
+        links.get(b)!.set(a, server);
+      }
+    }
+    return links;
+  }
+
   /** @internal The listener on `address`, if any. */
   listenerAt(address: string): MemoryListener | undefined {
     return this.listeners.get(address);

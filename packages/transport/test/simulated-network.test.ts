@@ -165,6 +165,26 @@ describe('SimulatedNetwork', () => {
     for (let i = 1; i < got.length; i++) expect(got[i]!).toBeGreaterThan(got[i - 1]!);
   });
 
+  it('mesh connects every pair and routes each message to its own peer', () => {
+    const net = new SimulatedNetwork({ seed: 12, link: { latencyMs: 4 } });
+    const names = ['w', 'x', 'y', 'z'];
+    const links = net.mesh(names, { channels });
+    const got: string[] = [];
+    for (const a of names) {
+      for (const b of names) {
+        if (a === b) continue;
+        const conn = links.get(a)!.get(b)!;
+        expect(conn.state).toBe('open');
+        conn.on('message', (m) => got.push(`${a}<-${new TextDecoder().decode(m.data)}`));
+      }
+    }
+    for (const a of names)
+      for (const b of names) if (a !== b) links.get(a)!.get(b)!.send('rel', new TextEncoder().encode(a));
+    net.advance(50);
+    const expected = names.flatMap((a) => names.filter((b) => b !== a).map((b) => `${a}<-${b}`));
+    expect(got.sort()).toEqual(expected.sort());
+  });
+
   it('connects N endpoints pairwise and routes each message to its own peer', () => {
     const net = new SimulatedNetwork({ seed: 10, link: { latencyMs: 7, jitterMs: 3 } });
     const names = ['p0', 'p1', 'p2', 'p3'];
