@@ -59,6 +59,10 @@ for (const [label, mutate] of scenarios) {
   const pageCachedMs = msPerCall(() => {
     pageDelta(base, current, { layoutHash, baseHash });
   }, 5);
+  const targetHash = hash64(current);
+  const pageKnownMs = msPerCall(() => {
+    pageDelta(base, current, { layoutHash, baseHash, targetHash });
+  }, 5);
   const xorName = `xorDelta 128 MiB, ${label}`;
   suite.record({ name: xorName, value: mbps(xorMs), unit: 'MB/s', note: `${xorMs.toFixed(0)} ms` });
   suite.record({
@@ -74,6 +78,13 @@ for (const [label, mutate] of scenarios) {
     unit: 'MB/s',
     baseline: xorName,
     note: `${pageCachedMs.toFixed(0)} ms`,
+  });
+  suite.record({
+    name: `pageDelta 128 MiB, both hashes known, ${label}`,
+    value: mbps(pageKnownMs),
+    unit: 'MB/s',
+    baseline: xorName,
+    note: `${pageKnownMs.toFixed(0)} ms (a server has checksum() of the current state)`,
   });
   suite.record({
     name: `xorDelta bytes, ${label}`,

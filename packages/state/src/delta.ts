@@ -31,6 +31,12 @@ export interface DeltaOptions {
    * for every joining player); saves one pass over the base. Must be the hash of `base`.
    */
   readonly baseHash?: bigint;
+  /**
+   * `hash64(current)` when the caller already has it: a `StateRegistry`'s `checksum()` is exactly
+   * `hash64` of its snapshot, so a server that checks for desyncs has it every frame. Saves one
+   * pass over the state. Must be the hash of `current`.
+   */
+  readonly targetHash?: bigint;
 }
 
 /** Options of {@link pageDelta}. */
@@ -95,7 +101,7 @@ function writeHeader(
   out[7] = 0;
   dv.setBigUint64(8, BigInt.asUintN(64, options.layoutHash), true);
   dv.setBigUint64(16, options.baseHash ?? hash64(base), true);
-  dv.setBigUint64(24, hash64(current), true);
+  dv.setBigUint64(24, options.targetHash ?? hash64(current), true);
   dv.setUint32(32, base.length, true);
   dv.setUint32(36, current.length, true);
   dv.setUint32(40, pageCount, true);

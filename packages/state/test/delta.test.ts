@@ -178,12 +178,18 @@ describe('page delta size', () => {
 });
 
 describe('known base hash', () => {
-  test.prop([baseAndState], { numRuns: 40 })('passing hash64(base) gives the same delta and result', ({ base, x }) => {
-    const baseHash = hash64(base);
-    const d = pageDelta(base, x, { layoutHash: LAYOUT, baseHash });
-    expect(d).toEqual(pageDelta(base, x, { layoutHash: LAYOUT }));
-    expect(applyDelta(base, d, { baseHash })).toEqual(new Uint8Array(x));
-  });
+  test.prop([baseAndState], { numRuns: 40 })(
+    'passing hash64(base) and hash64(x) gives the same delta and result',
+    ({ base, x }) => {
+      const baseHash = hash64(base);
+      const d = pageDelta(base, x, { layoutHash: LAYOUT, baseHash, targetHash: hash64(x) });
+      expect(d).toEqual(pageDelta(base, x, { layoutHash: LAYOUT }));
+      expect(xorDelta(base, x, { layoutHash: LAYOUT, baseHash, targetHash: hash64(x) })).toEqual(
+        xorDelta(base, x, { layoutHash: LAYOUT }),
+      );
+      expect(applyDelta(base, d, { baseHash })).toEqual(new Uint8Array(x));
+    },
+  );
 });
 
 describe('delta options', () => {
