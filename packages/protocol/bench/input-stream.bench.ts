@@ -13,6 +13,25 @@ import {
 } from '../src/index.js';
 
 const FRAMES = 8;
+const ROUNDS = 41;
+
+/**
+ * Median over ROUNDS of time(baseline) / time(subject), each round timing both back to back.
+ * On a loaded machine this pairing keeps the ratio steadier than two separate measurements.
+ */
+function pairedRatio(baseline: () => void, subject: () => void): number {
+  const ratios: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    const t0 = process.hrtime.bigint();
+    for (let k = 0; k < 20; k++) baseline();
+    const t1 = process.hrtime.bigint();
+    for (let k = 0; k < 20; k++) subject();
+    const t2 = process.hrtime.bigint();
+    ratios.push(Number(t1 - t0) / Number(t2 - t1));
+  }
+  ratios.sort((a, b) => a - b);
+  return ratios[ROUNDS >> 1]!;
+}
 const BATCH = 256;
 const suite = new BenchSuite('protocol/input-stream');
 let sink = 0;
@@ -44,53 +63,61 @@ for (const inputSize of [2, 16]) {
   const tag = `8×${inputSize}B`;
 
   // Baseline: the same header fields and the 8 frames written uncompressed, byte by byte.
-  suite.measure(
-    `raw write ${tag}`,
-    () => {
-      for (let k = 0; k < BATCH; k++) {
-        rawView.setUint32(0, header.startFrame + k);
-        rawView.setUint8(4, FRAMES);
-        rawView.setUint16(5, inputSize);
-        rawView.setUint8(7, 1);
-        for (let i = 0; i < FRAMES * inputSize; i++) raw[8 + i] = frames[i]!;
-      }
-      sink += raw[8]!;
-    },
-    { batch: BATCH, note: 'uncompressed baseline' },
-  );
+  const rawWrite = () => {
+    for (let k = 0; k < BATCH; k++) {
+      rawView.setUint32(0, header.startFrame + k);
+      rawView.setUint8(4, FRAMES);
+      rawView.setUint16(5, inputSize);
+      rawView.setUint8(7, 1);
+      for (let i = 0; i < FRAMES * inputSize; i++) raw[8 + i] = frames[i]!;
+    }
+    sink += raw[8]!;
+  };
+  suite.measure(`raw write ${tag}`, rawWrite, { batch: BATCH, note: 'uncompressed baseline' });
   let encodedSize = 0;
-  suite.measure(
-    `encode ${tag}`,
-    () => {
-      for (let k = 0; k < BATCH; k++) {
-        header.startFrame = 1000 + k;
-        encodedSize = encodeInputStream(header, frames, reference, packet, 0);
-      }
-      sink += encodedSize;
-    },
-    { batch: BATCH, baseline: `raw write ${tag}`, note: 'goal ratio ≥ 0.5, 0 B/op' },
-  );
+  const encode = () => {
+    for (let k = 0; k < BATCH; k++) {
+      header.startFrame = 1000 + k;
+      encodedSize = encodeInputStream(header, frames, reference, packet, 0);
+    }
+    sink += encodedSize;
+  };
+  suite.measure(`encode ${tag}`, encode, {
+    batch: BATCH,
+    baseline: `raw write ${tag}`,
+    note: 'goal ratio ≥ 0.5, 0 B/op',
+  });
 
-  suite.measure(
-    `raw read ${tag}`,
-    () => {
-      for (let k = 0; k < BATCH; k++) {
-        sink += rawView.getUint32(0) + rawView.getUint8(4) + rawView.getUint16(5);
-        for (let i = 0; i < FRAMES * inputSize; i++) out[i] = raw[8 + i]!;
-      }
-      sink += out[0]!;
-    },
-    { batch: BATCH, note: 'uncompressed baseline' },
-  );
+  const rawRead = () => {
+    for (let k = 0; k < BATCH; k++) {
+      sink += rawView.getUint32(0) + rawView.getUint8(4) + rawView.getUint16(5);
+      for (let i = 0; i < FRAMES * inputSize; i++) out[i] = raw[8 + i]!;
+    }
+    sink += out[0]!;
+  };
+  suite.measure(`raw read ${tag}`, rawRead, { batch: BATCH, note: 'uncompressed baseline' });
   const encoded = packet.subarray(0, encodedSize);
   const options: InputStreamDecodeOptions = { reference };
-  suite.measure(
-    `decode ${tag}`,
-    () => {
-      for (let k = 0; k < BATCH; k++) sink += decodeInputStream(encoded, out, options);
-    },
-    { batch: BATCH, baseline: `raw read ${tag}`, note: 'goal ratio ≥ 0.5, 0 B/op' },
-  );
+  const decode = () => {
+    for (let k = 0; k < BATCH; k++) sink += decodeInputStream(encoded, out, options);
+  };
+  suite.measure(`decode ${tag}`, decode, {
+    batch: BATCH,
+    baseline: `raw read ${tag}`,
+    note: 'goal ratio ≥ 0.5, 0 B/op',
+  });
+  suite.record({
+    name: `encode paired ${tag}`,
+    value: pairedRatio(rawWrite, encode),
+    unit: 'ratio',
+    note: 'raw write time / encode time, median of back-to-back rounds; goal ≥ 0.5',
+  });
+  suite.record({
+    name: `decode paired ${tag}`,
+    value: pairedRatio(rawRead, decode),
+    unit: 'ratio',
+    note: 'raw read time / decode time, median of back-to-back rounds; goal ≥ 0.5',
+  });
   suite.record({ name: `encoded size ${tag}`, value: encodedSize, unit: 'bytes', note: `raw ${rawSize} bytes` });
   suite.record({ name: `size ratio ${tag}`, value: encodedSize / rawSize, unit: 'encoded/raw' });
 }
