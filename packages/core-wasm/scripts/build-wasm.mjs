@@ -4,7 +4,7 @@
 //
 // Usage: node scripts/build-wasm.mjs [outDir] [--no-generate]
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -31,6 +31,9 @@ export const ASC_FLAGS = [
 ];
 
 mkdirSync(outDir, { recursive: true });
+// Compile into a scratch directory next to the output and rename into place, so a concurrent reader
+// (a test run while another process builds) never sees a half-written file.
+const scratch = mkdtempSync(join(outDir, '.tmp-'));
 const wasmPath = join(outDir, 'chip8.wasm');
 const asc = join(pkg, 'node_modules', '.bin', 'asc');
 const ascBin = (() => {
@@ -41,7 +44,7 @@ const ascBin = (() => {
     return join(pkg, '..', '..', 'node_modules', '.bin', 'asc');
   }
 })();
-execFileSync(ascBin, [join(pkg, 'assembly', 'index.ts'), '-o', wasmPath, ...ASC_FLAGS], {
+execFileSync(ascBin, [join(pkg, 'assembly', 'index.ts'), '-o', join(scratch, 'chip8.wasm'), ...ASC_FLAGS], {
   stdio: 'inherit',
   cwd: pkg,
 });
@@ -52,7 +55,7 @@ execFileSync(
   [
     join(pkg, 'assembly', 'toy', 'index.ts'),
     '-o',
-    join(outDir, 'toy.wasm'),
+    join(scratch, 'toy.wasm'),
     '--runtime',
     'stub',
     '--initialMemory',
@@ -65,6 +68,9 @@ execFileSync(
   { stdio: 'inherit', cwd: pkg },
 );
 
+renameSync(join(scratch, 'chip8.wasm'), wasmPath);
+renameSync(join(scratch, 'toy.wasm'), join(outDir, 'toy.wasm'));
+
 if (generate) {
   const bytes = readFileSync(wasmPath);
   const base64 = bytes.toString('base64');
@@ -73,5 +79,12 @@ if (generate) {
 export const CHIP8_WASM_BASE64 =
   '${base64}';
 `;
-  writeFileSync(join(pkg, 'src', 'chip8-wasm.generated.ts'), source);
+  const target = join(pkg, 'src', 'chip8-wasm.generated.ts');
+  // Rewrite only on change (atomically), so rebuilding an unchanged core touches nothing.
+  if (!existsSync(target) || readFileSync(target, 'utf8') !== source) {
+    const tmp = join(scratch, 'chip8-wasm.generated.ts');
+    writeFileSync(tmp, source);
+    renameSync(tmp, target);
+  }
 }
+rmSync(scratch, { recursive: true, force: true });

@@ -50,6 +50,8 @@ export class WasmCore implements Core {
   private regionList: StateRegionInfo[] = [];
   private readonly stateMode: StateMode;
   private readonly stateModule: string;
+  private fbCache: { ptr: number; buffer: ArrayBufferLike; fb: Framebuffer } | undefined;
+  private audioCache: Int16Array | undefined;
 
   /**
    * Compiles and instantiates a module, then wraps it.
@@ -189,21 +191,54 @@ export class WasmCore implements Core {
     this.frameCount = 0;
   }
 
-  /** The framebuffer (a view into the core's memory, valid until it runs again). */
+  /**
+   * The framebuffer: a view into the core's memory, valid until the core runs again. The same
+   * object is returned while pointer, size, format and memory buffer stay the same, so calling
+   * this every frame allocates nothing.
+   */
   framebuffer(): Framebuffer {
     const c = this.abi.core;
     const ptr = c.np_fb_ptr();
     const width = c.np_fb_width();
     const height = c.np_fb_height();
     const format = c.np_fb_format();
+    const buffer = c.memory.buffer;
+    const last = this.fbCache;
+    if (
+      last !== undefined &&
+      last.ptr === ptr &&
+      last.fb.width === width &&
+      last.fb.height === height &&
+      last.fb.format === format &&
+      last.buffer === buffer
+    ) {
+      return last.fb;
+    }
     const size = width * height * (format === 1 ? 4 : 1);
-    return { width, height, format, pixels: new Uint8Array(c.memory.buffer, ptr, size) };
+    if (ptr < 0 || ptr + size > buffer.byteLength) {
+      throw new WasmCoreError('missing-export', 'the framebuffer lies outside linear memory');
+    }
+    const fb: Framebuffer = { width, height, format, pixels: new Uint8Array(buffer, ptr, size) };
+    this.fbCache = { ptr, buffer, fb };
+    return fb;
   }
 
-  /** The last frame's audio: signed 16-bit mono samples (a view into the core's memory). */
+  /**
+   * The last frame's audio: signed 16-bit mono samples, a view into the core's memory (cached
+   * like {@link WasmCore.framebuffer}).
+   */
   audio(): Int16Array {
     const c = this.abi.core;
-    return new Int16Array(c.memory.buffer, c.np_audio_ptr(), c.np_audio_len());
+    const ptr = c.np_audio_ptr();
+    const len = c.np_audio_len();
+    const buffer = c.memory.buffer;
+    const last = this.audioCache;
+    if (last !== undefined && last.byteOffset === ptr && last.length === len && last.buffer === buffer) return last;
+    if (ptr < 0 || ptr % 2 !== 0 || ptr + len * 2 > buffer.byteLength) {
+      throw new WasmCoreError('missing-export', 'the audio buffer lies outside linear memory or is unaligned');
+    }
+    this.audioCache = new Int16Array(buffer, ptr, len);
+    return this.audioCache;
   }
 
   /** The audio sample rate in Hz. */

@@ -126,6 +126,9 @@ describe('WasmCore on a core without state regions (whole memory + mutable globa
     expect([fb.width, fb.height, fb.format, fb.pixels.length]).toEqual([8, 8, 0, 64]);
     expect(fb.pixels.reduce((s, p) => s + p, 0)).toBe(1);
     expect(core.audio().length).toBe(4);
+    // Views are cached: reading them every frame allocates nothing.
+    expect(core.framebuffer()).toBe(fb);
+    expect(core.audio()).toBe(core.audio());
     expect(core.audioRate).toBe(240);
   });
 });
