@@ -127,7 +127,7 @@ export interface SessionStats {
   readonly desyncs: number;
 }
 
-const TIME_SAMPLES = 32;
+const TIME_SAMPLES = 16;
 
 class Remote {
   connected = true;
@@ -345,7 +345,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
 
   /**
    * Time sync: how many frames this peer runs ahead of the slowest peer (averaged over the last
-   * 32 frames; negative when behind everybody).
+   * 16 frames; negative when behind everybody).
    */
   get framesAhead(): number {
     let best = Number.NEGATIVE_INFINITY;

@@ -25,6 +25,9 @@ export interface Rig {
   readonly events: Array<{ type: keyof SessionEventMap; event: unknown }>;
   /** Frames still to skip on a time-sync recommendation. */
   wait: number;
+  /** Extra frames still to run to catch up, and ticks before the next catch-up may start. */
+  catchUp: number;
+  cooldown: number;
   /** Frames whose final state was compared with the offline replay. */
   checked: number;
   /** Frames (from `checked`) whose state was no longer stored when it became final. */
@@ -102,6 +105,8 @@ export class Mesh {
       driver = new CoreDriver(core, session.ringFrames);
       const events: Rig['events'] = [];
       for (const type of [
+        'synchronizing',
+        'synchronized',
         'running',
         'interrupted',
         'resumed',
@@ -125,6 +130,8 @@ export class Mesh {
         conns,
         events,
         wait: 0,
+        catchUp: 0,
+        cooldown: 0,
         checked: 0,
         missing: 0,
         gone: false,
@@ -214,7 +221,15 @@ export class Mesh {
         rig.wait--;
         s.poll();
       } else {
-        const steps = s.catchUpFrames > 0 ? 2 : 1;
+        // RetroArch's catch-up: run the recommended extra frames, one per tick, then let the
+        // time-sync estimate settle before catching up again.
+        if (rig.cooldown > 0) rig.cooldown--;
+        else if (rig.catchUp === 0 && s.catchUpFrames > 0) {
+          rig.catchUp = s.catchUpFrames;
+          rig.cooldown = 60;
+        }
+        const steps = rig.catchUp > 0 ? 2 : 1;
+        if (rig.catchUp > 0) rig.catchUp--;
         for (let k = 0; k < steps; k++) {
           this.scratch.fill(this.options.inputOf(rig.player, s.currentFrame + s.inputDelay) & 0xff);
           s.addLocalInput(this.scratch);

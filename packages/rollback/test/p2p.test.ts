@@ -90,7 +90,7 @@ describe('P2PSession determinism theorem', () => {
     for (const rig of mesh.rigs) expect(rig.session.stats.rollbacks).toBeGreaterThan(0);
   });
 
-  test.prop([scenarioArb(2, 8)], { numRuns: 25 })(
+  test.prop([scenarioArb(2, 8)], { numRuns: 60 })(
     'every peer state at every confirmed frame equals the offline replay (JS test core, 2-8 players)',
     (s) => {
       const mesh = runScenario(s, () => new TestCore({ players: s.players }), 150);
@@ -98,7 +98,7 @@ describe('P2PSession determinism theorem', () => {
     },
   );
 
-  test.prop([scenarioArb(2, 4)], { numRuns: 3 })(
+  test.prop([scenarioArb(2, 4)], { numRuns: 5 })(
     'every peer state at every confirmed frame equals the offline replay (CHIP-8 Space Racer, 2-4 players)',
     (s) => {
       const mesh = runScenario(s, () => spaceRacer(), 200);
