@@ -276,14 +276,20 @@ describe('input stream', () => {
     expect(again.subarray(0, m)).toEqual(bytes);
   });
 
-  test.prop([fc.uint8Array({ maxLength: 64 })])('arbitrary bytes decode or throw DecodeError', (bytes) => {
-    const out = new Uint8Array(1024);
-    expectValueOrDecodeError(
-      () => decodeInputStream(bytes, out, { reference: new Uint8Array(bytes[6] ?? 1) }),
-      bytes.length,
-    );
-    expectValueOrDecodeError(() => readInputStreamHeader(bytes), bytes.length);
-  });
+  test.prop([fc.uint8Array({ maxLength: 64 })])(
+    'arbitrary bytes decode or throw DecodeError, writing only the announced bytes',
+    (bytes) => {
+      const out = new Uint8Array(1024).fill(0xa5);
+      expectValueOrDecodeError(
+        () => decodeInputStream(bytes, out, { reference: new Uint8Array(bytes[6] ?? 1) }),
+        bytes.length,
+      );
+      expectValueOrDecodeError(() => readInputStreamHeader(bytes), bytes.length);
+      const announced = bytes.length >= 7 ? bytes[4]! * ((bytes[5]! << 8) | bytes[6]!) : 0;
+      // Beyond the announced size nothing is written; a size over the output is refused before any write.
+    expect(out.subarray(announced > out.length ? 0 : announced).every((b) => b === 0xa5)).toBe(true);
+    },
+  );
 
   test.prop([
     sequenceArb,
