@@ -287,7 +287,7 @@ describe('input stream', () => {
       expectValueOrDecodeError(() => readInputStreamHeader(bytes), bytes.length);
       const announced = bytes.length >= 7 ? bytes[4]! * ((bytes[5]! << 8) | bytes[6]!) : 0;
       // Beyond the announced size nothing is written; a size over the output is refused before any write.
-    expect(out.subarray(announced > out.length ? 0 : announced).every((b) => b === 0xa5)).toBe(true);
+      expect(out.subarray(announced > out.length ? 0 : announced).every((b) => b === 0xa5)).toBe(true);
     },
   );
 
