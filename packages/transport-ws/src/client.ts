@@ -1,7 +1,7 @@
-import { TransportError } from '@netplay/transport';
+import { TransportError, validateChannels } from '@netplay/transport';
 import { attachBrowserSocket, browserSocket, type WebSocketConstructor, type WebSocketLike } from './browser-socket.js';
 import { WsConnection } from './connection.js';
-import type { WsConnectionOptions } from './options.js';
+import { resolveOptions, type WsConnectionOptions } from './options.js';
 
 /** Options of {@link connect}. */
 export interface ConnectOptions extends WsConnectionOptions {
@@ -36,6 +36,7 @@ export function connect(url: string, options: ConnectOptions): WsConnection {
       'no global WebSocket: pass options.WebSocket, or use connect from @netplay/transport-ws/server in Node',
     );
   }
+  resolveOptions(options, validateChannels(options.channels)); // fail before opening a socket
   let ws: WebSocketLike;
   try {
     ws = new Ctor(url);

@@ -162,7 +162,6 @@ export class WsConnection implements Connection {
     }));
     for (const c of this.chans) this.byName.set(c.spec.name, c);
     this.socketOpen = role === 'server';
-    // Encoded up front so an unencodable channel list fails here, not inside a socket callback.
     this.hello = encodeHello({
       maxMessageBytes: this.opts.maxMessageBytes,
       maxUnreliableBytes: this.opts.maxUnreliableBytes,

@@ -1,6 +1,6 @@
 import type { ChannelSpec, Clock, Timeouts } from '@netplay/transport';
 import { DEFAULT_TIMEOUTS, systemClock, TransportError } from '@netplay/transport';
-import { MAX_LIMIT } from './frame.js';
+import { encodeHello, MAX_LIMIT } from './frame.js';
 
 /** Options of one end of a netplay-ws connection (client or server side). */
 export interface WsConnectionOptions {
@@ -65,12 +65,17 @@ function positive(
   return value;
 }
 
-/** Fills in defaults and checks ranges. Throws `TransportError('invalid-argument')`. */
+/**
+ * Fills in defaults and checks ranges (`channels` must already be validated). Throws
+ * `TransportError('invalid-argument')`.
+ */
 export function resolveOptions(options: WsConnectionOptions, channels: readonly ChannelSpec[]): ResolvedOptions {
   const timeouts: Timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
   positive(timeouts.interruptMs, 1, 'timeouts.interruptMs');
   positive(timeouts.disconnectMs, 1, 'timeouts.disconnectMs');
   positive(timeouts.connectMs, 1, 'timeouts.connectMs');
+  // The HELLO must be encodable: fail here rather than inside a socket callback.
+  encodeHello({ maxMessageBytes: 0, maxUnreliableBytes: 0, channels });
   return {
     channels,
     timeouts,

@@ -24,7 +24,10 @@ export class SendLedger {
     return this.count;
   }
 
-  /** Records a frame of `frameBytes` handed to the socket; `payloadBytes > 0` or `data` marks a data frame. */
+  /**
+   * Records a frame of `frameBytes` handed to the socket. Only data frames (`data`) are tracked as
+   * queued messages, with `payloadBytes` of payload; control frames just advance the position.
+   */
   push(frameBytes: number, payloadBytes: number, data: boolean): void {
     this.position += frameBytes;
     if (!data) return;

@@ -378,3 +378,18 @@ describe('closing', () => {
     expect(link.clientSocket.gone).toBe(true);
   });
 });
+
+describe('option checks', () => {
+  it('rejects out-of-range options with invalid-argument', () => {
+    for (const bad of [
+      { maxMessageBytes: 0 },
+      { pollMs: -1 },
+      { highWaterBytes: -1 },
+      { timeouts: { interruptMs: 0 } },
+    ]) {
+      expect(() => fakeLink(new ManualClock(), { channels: CHANNELS, ...bad }, undefined, false)).toThrow(
+        TransportError,
+      );
+    }
+  });
+});
