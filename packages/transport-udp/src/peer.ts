@@ -148,6 +148,8 @@ const MAX_REORDER_MESSAGES = 1 << 16;
 const CLOSE_ATTEMPTS = 5;
 /** Most tracked packets in flight: the span of the ack bitfield. */
 const MAX_TRACKED = 32;
+/** An ack-only packet goes out after this many tracked packets arrived (or one tick after the first). */
+const ACK_EVERY = 4;
 /** Tracked-packet slots only express traffic may use. */
 const EXPRESS_RESERVE = 4;
 
@@ -474,7 +476,7 @@ export class UdpPeer implements Connection {
     }
     if (elicits && seq !== 0) {
       if (this.ackPending++ === 0) this.ackPendingSince = this.io.clock.now();
-      if (this.ackPending >= 2) this.scheduleFlush();
+      if (this.ackPending >= ACK_EVERY) this.scheduleFlush();
     }
   }
 
@@ -898,7 +900,7 @@ export class UdpPeer implements Connection {
       }
       const ackOnly = !elicit && o === DATA_HEADER_BYTES;
       if (ackOnly && this.ackPending === 0) return;
-      if (ackOnly && this.ackPending < 2 && now - this.ackPendingSince < this.config.tickMs) return;
+      if (ackOnly && this.ackPending < ACK_EVERY && now - this.ackPendingSince < this.config.tickMs) return;
       if (elicit) {
         this.pingDue = false;
         this.lastTrackedSent = now;
