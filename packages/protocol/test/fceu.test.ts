@@ -10,6 +10,7 @@ import {
   decodeFceuServerInit,
   decodeFceuServerTcpMessage,
   decodeFceuTcpFrame,
+  decodeFceuTcpPacket,
   decodeFceuUdpFrame,
   decodeFceuUdpInput,
   decodeFceuUdpPacket,
@@ -20,6 +21,7 @@ import {
   encodeFceuServerInit,
   encodeFceuServerText,
   encodeFceuTcpFrame,
+  encodeFceuTcpPacket,
   encodeFceuUdpFrame,
   encodeFceuUdpInput,
   encodeFceuUdpPacket,
@@ -199,6 +201,21 @@ describe('FCE Ultra UDP and TCP packets', () => {
       expect(p.counter).toBe(counter);
       expect(p.data).toEqual(data);
       expect(p.crc).toBe(crc32(target, at + 4, at + n));
+    },
+  );
+  test.prop([fc.integer({ min: 0, max: 0xfffffffe }), fc.uint8Array({ maxLength: 32 })])(
+    'generic TCP packet round-trips',
+    (counter, data) => {
+      const bytes = new Uint8Array(4 + data.length);
+      expect(encodeFceuTcpPacket(counter, data, bytes)).toBe(bytes.length);
+      expect([...bytes.subarray(0, 4)]).toEqual([
+        counter & 255,
+        (counter >>> 8) & 255,
+        (counter >>> 16) & 255,
+        counter >>> 24,
+      ]);
+      expect(decodeFceuTcpPacket(bytes)).toEqual({ counter, data });
+      valueOrDecodeError(() => decodeFceuTcpPacket(bytes.subarray(0, data.length % 5)), data.length % 5);
     },
   );
   test.prop([fc.integer({ min: 0, max: 0xfffffffe }), frameArb])(

@@ -199,6 +199,30 @@ export function decodeFceuUdpInput(bytes: Uint8Array): { magic: number; counter:
 }
 
 /**
+ * Writes a TCP packet around arbitrary `data`: the counter, then the data. Returns the bytes
+ * written (4 + data length). The counter 0xFFFFFFFF is reserved for text messages and refused.
+ */
+export function encodeFceuTcpPacket(counter: number, data: Uint8Array, target: Uint8Array, offset = 0): number {
+  const n = FCEU_TCP_HEADER_SIZE + data.length;
+  room(target, offset, n, 'FCEU TCP packet');
+  u32(counter, 'counter');
+  if (counter === FCEU_TEXT_COUNTER) throw new EncodeError('out-of-range', 'counter 0xFFFFFFFF marks a text message');
+  putU32(target, offset, counter);
+  target.set(data, offset + FCEU_TCP_HEADER_SIZE);
+  return n;
+}
+
+/** Decodes a whole TCP packet of known extent: the counter and the data (a view). */
+export function decodeFceuTcpPacket(bytes: Uint8Array): { counter: number; data: Uint8Array } {
+  if (bytes.length < FCEU_TCP_HEADER_SIZE) {
+    throw new DecodeError('truncated', bytes.length, `FCEU TCP packet needs 4 bytes, got ${bytes.length}`);
+  }
+  const counter = getU32(bytes, 0);
+  if (counter === FCEU_TEXT_COUNTER) throw new DecodeError('bad-value', 0, 'counter 0xFFFFFFFF is a text message');
+  return { counter, data: bytes.subarray(FCEU_TCP_HEADER_SIZE) };
+}
+
+/**
  * Writes the TCP packet a server sends every frame next to the UDP one (9 bytes). The counter
  * 0xFFFFFFFF is reserved for text messages and refused.
  */
