@@ -1,3 +1,4 @@
+import { mergeConfig } from 'vitest/config';
 import { packageConfig } from '../../vitest.shared.js';
 
-export default packageConfig('core-wasm');
+export default mergeConfig(packageConfig('core-wasm'), { test: { globalSetup: ['./test/global-setup.ts'] } });

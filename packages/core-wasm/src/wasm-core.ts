@@ -20,6 +20,11 @@ export interface WasmCoreOptions {
   readonly content?: Uint8Array;
   /** The module name state entries are registered under (default `core`). */
   readonly stateModule?: string;
+  /**
+   * Imports for {@link WasmCore.instantiate} (default none). Whatever a core imports must be
+   * deterministic: no clocks, no randomness, no host state.
+   */
+  readonly imports?: WebAssembly.Imports;
 }
 
 /** A state region as the core reported it. */
@@ -59,7 +64,7 @@ export class WasmCore implements Core {
    */
   static async instantiate(source: WasmSource, options: WasmCoreOptions = {}): Promise<WasmCore> {
     const module = source instanceof WebAssembly.Module ? source : await WebAssembly.compile(source);
-    const instance = await WebAssembly.instantiate(module, {});
+    const instance = await WebAssembly.instantiate(module, options.imports ?? {});
     return new WasmCore(instance, options);
   }
 
