@@ -99,11 +99,16 @@ const scratchViews: Record<StateType, StateArray> = {
 };
 
 function isAccessor(v: StateValue): v is ScalarAccessor {
-  return typeof (v as ScalarAccessor).get === 'function' && typeof (v as ScalarAccessor).set === 'function';
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    typeof (v as ScalarAccessor).get === 'function' &&
+    typeof (v as ScalarAccessor).set === 'function'
+  );
 }
 
 function isRegion(v: StateValue): v is MemoryRegion {
-  return typeof (v as MemoryRegion).buffer === 'function';
+  return typeof v === 'object' && v !== null && typeof (v as MemoryRegion).buffer === 'function';
 }
 
 const utf8 = new TextEncoder();

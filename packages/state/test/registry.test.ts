@@ -1,7 +1,7 @@
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import { describeSnapshot, SnapshotError, StateError, StateRegistry } from '../src/index.js';
-import { contentsArb, layoutArb, Machine, sameContents } from './layouts.js';
+import { contentsArb, type EntrySpec, layoutArb, Machine, sameContents } from './layouts.js';
 
 const layoutAndTwoContents = layoutArb.chain((layout) =>
   fc.tuple(fc.constant(layout), contentsArb(layout), contentsArb(layout)),
@@ -193,6 +193,9 @@ describe('registry rules', () => {
       ['m', 0, 'a', { type: 'constructor', get: () => 0, set: () => {} }],
       ['m', 0, 'a', { buffer: () => new ArrayBuffer(4), byteOffset: -1, count: 1 }],
       ['m', 0, 'a', 42],
+      ['m', 0, 'a', null],
+      ['m', 0, 'a', undefined],
+      ['m', 0, 'a', { get: () => 0 }],
     ];
     for (const [mod, inst, name, value] of bad) {
       const err = errorOf(() => r.register(mod, inst, name, value as Uint8Array)) as StateError;
@@ -397,4 +400,76 @@ describe('NVRAM', () => {
       expect((errorOf(() => m.registry.loadNvram(m.registry.save())) as SnapshotError).code).toBe('bad-flags');
     },
   );
+});
+
+describe('lenient load across layouts', () => {
+  const key = (e: { module: string; instance: number; name: string }) => `${e.module}|${e.instance}|${e.name}`;
+  const evolved = layoutArb.chain((a) =>
+    fc
+      .tuple(
+        fc.constant(a),
+        fc.array(fc.constantFrom('keep', 'drop', 'recount', 'retype'), { minLength: a.length, maxLength: a.length }),
+        layoutArb,
+        fc.boolean(),
+      )
+      .map(([a, fates, more, shuffle]) => {
+        const b: EntrySpec[] = [];
+        a.forEach((e, i) => {
+          const fate = fates[i]!;
+          if (fate === 'keep') b.push({ ...e });
+          // A scalar always counts 1: changing its count means changing its type.
+          if (fate === 'recount' && e.kind !== 'scalar') b.push({ ...e, count: e.count + 1 });
+          if (fate === 'retype' || (fate === 'recount' && e.kind === 'scalar'))
+            b.push({ ...e, type: e.type === 'u8' ? 'i16' : 'u8' });
+        });
+        const taken = new Set(a.map(key));
+        for (const e of more) if (!taken.has(key(e))) b.push(e);
+        if (shuffle) b.reverse();
+        return { a, b };
+      }),
+  );
+
+  test.prop([evolved.chain(({ a, b }) => fc.tuple(fc.constant(a), fc.constant(b), contentsArb(a), contentsArb(b)))], {
+    numRuns: 100,
+  })('restores the entries with the same signature, type and count and reports the rest', ([a, b, xa, yb]) => {
+    const old = new Machine(a);
+    old.registry.freeze();
+    old.set(xa);
+    const snap = old.registry.save();
+    const now = new Machine(b);
+    now.registry.freeze();
+    now.set(yb);
+    const report = now.registry.loadLenient(snap);
+    const inA = new Map(a.map((e, i) => [key(e), i]));
+    const inB = new Set(b.map(key));
+    const count = (e: EntrySpec) => (e.kind === 'scalar' ? 1 : e.count);
+    const same = (e: EntrySpec, f: EntrySpec) => e.type === f.type && count(e) === count(f);
+    const sigs = (list: readonly { module: string; instance: number; name: string }[]) => list.map(key).sort();
+    expect(sigs(report.missing)).toEqual(
+      b
+        .filter((e) => !inA.has(key(e)))
+        .map(key)
+        .sort(),
+    );
+    expect(sigs(report.extra)).toEqual(
+      a
+        .filter((e) => !inB.has(key(e)))
+        .map(key)
+        .sort(),
+    );
+    expect(sigs(report.mismatched)).toEqual(
+      b
+        .filter((e) => inA.has(key(e)) && !same(e, a[inA.get(key(e))!]!))
+        .map(key)
+        .sort(),
+    );
+    const expected = b.map((e, i) => {
+      const j = inA.get(key(e));
+      return j !== undefined && same(e, a[j]!) ? xa[j]! : yb[i]!;
+    });
+    expect(report.loaded).toBe(
+      expected.filter((_, i) => inA.has(key(b[i]!)) && same(b[i]!, a[inA.get(key(b[i]!))!]!)).length,
+    );
+    expect(sameContents(now.get(), expected)).toBe(true);
+  });
 });
