@@ -1,6 +1,6 @@
 import { fc, test } from '@fast-check/vitest';
 import { hash64 } from '@netplay/state';
-import { describe, expect } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Chip8Core } from '../src/index.js';
 import { archiveRom, CHIP8_ARCHIVE_ROMS } from './fixtures.js';
 
@@ -17,20 +17,22 @@ function fbHash(core: Chip8Core): bigint {
   return hash64(core.framebuffer().pixels);
 }
 
-function play(core: Chip8Core, inputs: ReadonlyArray<readonly [number, number]>): Array<[bigint, bigint]> {
-  const out: Array<[bigint, bigint]> = [];
+/** Per frame: framebuffer hash, state checksum and audio hash. */
+function play(core: Chip8Core, inputs: ReadonlyArray<readonly [number, number]>): Array<[bigint, bigint, bigint]> {
+  const out: Array<[bigint, bigint, bigint]> = [];
   for (const [a, b] of inputs) {
     core.setInputValue(0, a);
     core.setInputValue(1, b);
     core.advance();
-    out.push([fbHash(core), core.checksum()]);
+    const audio = core.audio();
+    out.push([fbHash(core), core.checksum(), hash64(new Uint8Array(audio.buffer, audio.byteOffset, audio.byteLength))]);
   }
   return out;
 }
 
 describe('determinism over the chip8Archive ROMs', () => {
   test.prop([fc.constantFrom(...CHIP8_ARCHIVE_ROMS), inputSequence], { numRuns: 40 })(
-    'two instances give identical framebuffer and state hashes every frame',
+    'two instances give identical framebuffer, state and audio hashes every frame',
     (name, inputs) => {
       const rom = roms.get(name)!;
       const a = Chip8Core.createSync(rom);
@@ -70,6 +72,13 @@ describe('determinism over the chip8Archive ROMs', () => {
       expect(play(b, inputs.slice(k))).toEqual(play(a, inputs.slice(k)));
     },
   );
+
+  it('Chip8Core.create (asynchronous) runs like createSync', async () => {
+    const rom = roms.get('tank')!;
+    const frames = Array.from({ length: 30 }, (_, i) => [i & 0xff, 0] as const);
+    const a = await Chip8Core.create(rom);
+    expect(play(a, frames)).toEqual(play(Chip8Core.createSync(rom), frames));
+  });
 
   test.prop([fc.constantFrom('tank', 'octojam1title', 'snek'), fc.integer({ min: 1, max: 0xffff_ffff })], {
     numRuns: 10,

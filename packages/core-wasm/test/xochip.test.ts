@@ -180,3 +180,19 @@ describe('quirk flags (each one alone)', () => {
     expect(core.v(1)).toBe(1);
   });
 });
+
+describe('Timendus 7-beep', () => {
+  it('beeps: the sound timer runs and the audio is not silent in some frames, silent in others', async () => {
+    const { timendus } = await import('./fixtures.js');
+    const core = Chip8Core.createSync(timendus('7-beep'), { platform: Chip8Platform.Chip8, tickrate: 100 });
+    let loud = 0;
+    let quiet = 0;
+    for (let f = 0; f < 300; f++) {
+      core.advance();
+      if (core.audio().some((s) => s !== 0)) loud++;
+      else quiet++;
+    }
+    expect(loud).toBeGreaterThan(10);
+    expect(quiet).toBeGreaterThan(10);
+  });
+});
