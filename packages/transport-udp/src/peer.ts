@@ -1015,6 +1015,14 @@ export class UdpPeer implements Connection {
 
   // ------------------------------------------------------------------ ending
 
+  /**
+   * Ends the connection at once with `error` (no close handshake): used by the server when the
+   * same address proves a new connection. Emits `error` and `close` (code `error`) if still open.
+   */
+  abort(error: TransportError): void {
+    this.fail(error);
+  }
+
   private fail(error: TransportError): void {
     if (this.currentState === 'closed') {
       this.die();

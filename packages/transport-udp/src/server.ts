@@ -118,8 +118,13 @@ export class UdpServerCore implements Listener {
         return;
       }
       if (session === 0 && d[8] === PacketType.Connect) {
-        // Our ACCEPT was lost and the client asks again.
+        // Our ACCEPT was lost and the client asks again, or the client restarted on the same port.
         this.onConnect(d, address, known);
+        return;
+      }
+      if (session === 0 && d[8] === PacketType.Hello) {
+        // A client restarted on the same address: stateless, as for any unverified address.
+        this.onHello(d, address);
         return;
       }
       this.drops.badSession++;
@@ -179,11 +184,15 @@ export class UdpServerCore implements Listener {
       return;
     }
     if (known) {
-      // A repeated CONNECT from the same client: repeat the ACCEPT.
-      if (known.state === 'open' && known.clientNonce === nonce)
-        this.reply(address, PacketType.Accept, known.session, nonce);
-      else this.drops.handshakeIgnored++;
-      return;
+      if (known.clientNonce === nonce) {
+        // A repeated CONNECT from the same client: repeat the ACCEPT.
+        if (known.state === 'open') this.reply(address, PacketType.Accept, known.session, nonce);
+        else this.drops.handshakeIgnored++;
+        return;
+      }
+      // A new client on the address of an old session (proven by the cookie): the old one is gone.
+      known.abort(new TransportError('closed', `${address} connected again; this session is replaced`));
+      this.forget(address, known);
     }
     if (u32(d, 21 + COOKIE_BYTES) !== this.hash) {
       this.refuse(address, nonce, RefuseReason.Channels, `${address}: channel lists differ`);

@@ -164,7 +164,14 @@ export async function listenUdp(options: UdpListenOptions): Promise<UdpListener>
  */
 export async function connectUdp(options: UdpConnectOptions): Promise<UdpPeer> {
   const config = resolveConfig(options);
-  const host = isIP(options.host) ? options.host : (await lookup(options.host)).address;
+  let host = options.host;
+  if (!isIP(host)) {
+    try {
+      host = (await lookup(host)).address;
+    } catch (e) {
+      throw new TransportError('io', `cannot resolve ${options.host}`, { cause: e });
+    }
+  }
   const v6 = isIPv6(host);
   const socket = createSocket({ type: v6 ? 'udp6' : 'udp4' });
   await bind(socket, 0, v6 ? '::' : '0.0.0.0');

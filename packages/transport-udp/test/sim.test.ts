@@ -144,6 +144,53 @@ describe('UDP core on the simulated network', () => {
     expect(sim.server.connections.length).toBe(2);
   });
 
+  it('a client restarting on the same address replaces its old session', () => {
+    const sim = new SimUdp(channels, { seed: 11 });
+    const first = sim.pair('same');
+    let oldClose: CloseEvent | undefined;
+    first.server.on('close', (e) => {
+      oldClose = e;
+    });
+    first.client.close(); // (its Close may or may not get through; the restart must work either way)
+    const second = sim.pair('same');
+    expect(second.server).not.toBe(first.server);
+    expect(second.client.session).not.toBe(first.client.session);
+    expect(oldClose?.code === 'remote' || oldClose?.error?.code === 'closed').toBe(true);
+    let got = 0;
+    second.server.on('message', () => got++);
+    second.client.send('input', new Uint8Array([1]));
+    sim.net.advance(100);
+    expect(got).toBe(1);
+    expect(sim.server.connections).toEqual([second.server]);
+  });
+
+  it('a restarted client whose old session is still open takes over the address', () => {
+    const sim = new SimUdp(channels, { seed: 12 });
+    const first = sim.pair('same');
+    let oldClose: CloseEvent | undefined;
+    first.server.on('close', (e) => {
+      oldClose = e;
+    });
+    // The old client vanishes without a word (crash): only the new one talks from now on.
+    const second = sim.pair('same');
+    expect(oldClose?.code).toBe('error');
+    expect(oldClose?.error?.code).toBe('closed');
+    expect(second.server.state).toBe('open');
+    expect(sim.server.connections).toEqual([second.server]);
+  });
+
+  it('carries empty messages on both kinds of channel', () => {
+    const sim = new SimUdp(channels, { seed: 13 });
+    const { client, server } = sim.pair();
+    const got: string[] = [];
+    server.on('message', (m) => got.push(`${m.channel}:${m.data.length}`));
+    client.send('input', new Uint8Array(0));
+    client.send('state', new Uint8Array(0));
+    client.send('bulk', new Uint8Array(0));
+    sim.net.advance(100);
+    expect(got.sort()).toEqual(['bulk:0', 'input:0', 'state:0']);
+  });
+
   it('a client with nothing answering times out with code timeout', () => {
     const sim = new SimUdp(channels, { seed: 4, config: { timeouts: { connectMs: 800 } } });
     sim.net.cutBoth('lonely', 'server');
