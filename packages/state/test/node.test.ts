@@ -60,3 +60,19 @@ describe('NVRAM file adapter', () => {
     await expect(loadNvramFile(machine().r, dir)).rejects.toMatchObject({ code: 'EISDIR' });
   });
 });
+
+describe('browser safety', () => {
+  it('only src/node.ts imports node: modules, and the main entry does not import it', async () => {
+    const { readdir } = await import('node:fs/promises');
+    const src = new URL('../src/', import.meta.url);
+    const files = (await readdir(src, { recursive: true })).filter((f) => f.endsWith('.ts'));
+    const offenders: string[] = [];
+    for (const f of files) {
+      const text = await readFile(new URL(f, src), 'utf8');
+      if (f !== 'node.ts' && /from ['"]node:/.test(text)) offenders.push(f);
+      if (f !== 'node.ts' && /from ['"]\.\/node\.js['"]/.test(text)) offenders.push(`${f} imports ./node.js`);
+    }
+    expect(files).toContain('index.ts');
+    expect(offenders).toEqual([]);
+  });
+});
