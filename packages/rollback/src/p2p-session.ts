@@ -200,6 +200,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
   private readonly waitInterval: number;
   private readonly ownSums = new Map<number, bigint>();
   private readonly outBuf: Uint8Array;
+  private readonly inBuf: Uint8Array;
   private readonly encodeIn: Uint8Array;
   private readonly decodeOut: Uint8Array;
   private readonly rowScratch: Uint8Array;
@@ -279,6 +280,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
     for (let p = 0; p < players; p++) if (!seen.has(p)) this.timeline.disconnect(p, 0);
     const ib = options.inputBytes;
     this.outBuf = new Uint8Array(INPUT_HEADER_BYTES + inputStreamMaxEncodedSize(INPUT_STREAM_MAX_FRAMES, ib));
+    this.inBuf = new Uint8Array(this.outBuf.length);
     this.encodeIn = new Uint8Array(INPUT_STREAM_MAX_FRAMES * ib);
     this.decodeOut = new Uint8Array(INPUT_STREAM_MAX_FRAMES * ib);
     this.rowScratch = new Uint8Array(INPUT_STREAM_MAX_FRAMES * ib * players);
@@ -407,7 +409,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
     if (!this.running) {
       this.stallCount++;
       this.sendInputs(now);
-      return list.items;
+      return list.done();
     }
     const other = t.otherFrame;
     this.exchangeChecksums(other);
@@ -432,7 +434,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
     }
     this.updateTimeSync(now);
     this.sendInputs(now);
-    return list.items;
+    return list.done();
   }
 
   /**
@@ -726,9 +728,34 @@ export class P2PSession implements EventSource<SessionEventMap> {
         spec.inputSize = ib;
         n += encodeInputStream(spec, this.encodeIn, undefined, this.outBuf, INPUT_HEADER_BYTES);
       }
-      this.send(r, INPUT_CHANNEL, this.outBuf.subarray(0, n));
+      this.send(r, INPUT_CHANNEL, this.outView(n));
     }
   }
+
+  /** A view of the first `n` bytes of the output buffer, made once per length. */
+  private outView(n: number): Uint8Array {
+    let v = this.outViews[n];
+    if (v === undefined) {
+      v = this.outBuf.subarray(0, n);
+      this.outViews[n] = v;
+    }
+    return v;
+  }
+  private readonly outViews: Uint8Array[] = [];
+
+  /** The input stream after an INPUT header, copied into a reused buffer (no view per message). */
+  private streamOf(data: Uint8Array): Uint8Array {
+    const n = data.length - INPUT_HEADER_BYTES;
+    if (n > this.outBuf.length) return data.subarray(INPUT_HEADER_BYTES);
+    let v = this.inViews[n];
+    if (v === undefined) {
+      v = this.inBuf.subarray(0, n);
+      this.inViews[n] = v;
+    }
+    for (let i = 0; i < n; i++) v[i] = data[INPUT_HEADER_BYTES + i]!;
+    return v;
+  }
+  private readonly inViews: Uint8Array[] = [];
 
   private onInput(r: Remote, data: Uint8Array): void {
     const h = this.header;
@@ -751,7 +778,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
         r.rttSamples++;
       }
     }
-    if (data.length > INPUT_HEADER_BYTES) this.takeInputs(r.player, data.subarray(INPUT_HEADER_BYTES));
+    if (data.length > INPUT_HEADER_BYTES) this.takeInputs(r.player, this.streamOf(data));
   }
 
   /** Decodes an input stream of one player and confirms the frames that extend its queue. */

@@ -54,9 +54,15 @@ export class RequestList {
   readonly items: SessionRequest[] = [];
   private n = 0;
 
+  /** Starts a new step (entries are overwritten; the array keeps its capacity). */
   clear(): void {
     this.n = 0;
-    this.items.length = 0;
+  }
+
+  /** Ends the step: trims the array to the requests of this step and returns it. */
+  done(): readonly SessionRequest[] {
+    if (this.items.length !== this.n) this.items.length = this.n;
+    return this.items;
   }
 
   private next(): PooledRequest {

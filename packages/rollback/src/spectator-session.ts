@@ -153,7 +153,7 @@ export class SpectatorSession implements EventSource<SessionEventMap> {
       this.sendFn(this.hostPeer, CONTROL_CHANNEL, new Uint8Array([MessageType.Spectate]));
     }
     const t = this.timeline;
-    if (t === undefined) return list.items;
+    if (t === undefined) return list.done();
     const sync = this.pendingSync;
     if (sync !== undefined) {
       this.pendingSync = undefined;
@@ -164,6 +164,6 @@ export class SpectatorSession implements EventSource<SessionEventMap> {
     }
     const steps = this.framesBehind > this.catchUpThreshold ? 2 : 1;
     for (let i = 0; i < steps && t.currentFrame < t.unreadFrame; i++) t.advance(list);
-    return list.items;
+    return list.done();
   }
 }

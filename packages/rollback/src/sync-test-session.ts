@@ -117,7 +117,7 @@ export class SyncTestSession {
     const from = t.currentFrame - this.checkDistance;
     if (from >= 0) t.resimulateFrom(this.list, from, undefined);
     this.added.fill(0);
-    return this.list.items;
+    return this.list.done();
   }
 
   /** Rollbacks and resimulated frames so far. */

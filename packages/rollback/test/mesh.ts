@@ -34,6 +34,8 @@ export interface Rig {
   missing: number;
   /** Set once the rig's connections are closed (it left). */
   gone: boolean;
+  /** Wall ms spent in the session and the core (when `cpuClock` is given). */
+  cpuMs: number;
 }
 
 /** A spectator of a mesh. */
@@ -54,6 +56,10 @@ export interface MeshOptions {
   readonly inputOf: (player: number, frame: number) => number;
   readonly link?: Partial<LinkConditions>;
   readonly session?: Partial<P2PSessionOptions>;
+  /** Compare every final frame with the offline replay (default true; benches turn it off). */
+  readonly verify?: boolean;
+  /** Wall-clock source for {@link Rig.cpuMs} (benches only; tests leave it out). */
+  readonly cpuClock?: () => number;
 }
 
 /** Names of the mesh peers. */
@@ -135,6 +141,7 @@ export class Mesh {
         checked: 0,
         missing: 0,
         gone: false,
+        cpuMs: 0,
       };
       session.on('wait-recommended', ({ frames }) => {
         rig.wait = frames;
@@ -232,8 +239,10 @@ export class Mesh {
         if (rig.catchUp > 0) rig.catchUp--;
         for (let k = 0; k < steps; k++) {
           this.scratch.fill(this.options.inputOf(rig.player, s.currentFrame + s.inputDelay) & 0xff);
+          const t0 = this.options.cpuClock?.() ?? 0;
           s.addLocalInput(this.scratch);
           rig.driver.run(s.advanceFrame(), s);
+          if (this.options.cpuClock) rig.cpuMs += this.options.cpuClock() - t0;
         }
       }
       this.check(rig);
@@ -241,7 +250,7 @@ export class Mesh {
     for (const sp of this.spectators) {
       sp.driver.run(sp.session.advanceFrame(), sp.session);
       const cur = sp.session.currentFrame;
-      if (cur !== undefined && cur > sp.checked) {
+      if (this.options.verify !== false && cur !== undefined && cur > sp.checked) {
         const st = sp.driver.stateOf(cur);
         if (st !== undefined && crc32(st) !== this.offlineCrc(cur)) this.mismatches.push({ peer: sp.name, frame: cur });
         sp.checked = cur;
@@ -252,6 +261,7 @@ export class Mesh {
 
   /** Compares every newly final frame of `rig` with the offline replay. */
   private check(rig: Rig): void {
+    if (this.options.verify === false) return;
     const s = rig.session;
     const upTo = Math.min(s.confirmedFrame, s.currentFrame);
     for (let f = rig.checked + 1; f <= upTo; f++) {
