@@ -22,6 +22,9 @@ import {
 import { fragmentSize, maxUnreliable, type UdpConfig } from './config.js';
 import type { DropCounters } from './counters.js';
 import {
+  ACK_BITS,
+  ACK_BITS_AT,
+  ACK_DELAY_AT,
   COOKIE_BYTES,
   crcOk,
   DATA_HEADER_BYTES,
@@ -147,11 +150,13 @@ const MAX_UNRELIABLE_QUEUE = 64;
 const MAX_REORDER_MESSAGES = 1 << 16;
 const CLOSE_ATTEMPTS = 5;
 /** Most tracked packets in flight: the span of the ack bitfield. */
-const MAX_TRACKED = 32;
+const MAX_TRACKED = ACK_BITS;
+/** Size of the receive ring (a power of two above ACK_BITS). */
+const RING_PACKETS = 1024;
 /** An ack-only packet goes out after this many tracked packets arrived (or one tick after the first). */
 const ACK_EVERY = 4;
 /** Tracked-packet slots only express traffic may use. */
-const EXPRESS_RESERVE = 4;
+const EXPRESS_RESERVE = 8;
 
 /**
  * One end of a UDP connection, as a sans-I/O state machine: it is fed datagrams with
@@ -185,7 +190,8 @@ export class UdpPeer implements Connection {
   private nextPacketSeq = 1;
   private readonly inFlight = new Map<number, SentPacket>();
   private recvHighest = 0;
-  private recvBits = 0;
+  /** Received packet sequence numbers, a bit per number modulo RING_PACKETS. */
+  private readonly recvRing = new Uint8Array(RING_PACKETS / 8);
   private recvHighestAt = 0;
   private ackPending = 0;
   private ackPendingSince = 0;
@@ -424,7 +430,7 @@ export class UdpPeer implements Connection {
     this.mstats.packetsReceived++;
     this.mstats.bytesReceived += d.length;
     this.heard();
-    this.processAcks(u32(d, 13), u32(d, 17), u16(d, 21) / 10);
+    this.processAcks(u32(d, 13), d, ACK_BITS_AT, u16(d, ACK_DELAY_AT) / 10);
     let o = DATA_HEADER_BYTES;
     let elicits = false;
     while (o < d.length && !this.dead) {
@@ -488,32 +494,55 @@ export class UdpPeer implements Connection {
     this.io.drops.malformed++;
   }
 
-  /** Records a packet sequence number in the ack window; false if it was already received. */
+  /** Whether packet `seq` is marked received in the ring (valid within RING_PACKETS of the highest). */
+  private ringHas(seq: number): boolean {
+    const i = seq & (RING_PACKETS - 1);
+    return (this.recvRing[i >> 3]! & (1 << (i & 7))) !== 0;
+  }
+
+  private ringSet(seq: number, on: boolean): void {
+    const i = seq & (RING_PACKETS - 1);
+    if (on) this.recvRing[i >> 3]! |= 1 << (i & 7);
+    else this.recvRing[i >> 3]! &= ~(1 << (i & 7));
+  }
+
+  /** Records a packet sequence number in the receive ring; false if it was already received. */
   private noteReceived(seq: number): boolean {
     if (seq === 0) return false;
-    const now = this.io.clock.now();
     if (seq > this.recvHighest) {
-      const shift = seq - this.recvHighest;
-      if (this.recvHighest === 0 || shift > 32) this.recvBits = 0;
-      else if (shift === 32) this.recvBits = 0x8000_0000;
-      else this.recvBits = ((this.recvBits << shift) | (1 << (shift - 1))) >>> 0;
+      const gap = seq - this.recvHighest;
+      if (this.recvHighest === 0 || gap >= RING_PACKETS) this.recvRing.fill(0);
+      else for (let s = this.recvHighest + 1; s < seq; s++) this.ringSet(s, false);
+      this.ringSet(seq, true);
       this.recvHighest = seq;
-      this.recvHighestAt = now;
+      this.recvHighestAt = this.io.clock.now();
       return true;
     }
     const back = this.recvHighest - seq;
     if (back === 0) return false;
-    if (back <= 32) {
-      const bit = (1 << (back - 1)) >>> 0;
-      if ((this.recvBits & bit) !== 0) return false;
-      this.recvBits = (this.recvBits | bit) >>> 0;
+    if (back < RING_PACKETS) {
+      if (this.ringHas(seq)) return false;
+      this.ringSet(seq, true);
       return true;
     }
     // Too old to tell; frames are deduplicated one level up.
     return true;
   }
 
-  private processAcks(ack: number, bits: number, ackDelayMs: number): void {
+  /** Writes the ack bitfield (bit i of byte j: packet highest − 1 − (8j + i) received) at `o`. */
+  private writeAckBits(buf: Uint8Array, o: number): void {
+    const h = this.recvHighest;
+    for (let j = 0; j < ACK_BITS / 8; j++) {
+      let byte = 0;
+      for (let i = 0; i < 8; i++) {
+        const s = h - 1 - (8 * j + i);
+        if (s >= 1 && this.ringHas(s)) byte |= 1 << i;
+      }
+      buf[o + j] = byte;
+    }
+  }
+
+  private processAcks(ack: number, d: Uint8Array, bitsAt: number, ackDelayMs: number): void {
     if (ack === 0 || this.inFlight.size === 0) return;
     const now = this.io.clock.now();
     const reorderWindow = 1.125 * this.rtt.srtt + this.rtt.rttvar + 1;
@@ -521,7 +550,8 @@ export class UdpPeer implements Connection {
     for (const p of this.inFlight.values()) {
       if (p.seq > ack) break;
       const back = ack - p.seq;
-      const acked = back === 0 || (back <= 32 && (bits & ((1 << (back - 1)) >>> 0)) !== 0);
+      const acked =
+        back === 0 || (back <= ACK_BITS && (d[bitsAt + ((back - 1) >> 3)]! & (1 << ((back - 1) & 7))) !== 0);
       if (acked) {
         this.inFlight.delete(p.seq);
         if (back === 0) this.rttSample(Math.max(0, now - p.sentAt - ackDelayMs), now);
@@ -791,8 +821,8 @@ export class UdpPeer implements Connection {
   }
 
   /**
-   * Whether channel `ch` may put another fragment in flight now. The ack bitfield covers 32
-   * packets, so at most {@link MAX_TRACKED} tracked packets are in flight, the last few reserved
+   * Whether channel `ch` may put another fragment in flight now. The ack bitfield covers
+   * {@link ACK_BITS} packets, so at most {@link MAX_TRACKED} tracked packets are in flight, the last few reserved
    * for express traffic. A channel with less than `expressBytes` in flight (an input channel) may
    * send even when the congestion window is full.
    */
@@ -910,8 +940,8 @@ export class UdpPeer implements Connection {
       putU32(buf, 4, this.sessionId);
       putU32(buf, 9, seq);
       putU32(buf, 13, this.recvHighest);
-      putU32(buf, 17, this.recvBits);
-      putU16(buf, 21, Math.min(0xffff, Math.round((now - this.recvHighestAt) * 10)));
+      this.writeAckBits(buf, ACK_BITS_AT);
+      putU16(buf, ACK_DELAY_AT, Math.min(0xffff, Math.round((now - this.recvHighestAt) * 10)));
       this.ackPending = 0;
       const d = buf.slice(0, o);
       seal(d);

@@ -12,17 +12,23 @@ import { crc32Update } from '@netplay/protocol';
  * Handshake packets (session id 0, except ACCEPT) continue with `u32 PROTOCOL_MAGIC` and a
  * `u32 client nonce`; see {@link PacketType}. DATA packets continue with
  * ```
- * 9  u32 packet sequence number (from 1)
- * 13 u32 ack: highest packet sequence number received (0: none yet)
- * 17 u32 ack bits: bit i set = packet (ack − 1 − i) received
- * 21 u16 ack delay: time between receiving packet `ack` and sending this one, in 100 µs units
- * 23 frames...
+ * 9  u32 packet sequence number (from 1; 0 for untracked packets)
+ * 13 u32 ack: highest tracked packet sequence number received (0: none yet)
+ * 17 u8[16] ack bits: bit i of byte j set = packet (ack − 1 − (8j + i)) received
+ * 33 u16 ack delay: time between receiving packet `ack` and sending this one, in 100 µs units
+ * 35 frames...
  * ```
  * and frames ({@link FrameType}) until the end of the datagram.
  */
 export const HEADER_BYTES = 9;
+/** Packets covered by the ack bitfield of a DATA packet (below the acked one). */
+export const ACK_BITS = 128;
+/** Offset of the ack bitfield in a DATA packet. */
+export const ACK_BITS_AT = 17;
+/** Offset of the ack delay in a DATA packet. */
+export const ACK_DELAY_AT = ACK_BITS_AT + ACK_BITS / 8;
 /** Bytes before the first frame of a DATA packet. */
-export const DATA_HEADER_BYTES = 23;
+export const DATA_HEADER_BYTES = ACK_DELAY_AT + 2;
 /** Second word of every handshake packet: "NPU1". */
 export const PROTOCOL_MAGIC = 0x4e505531;
 /** A HELLO shorter than this is ignored, so no reply is ever larger than its request. */
