@@ -90,12 +90,18 @@ const Q_VF_ORDER: u32 = 256;
 const Q_FX1E_FLAG: u32 = 512;
 /** Scrolling in lores moves by half pixels (legacy SUPER-CHIP on the HP48). */
 const Q_SCROLL_HALF_LORES: u32 = 1024;
+/** In hires, Dxyn sets vF to the rows that collided plus the rows clipped at the bottom (SCHIP 1.1). */
+const Q_COLLISION_ROWS: u32 = 2048;
+/** In lores, Dxy0 draws an 8x16 sprite (SCHIP 1.1) instead of 16x16. */
+const Q_LORES_DXY0_8X16: u32 = 4096;
 
 export function c8_platform_quirks(platform: u32): u32 {
   if (platform == PLATFORM_CHIP8) return Q_LOGIC | Q_MEM_INC | Q_VBLANK_LORES | Q_VBLANK_HIRES | Q_CLIP;
   if (platform == PLATFORM_MODERN_CHIP8) return Q_MEM_INC | Q_CLIP;
   if (platform == PLATFORM_SCHIP_MODERN) return Q_SHIFT | Q_JUMP | Q_CLIP;
-  if (platform == PLATFORM_SCHIP_LEGACY) return Q_SHIFT | Q_JUMP | Q_CLIP | Q_VBLANK_LORES | Q_SCROLL_HALF_LORES;
+  if (platform == PLATFORM_SCHIP_LEGACY) {
+    return Q_SHIFT | Q_JUMP | Q_CLIP | Q_VBLANK_LORES | Q_SCROLL_HALF_LORES | Q_COLLISION_ROWS | Q_LORES_DXY0_8X16;
+  }
   return Q_MEM_INC; // XO-CHIP: wraps, no display wait
 }
 
@@ -290,8 +296,10 @@ function draw(xr: u32, yr: u32, n: u32): u32 {
   if (n == 0) {
     if (!hasHires()) return 0;
     rows = 16;
-    cols = 16;
+    cols = !hires && hasQuirk(Q_LORES_DXY0_8X16) ? 8 : 16;
   }
+  const countRows = hires && clip && hasQuirk(Q_COLLISION_ROWS);
+  let rowHits: u32 = 0;
   const bytesPerRow: u32 = cols >> 3;
   const planes = rd(R_PLANES);
   let addr = rd(R_I);
@@ -301,12 +309,16 @@ function draw(xr: u32, yr: u32, n: u32): u32 {
     for (let row: u32 = 0; row < rows; row++) {
       let py = y0 + row;
       if (py >= h) {
-        if (clip) break;
+        if (clip) {
+          if (countRows) rowHits += rows - row;
+          break;
+        }
         py -= h;
       }
       let bits: u32 = mget(addr + row * bytesPerRow);
       if (cols == 16) bits = (bits << 8) | mget(addr + row * 2 + 1);
       if (bits == 0) continue;
+      let rowHit = false;
       for (let col: u32 = 0; col < cols; col++) {
         if (((bits >> (cols - 1 - col)) & 1) == 0) continue;
         let px = x0 + col;
@@ -315,7 +327,10 @@ function draw(xr: u32, yr: u32, n: u32): u32 {
           px -= w;
         }
         const base = DISPLAY + py * scale * 128 + px * scale;
-        if ((load<u8>(base) & plane) != 0) collision = 1;
+        if ((load<u8>(base) & plane) != 0) {
+          collision = 1;
+          rowHit = true;
+        }
         store<u8>(base, load<u8>(base) ^ <u8>plane);
         if (scale == 2) {
           store<u8>(base + 1, load<u8>(base + 1) ^ <u8>plane);
@@ -323,10 +338,11 @@ function draw(xr: u32, yr: u32, n: u32): u32 {
           store<u8>(base + 129, load<u8>(base + 129) ^ <u8>plane);
         }
       }
+      if (rowHit) rowHits++;
     }
     addr += rows * bytesPerRow;
   }
-  return collision;
+  return countRows ? rowHits : collision;
 }
 
 function clearPlanes(mask: u32): void {

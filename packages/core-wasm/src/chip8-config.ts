@@ -52,6 +52,10 @@ export const Chip8Quirk = {
   Fx1eFlag: 512,
   /** Legacy SUPER-CHIP: lores scrolling moves by half pixels. */
   ScrollHalfLores: 1024,
+  /** Legacy SUPER-CHIP: in hires, Dxyn sets vF to the rows that collided plus the rows clipped at the bottom. */
+  CollisionRows: 2048,
+  /** Legacy SUPER-CHIP: in lores, Dxy0 draws an 8x16 sprite instead of 16x16. */
+  LoresDxy0Narrow: 4096,
 } as const;
 /** A flag of {@link Chip8Quirk}. */
 export type Chip8QuirkFlag = (typeof Chip8Quirk)[keyof typeof Chip8Quirk];
@@ -62,7 +66,7 @@ export const PLATFORM_QUIRKS: Readonly<Record<Chip8Platform, number>> = {
   0: Q.Logic | Q.MemoryIncrement | Q.DisplayWaitLores | Q.DisplayWaitHires | Q.Clip,
   1: Q.MemoryIncrement | Q.Clip,
   2: Q.Shift | Q.Jump | Q.Clip,
-  3: Q.Shift | Q.Jump | Q.Clip | Q.DisplayWaitLores | Q.ScrollHalfLores,
+  3: Q.Shift | Q.Jump | Q.Clip | Q.DisplayWaitLores | Q.ScrollHalfLores | Q.CollisionRows | Q.LoresDxy0Narrow,
   4: Q.MemoryIncrement,
 };
 
@@ -113,7 +117,7 @@ export function checkConfig(config: Chip8Config): void {
   if (!(config.platform in CHIP8_PLATFORM_NAMES)) {
     throw new WasmCoreError('bad-option', `unknown platform ${String(config.platform)}`);
   }
-  if (!Number.isInteger(config.quirks) || config.quirks < 0 || config.quirks > 0x7ff) {
+  if (!Number.isInteger(config.quirks) || config.quirks < 0 || config.quirks > 0x1fff) {
     throw new WasmCoreError('bad-option', `quirks must be a combination of Chip8Quirk flags`);
   }
   if (!Number.isInteger(config.tickrate) || config.tickrate < 1 || config.tickrate > 1_000_000) {

@@ -167,6 +167,33 @@ describe('quirk flags (each one alone)', () => {
     expect(lit(run(p, Chip8Quirk.Clip, 3))).toBe(`${'0'.repeat(60)}1111`);
     expect(lit(run(p, 0, 3))).toBe(`1111${'0'.repeat(56)}1111`);
   });
+  it('CollisionRows: hires vF counts collided rows and rows clipped at the bottom (legacy SUPER-CHIP)', () => {
+    const words = [0x00ff, 0xa220, 0x6000, 0x6100, 0xd013, 0xd013, 0x8ef0, 0x613e, 0x6008, 0xd014, 0x1214];
+    const program = new Uint8Array(0x24);
+    program.set(rom(...words));
+    program.fill(0xff, 0x20);
+    const legacy = Chip8Core.createSync(program, { platform: Chip8Platform.SuperChipLegacy, database: null });
+    legacy.step(10);
+    expect([legacy.v(0xe), legacy.v(0xf)]).toEqual([3, 2]);
+    const modern = Chip8Core.createSync(program, { platform: Chip8Platform.SuperChipModern, database: null });
+    modern.step(10);
+    expect([modern.v(0xe), modern.v(0xf)]).toEqual([1, 0]);
+  });
+  it('LoresDxy0Narrow: Dxy0 in lores draws 8x16 on legacy SUPER-CHIP, 16x16 elsewhere', () => {
+    const program = new Uint8Array(0x40);
+    program.set(rom(0xa220, 0x6000, 0x6100, 0xd010, 0x1208));
+    program.fill(0xff, 0x20);
+    const litInRow0 = (platform: Chip8Platform) => {
+      const core = Chip8Core.createSync(program, { platform, database: null });
+      core.step(4);
+      return core
+        .framebuffer()
+        .pixels.subarray(0, 64)
+        .filter((p) => p !== 0).length;
+    };
+    expect(litInRow0(Chip8Platform.SuperChipLegacy)).toBe(8);
+    expect(litInRow0(Chip8Platform.SuperChipModern)).toBe(16);
+  });
   it('DisplayWait: Dxyn ends the frame', () => {
     const p = [0xa20a, 0xd001, 0x7101, 0x1202, 0x0000, 0x8000];
     const core = Chip8Core.createSync(rom(...p), {
