@@ -311,6 +311,14 @@ describe('registry rules', () => {
     expect(log).toEqual([]);
   });
 
+  it('a layout over 4 GiB is refused at freeze()', () => {
+    const r = new StateRegistry();
+    // A region is never touched before saving, so its size can be stated without allocating it.
+    r.register('m', 0, 'huge', { buffer: () => new ArrayBuffer(0), byteOffset: 0, count: 0x2000_0000, type: 'u64' });
+    expect((errorOf(() => r.freeze()) as StateError).code).toBe('too-large');
+    expect(r.frozen).toBe(false);
+  });
+
   it('saveInto refuses a small buffer and writes nothing', () => {
     const r = new StateRegistry();
     r.register('m', 0, 'a', new Uint8Array(10));
