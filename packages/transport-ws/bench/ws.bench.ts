@@ -8,8 +8,17 @@
  */
 import { BenchSuite } from '@netplay/bench-kit';
 import type { Connection } from '@netplay/transport';
+import { ManualClock } from '@netplay/transport';
 import { WebSocket, WebSocketServer } from 'ws';
-import { connectNode, listen, type WsConnection } from '../src/server.js';
+import {
+  WsConnection as Core,
+  connectNode,
+  encodeHello,
+  encodeWelcome,
+  listen,
+  type WsConnection,
+  type WsSocket,
+} from '../src/server.js';
 
 const MSG = 16;
 const N = 100_000;
@@ -167,6 +176,52 @@ const summarize = (rs: Result[]): Result => ({
 
 const suite = new BenchSuite('transport-ws/loopback');
 const started = performance.now();
+
+// ---- the core alone (no I/O): cost and allocation per 16-byte message ----
+{
+  const channels = [{ name: 'r', kind: 'reliable' as const }];
+  const sink: WsSocket = { bufferedAmount: 0, send() {}, close() {}, terminate() {} };
+  const clock = new ManualClock();
+  const client = new Core(sink, 'client', 'bench', { channels, clock });
+  client.socketOpened();
+  client.socketFrame(encodeWelcome({ maxMessageBytes: 1 << 20, maxUnreliableBytes: 1 << 16 }));
+  const server = new Core(sink, 'server', 'bench', { channels, clock });
+  server.socketFrame(encodeHello({ maxMessageBytes: 1 << 20, maxUnreliableBytes: 1 << 16, channels }));
+  let seen = 0;
+  server.on('message', (m) => {
+    seen += m.data.length;
+  });
+  const msg = new Uint8Array(MSG);
+  const frame = new Uint8Array(MSG + 2);
+  frame[0] = 0x01;
+  suite.measure(
+    'baseline: allocate an 18-byte frame and copy 16 bytes in',
+    () => {
+      const f = new Uint8Array(MSG + 2);
+      f.set(msg, 2);
+      seen += f[0]!;
+    },
+    { batch: 1 },
+  );
+  suite.measure('core send (frame + stats, socket is a no-op)', () => client.send('r', msg), {
+    baseline: 'baseline: allocate an 18-byte frame and copy 16 bytes in',
+  });
+  suite.measure(
+    'baseline: a 16-byte view and a handler call',
+    () => {
+      const v = new Uint8Array(frame.buffer, 2, MSG);
+      seen += v.length;
+    },
+    { batch: 1 },
+  );
+  suite.measure('core receive (parse, checks, message event)', () => server.socketFrame(frame), {
+    baseline: 'baseline: a 16-byte view and a handler call',
+  });
+  if (seen === 0) throw new Error('nothing measured');
+  client.close();
+  server.close();
+}
+
 const kinds = [
   { make: rawLink, results: [] as Result[] },
   { make: () => netplayLink('r'), results: [] as Result[] },

@@ -136,6 +136,29 @@ describe('handshake and limits over real sockets', () => {
     expect(listener.connections.length).toBe(2);
   });
 
+  it('closes a socket that never sends HELLO after connectMs, with code 4000', async () => {
+    const { listener, errors } = await echoServer({ timeouts: { connectMs: 200 } });
+    const raw = await rawPeer(listener.url, false);
+    expect(await pollUntil(() => raw.closed !== undefined, 5000)).toBe(true);
+    expect(raw.closed?.code).toBe(WsCloseCode.timeout);
+    expect(errors.map((e) => e.code)).toContain('timeout');
+    expect(listener.socketCount).toBe(0);
+  });
+
+  it('a burst of 20 clients against maxConnections 3: 3 open, 17 refused, no crash', async () => {
+    const { listener, errors } = await echoServer({ maxConnections: 3 });
+    const clients = Array.from({ length: 20 }, () => connectNode(listener.url, { channels: CHANNELS }));
+    for (const c of clients) cleanups.push(() => c.close());
+    const records = clients.map((c) => ({ c, closed: undefined as CloseEvent | undefined }));
+    for (const r of records) r.c.on('close', (e) => (r.closed = e));
+    expect(await pollUntil(() => clients.every((c) => c.state !== 'connecting'), 10_000)).toBe(true);
+    const open = clients.filter((c) => c.state === 'open');
+    expect(open.length).toBe(3);
+    expect(records.filter((r) => r.closed?.code === 'refused').length).toBe(17);
+    expect(errors.filter((e) => e.code === 'limit').length).toBe(17);
+    for (const c of open) await echoes(c);
+  });
+
   it('reports refused when nobody listens', async () => {
     const { listener } = await echoServer();
     const url = listener.url;
