@@ -545,7 +545,11 @@ export class UdpPeer implements Connection {
   private processAcks(ack: number, d: Uint8Array, bitsAt: number, ackDelayMs: number): void {
     if (ack === 0 || this.inFlight.size === 0) return;
     const now = this.io.clock.now();
-    const reorderWindow = 1.125 * this.rtt.srtt + this.rtt.rttvar + 1;
+    // Sample the RTT from the newest acknowledged packet first, so the loss threshold below uses it.
+    const newest = this.inFlight.get(ack);
+    if (newest) this.rttSample(Math.max(0, now - newest.sentAt - ackDelayMs), now);
+    const reorderWindow =
+      this.rtt.samples === 0 ? this.rtt.rto() : 1.125 * this.rtt.srtt + this.rtt.rttvar + this.config.tickMs;
     let any = false;
     for (const p of this.inFlight.values()) {
       if (p.seq > ack) break;
@@ -554,7 +558,6 @@ export class UdpPeer implements Connection {
         back === 0 || (back <= ACK_BITS && (d[bitsAt + ((back - 1) >> 3)]! & (1 << ((back - 1) & 7))) !== 0);
       if (acked) {
         this.inFlight.delete(p.seq);
-        if (back === 0) this.rttSample(Math.max(0, now - p.sentAt - ackDelayMs), now);
         this.onPacketAcked(p);
         any = true;
       } else if (back >= 3 && now - p.sentAt > reorderWindow) {
