@@ -7,12 +7,13 @@ import {
 } from '@netplay/transport';
 import { pollUntil } from '@netplay/transport/conformance';
 import { afterEach, describe, expect, it } from 'vitest';
-import { WebSocket } from 'ws';
+import { WebSocket, WebSocketServer } from 'ws';
 import { connect } from '../src/index.js';
 import {
   connectNode,
   encodeHello,
   encodeReliable,
+  encodeWelcome,
   FrameType,
   listen,
   type WebSocketConstructor,
@@ -294,6 +295,71 @@ describe('backpressure over a real socket', () => {
     expect(states).toEqual([n - 1]);
     expect(await pollUntil(() => pair.client.stats.sendQueueLength === 0, 5000)).toBe(true);
   });
+});
+
+/** A raw `ws` server that answers HELLO with WELCOME (1 MiB limits) and then sends `after`. */
+async function rawServer(
+  after: Uint8Array | string,
+): Promise<{ url: string; closes: Array<{ code: number; reason: string }> }> {
+  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+  await new Promise<void>((r) => wss.once('listening', () => r()));
+  const closes: Array<{ code: number; reason: string }> = [];
+  wss.on('connection', (ws) => {
+    ws.on('error', () => {});
+    ws.on('close', (code, reason) => closes.push({ code, reason: reason.toString() }));
+    ws.once('message', () => {
+      ws.send(encodeWelcome({ maxMessageBytes: 1 << 20, maxUnreliableBytes: 1 << 16 }));
+      ws.send(after);
+    });
+  });
+  cleanups.push(
+    () =>
+      new Promise<void>((r) => {
+        for (const c of wss.clients) c.terminate();
+        wss.close(() => r());
+      }),
+  );
+  const addr = wss.address();
+  if (addr === null || typeof addr === 'string') throw new Error('no address');
+  return { url: `ws://127.0.0.1:${addr.port}`, closes };
+}
+
+describe('a misbehaving server', () => {
+  const whatwg = WebSocket as unknown as WebSocketConstructor;
+
+  it('the browser client refuses a message above its own limit (no maxPayload there) with 4003', async () => {
+    const server = await rawServer(encodeReliable(1, new Uint8Array(5000)));
+    const c = connect(server.url, { channels: CHANNELS, maxMessageBytes: 4096, WebSocket: whatwg });
+    const r = track(c);
+    expect(await pollUntil(() => r.closed !== undefined && server.closes.length > 0, 5000)).toBe(true);
+    expect(r.closed?.code).toBe('error');
+    expect(r.closed?.error?.code).toBe('too-large');
+    expect(server.closes[0]?.code).toBe(WsCloseCode.tooLarge);
+  });
+
+  it('the Node client has maxPayload too: ws cuts an oversized frame with 1009', async () => {
+    const server = await rawServer(encodeReliable(1, new Uint8Array(1 << 20)));
+    const c = connectNode(server.url, { channels: CHANNELS, maxMessageBytes: 4096, maxUnreliableBytes: 256 });
+    const r = track(c);
+    expect(await pollUntil(() => r.closed !== undefined && server.closes.length > 0, 5000)).toBe(true);
+    expect(r.closed?.error?.code).toBe('too-large');
+    expect(server.closes[0]?.code).toBe(1009);
+  });
+
+  for (const [what, frame] of [
+    ['garbage', new Uint8Array([0xff, 0, 1])],
+    ['a text frame', 'not binary'],
+  ] as const) {
+    it(`a client receiving ${what} closes with a protocol error and tells the server (4002)`, async () => {
+      const server = await rawServer(frame);
+      const c = connect(server.url, { channels: CHANNELS, WebSocket: whatwg });
+      const r = track(c);
+      expect(await pollUntil(() => r.closed !== undefined && server.closes.length > 0, 5000)).toBe(true);
+      expect(r.closed?.code).toBe('error');
+      expect(r.closed?.error?.code).toBe('protocol');
+      expect(server.closes[0]?.code).toBe(WsCloseCode.protocol);
+    });
+  }
 });
 
 describe('the browser-safe client', () => {
