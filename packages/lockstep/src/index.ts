@@ -14,6 +14,15 @@ export {
   isFceuShape,
 } from './client-server.js';
 export { LockstepError, type LockstepErrorCode } from './errors.js';
+export { FRAME_ADVANCE_CHANNELS, type FrameAdvanceOptions, FrameAdvancePeer } from './frame-advance.js';
+export {
+  decodeFaMessage,
+  encodeFaAdvance,
+  encodeFaEvent,
+  encodeFaPing,
+  type FrameAdvanceEvent,
+  type FrameAdvanceMessage,
+} from './frame-advance-wire.js';
 export { PingHistory, type PingHistoryOptions } from './latency.js';
 export { defaultCommandHandler, type LoggedFrame, logEntry, replayLog, runFrame } from './log.js';
 export type { PeerReport } from './report.js';

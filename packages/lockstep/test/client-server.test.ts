@@ -74,7 +74,7 @@ describe('client-server (seed 002)', () => {
       ),
       commands: fc.array(fc.tuple(fc.integer({ min: 0, max: 250 }), fc.constantFrom(30, 31, 19, 1)), { maxLength: 4 }),
     },
-    { numRuns: 25 },
+    { numRuns: 25, endOnFailure: true },
   )(
     'every peer runs the server frames and matches the offline replay',
     ({ seed, players, inputBytes, links, commands }) => {

@@ -110,3 +110,38 @@ export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
 }
+
+/** Links every pair of `names` (full mesh); `conns[i].get(j)` is i's connection to j. */
+export function mesh(
+  net: SimulatedNetwork,
+  names: readonly string[],
+  channels: readonly ChannelSpec[],
+): Map<number, Connection>[] {
+  const conns = names.map(() => new Map<number, Connection>());
+  for (let i = 0; i < names.length; i++) {
+    for (let j = i + 1; j < names.length; j++) {
+      const { ab, ba } = link(net, names[j]!, names[i]!, channels);
+      conns[j]!.set(i, ab);
+      conns[i]!.set(j, ba);
+    }
+  }
+  return conns;
+}
+
+/** Sets a new input value at the middle of every `every`-th frame, from frame `from` until `untilMs`. */
+export function midFrameInputs(
+  net: SimulatedNetwork,
+  runner: { setLocalInput(input: Uint8Array): void },
+  inputBytes: number,
+  startMs: number,
+  frameMs: number,
+  every: number,
+  untilMs: number,
+  salt: number,
+): void {
+  for (let k = 0, n = 1; startMs + k * frameMs + frameMs / 2 < untilMs; k += every, n++) {
+    const value = new Uint8Array(inputBytes);
+    value[0] = ((n * 37 + salt) & 0x7f) | 0x80;
+    net.clock.setTimer(startMs + k * frameMs + frameMs / 2 - net.now(), () => runner.setLocalInput(value));
+  }
+}

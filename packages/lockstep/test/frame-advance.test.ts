@@ -1,0 +1,235 @@
+import { fc, test } from '@fast-check/vitest';
+import { TestCore } from '@netplay/state/testing';
+import type { SimulatedNetwork } from '@netplay/transport';
+import { describe, expect, it } from 'vitest';
+import {
+  CLIENT_SERVER_CHANNELS,
+  ClientServerClient,
+  ClientServerServer,
+  FRAME_ADVANCE_CHANNELS,
+  FrameAdvancePeer,
+  LockstepRunner,
+  type PeerReport,
+} from '../src/index.js';
+import { expectDeterministic, link, mesh, midFrameInputs, network, type SimPeer, scriptInputs } from './harness.js';
+
+const F = 20;
+
+interface FaSession {
+  net: SimulatedNetwork;
+  peers: SimPeer<TestCore>[];
+  t0: number;
+}
+
+function faSession(
+  net: SimulatedNetwork,
+  n: number,
+  opts: {
+    extraDelayMs?: number;
+    equalize?: boolean;
+    known?: (i: number, j: number) => number;
+    seed?: number;
+    /** Every peer drives port 0 (a shared device): the order of events in a frame matters. */
+    shared?: boolean;
+  } = {},
+): FaSession {
+  const names = Array.from({ length: n }, (_, i) => String.fromCharCode(65 + i));
+  const conns = mesh(net, names, FRAME_ADVANCE_CHANNELS);
+  const t0 = Math.ceil(net.now() / 1000) * 1000 + 1000;
+  const peers: SimPeer<TestCore>[] = [];
+  for (let i = 0; i < n; i++) {
+    const others = [...conns[i]!.keys()];
+    const initialOneWayMs: Record<number, number> = {};
+    if (opts.known) for (const j of others) initialOneWayMs[j] = opts.known(i, j);
+    const scheduler = new FrameAdvancePeer({
+      id: i,
+      port: opts.shared ? 0 : i,
+      peers: others,
+      ports: n,
+      inputBytes: 1,
+      frameMs: F,
+      startMs: t0,
+      seed: (opts.seed ?? 1) * 31 + i,
+      extraDelayMs: opts.extraDelayMs ?? 0,
+      equalize: opts.equalize ?? false,
+      initialOneWayMs,
+    });
+    const core = new TestCore({ players: n, inputBytes: 1 });
+    const runner = new LockstepRunner({ clock: net.clock, scheduler, core, log: true });
+    for (const [j, c] of conns[i]!) runner.addPeer(j, c);
+    peers.push({ name: names[i]!, scheduler, core, runner });
+  }
+  return { net, peers, t0 };
+}
+
+// Seed 004's topology: one-way A–B 20 ms, B–C 40 ms, A–C 60 ms.
+const SEED_LINKS: Record<string, number> = { AB: 20, BC: 40, AC: 60 };
+function seedLatency(a: number, b: number): number {
+  const k = [String.fromCharCode(65 + a), String.fromCharCode(65 + b)].sort().join('');
+  return SEED_LINKS[k]!;
+}
+function seedNet(): SimulatedNetwork {
+  const net = network({ seed: 4, link: { latencyMs: 10 } });
+  for (let a = 0; a < 3; a++)
+    for (let b = a + 1; b < 3; b++)
+      net.setLinkBoth(String.fromCharCode(65 + a), String.fromCharCode(65 + b), { latencyMs: seedLatency(a, b) });
+  return net;
+}
+/** Seed 004's rule, from the links alone: the first frame starting at or after t + the largest one-way time. */
+function seedTargetFrame(player: number, tInFrames: number, delayOverride?: number): number {
+  let d = 0;
+  for (let o = 0; o < 3; o++) if (o !== player) d = Math.max(d, seedLatency(player, o));
+  return Math.ceil((tInFrames * F + (delayOverride ?? d)) / F);
+}
+function firstFrameWith(log: readonly { frame: number; inputs: Uint8Array }[], port: number, value: number): number {
+  return log.find((f) => f.inputs[port] === value)?.frame ?? -1;
+}
+
+describe('frame-advance (seed 004)', () => {
+  it('schedules an input A makes in the middle of frame 1 for frame 5, on every peer', () => {
+    const s = faSession(seedNet(), 3, { known: seedLatency });
+    const a = s.peers[0]!;
+    s.net.clock.setTimer(s.t0 + F / 2 - s.net.now(), () => a.runner.setLocalInput(Uint8Array.of(0x10)));
+    s.net.clock.advanceTo(s.t0 + 20 * F);
+    // Seed frames count from 1; ours from 0. Frame 1 = our 0, frame 5 = our 4.
+    const expected = seedTargetFrame(0, 0.5);
+    expect(expected).toBe(4);
+    for (const p of s.peers) expect(firstFrameWith(p.runner.log, 0, 0x10), p.name).toBe(expected);
+    // Nobody stalled: the advance messages arrive just in time.
+    for (const p of s.peers) expect(p.runner.report().stalls, p.name).toBe(0);
+    expectDeterministic(s.peers, () => new TestCore({ players: 3, inputBytes: 1 }), 20);
+  });
+
+  it('gives each player the latency the seed derives (B lowest), and equal latencies when equalized', () => {
+    for (const equalize of [false, true]) {
+      const s = faSession(seedNet(), 3, { known: seedLatency, equalize });
+      for (const [i, p] of s.peers.entries()) midFrameInputs(s.net, p.runner, 1, s.t0 + i * F, F, 3, s.t0 + 200 * F, i);
+      s.net.clock.advanceTo(s.t0 + 210 * F);
+      const reports = s.peers.map((p) => p.runner.report());
+      const globalMax = 60;
+      for (const [i, r] of reports.entries()) {
+        expect(r.latencySamples, `${i}`).toBeGreaterThan(50);
+        const frames = seedTargetFrame(i, 0.5, equalize ? globalMax : undefined);
+        // The frame applying an input made at mid-frame 0 is `frames`; latency in frames and in ms follow.
+        expect(r.meanLatencyFrames, `player ${i}`).toBe(frames);
+        expect(r.maxLatencyFrames, `player ${i}`).toBe(frames);
+        expect(r.meanLatencyMs, `player ${i}`).toBe(frames * F - F / 2);
+        expect(r.stalls).toBe(0);
+      }
+      if (!equalize) {
+        expect(reports[1]!.meanLatencyMs).toBeLessThan(reports[0]!.meanLatencyMs);
+        expect(reports[1]!.meanLatencyMs).toBeLessThan(reports[2]!.meanLatencyMs);
+      }
+      expectDeterministic(s.peers, () => new TestCore({ players: 3, inputBytes: 1 }), 200);
+    }
+  });
+
+  it('the extra delay adds whole frames', () => {
+    const s = faSession(seedNet(), 3, { known: seedLatency, extraDelayMs: 2 * F });
+    for (const [i, p] of s.peers.entries()) midFrameInputs(s.net, p.runner, 1, s.t0 + i * F, F, 4, s.t0 + 100 * F, i);
+    s.net.clock.advanceTo(s.t0 + 110 * F);
+    for (const [i, p] of s.peers.entries()) {
+      expect(p.runner.report().meanLatencyFrames).toBe(seedTargetFrame(i, 0.5) + 2);
+    }
+  });
+
+  it('on the same links, P2P approaches the one-way time and client-server the round trip', () => {
+    const p2p = faSession(seedNet(), 3, { known: seedLatency });
+    for (const [i, p] of p2p.peers.entries())
+      midFrameInputs(p2p.net, p.runner, 1, p2p.t0 + i * F, F, 3, p2p.t0 + 200 * F, i);
+    p2p.net.clock.advanceTo(p2p.t0 + 210 * F);
+    const p2pReports = p2p.peers.map((p) => p.runner.report());
+
+    // Client-server with the server on B (the best-connected peer), same links.
+    for (const serverAt of [0, 1]) {
+      const net = seedNet();
+      const names = ['A', 'B', 'C'];
+      const conns = new Map<number, ReturnType<typeof link>>();
+      for (let i = 0; i < 3; i++)
+        if (i !== serverAt) conns.set(i, link(net, names[i]!, names[serverAt]!, CLIENT_SERVER_CHANNELS));
+      const t0 = Math.ceil(net.now() / 1000) * 1000 + 1000;
+      const server = new ClientServerServer({
+        id: serverAt,
+        port: serverAt,
+        ports: 3,
+        inputBytes: 1,
+        frameMs: F,
+        startMs: t0,
+      });
+      const sRunner = new LockstepRunner({
+        clock: net.clock,
+        scheduler: server,
+        core: new TestCore({ players: 3, inputBytes: 1 }),
+      });
+      const runners = new Map<number, LockstepRunner<TestCore>>([[serverAt, sRunner]]);
+      for (const [i, c] of conns) {
+        const client = new ClientServerClient({ id: i, server: serverAt, ports: 3, inputBytes: 1, frameMs: F });
+        const r = new LockstepRunner({
+          clock: net.clock,
+          scheduler: client,
+          core: new TestCore({ players: 3, inputBytes: 1 }),
+        });
+        r.addPeer(serverAt, c.ab);
+        sRunner.addPeer(i, c.ba);
+        server.addClient(i, i);
+        runners.set(i, r);
+      }
+      sRunner.pump();
+      for (const [i, r] of runners) midFrameInputs(net, r, 1, t0 + i * F, F, 3, t0 + 200 * F, i);
+      net.clock.advanceTo(t0 + 210 * F);
+      const cs = new Map<number, PeerReport>([...runners].map(([i, r]) => [i, r.report()]));
+      for (let i = 0; i < 3; i++) {
+        const r = cs.get(i)!;
+        const p = p2pReports[i]!;
+        let maxOneWay = 0;
+        for (let o = 0; o < 3; o++) if (o !== i) maxOneWay = Math.max(maxOneWay, seedLatency(i, o));
+        // P2P: within one frame above the largest one-way time.
+        expect(p.meanLatencyMs).toBeGreaterThanOrEqual(maxOneWay);
+        expect(p.meanLatencyMs).toBeLessThanOrEqual(maxOneWay + F);
+        if (i === serverAt) continue;
+        // Client-server: at least the round trip to the server, within a frame of it.
+        const rtt = 2 * seedLatency(i, serverAt);
+        expect(r.meanLatencyMs).toBeGreaterThanOrEqual(rtt);
+        expect(r.meanLatencyMs).toBeLessThanOrEqual(rtt + F);
+      }
+      // C is the far player: P2P beats client-server for it whichever peer serves.
+      expect(p2pReports[2]!.meanLatencyMs).toBeLessThan(cs.get(2)!.meanLatencyMs);
+    }
+  });
+
+  test.prop(
+    {
+      seed: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
+      n: fc.integer({ min: 2, max: 4 }),
+      links: fc.array(
+        fc.record({
+          latencyMs: fc.integer({ min: 0, max: 80 }),
+          jitterMs: fc.integer({ min: 0, max: 40 }),
+          loss: fc.double({ min: 0, max: 0.2, noNaN: true }),
+          duplicate: fc.double({ min: 0, max: 0.1, noNaN: true }),
+          reorder: fc.double({ min: 0, max: 0.3, noNaN: true }),
+        }),
+        { minLength: 12, maxLength: 12 },
+      ),
+      extraDelayMs: fc.integer({ min: 0, max: 40 }),
+      equalize: fc.boolean(),
+      shared: fc.boolean(),
+    },
+    { numRuns: 25, endOnFailure: true },
+  )(
+    'every peer applies the same inputs on the same frames and matches the offline replay',
+    ({ seed, n, links, extraDelayMs, equalize, shared }) => {
+      const net = network({ seed, link: { latencyMs: 10 } });
+      let k = 0;
+      for (let a = 0; a < n; a++)
+        for (let b = 0; b < n; b++)
+          if (a !== b) net.setLink(String.fromCharCode(65 + a), String.fromCharCode(65 + b), links[k++]!);
+      const s = faSession(net, n, { extraDelayMs, equalize, seed, shared });
+      const until = s.t0 + 300 * F;
+      for (const [i, p] of s.peers.entries()) scriptInputs(net, p.runner, 1, seed + i, F, s.t0 - 200, until);
+      // Inputs stop at `until`; a few more seconds let peers behind a retransmission catch up.
+      net.clock.advanceTo(until + 5000);
+      expectDeterministic(s.peers, () => new TestCore({ players: n, inputBytes: 1 }), 300);
+    },
+  );
+});
