@@ -49,6 +49,8 @@ function chip8ModuleSync(): WebAssembly.Module {
 export interface Chip8CoreOptions extends RomSetupOptions {
   /** How to snapshot the state (default `auto`, which uses the core's regions). */
   readonly state?: WasmCoreOptions['state'];
+  /** How many ports `Core.ports` reports, 1..4 (default 4). */
+  readonly ports?: number;
 }
 
 /**
@@ -80,7 +82,11 @@ export class Chip8Core extends WasmCore {
   }
 
   private constructor(instance: WebAssembly.Instance, rom: Uint8Array, options: Chip8CoreOptions) {
-    super(instance, { state: options.state ?? 'auto', stateModule: 'chip8' });
+    super(instance, {
+      state: options.state ?? 'auto',
+      stateModule: 'chip8',
+      ...(options.ports !== undefined ? { ports: options.ports } : {}),
+    });
     this.c8 = instance.exports as unknown as Chip8Exports;
     const setup = resolveRomSetup(rom, options);
     this.title = setup.title;

@@ -18,6 +18,11 @@ export interface WasmCoreOptions {
   readonly state?: StateMode;
   /** Content (a ROM) to load right away. */
   readonly content?: Uint8Array;
+  /**
+   * How many ports to expose as `Core.ports` (1..`np_ports()`, default all): a two-player session
+   * on a four-port core sets 2, and the other ports stay released.
+   */
+  readonly ports?: number;
   /** The module name state entries are registered under (default `core`). */
   readonly stateModule?: string;
   /**
@@ -77,11 +82,16 @@ export class WasmCore implements Core {
       throw new WasmCoreError('missing-export', 'state mode "regions" needs the np_state_region* exports');
     }
     const c = this.abi.core;
-    this.ports = c.np_ports();
+    const corePorts = c.np_ports();
     this.inputBytes = c.np_input_bytes();
-    if (!Number.isInteger(this.ports) || this.ports < 1 || this.ports > 255) {
-      throw new WasmCoreError('missing-export', `np_ports() returned ${this.ports}`);
+    if (!Number.isInteger(corePorts) || corePorts < 1 || corePorts > 255) {
+      throw new WasmCoreError('missing-export', `np_ports() returned ${corePorts}`);
     }
+    const ports = options.ports ?? corePorts;
+    if (!Number.isInteger(ports) || ports < 1 || ports > corePorts) {
+      throw new WasmCoreError('bad-option', `ports must be in 1..${corePorts}, not ${ports}`);
+    }
+    this.ports = ports;
     if (!Number.isInteger(this.inputBytes) || this.inputBytes < 0 || this.inputBytes > 4) {
       throw new WasmCoreError('missing-export', `np_input_bytes() must be 0..4, not ${this.inputBytes}`);
     }

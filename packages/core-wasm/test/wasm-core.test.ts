@@ -106,6 +106,14 @@ describe('WasmCore on a core without state regions (whole memory + mutable globa
     ).toBe('missing-export');
   });
 
+  it('can expose fewer ports than the core has', async () => {
+    const two = Chip8Core.createSync(archiveRom('spaceracer'), { ports: 2 });
+    expect(two.ports).toBe(2);
+    expect(() => two.setInput(2, new Uint8Array(2))).toThrow(WasmCoreError);
+    expect(() => Chip8Core.createSync(archiveRom('spaceracer'), { ports: 5 })).toThrow(WasmCoreError);
+    expect((await toy()).ports).toBe(2);
+  });
+
   it('reset returns to frame 0 and the power-on state', async () => {
     const core = await toy();
     const power = core.checksum();
