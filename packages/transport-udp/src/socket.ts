@@ -137,12 +137,19 @@ export async function listenUdp(options: UdpListenOptions): Promise<UdpListener>
   await bind(socket, options.port ?? 0, host);
   tune(socket);
   const port = socket.address().port;
+  const parsed = new Map<string, { host: string; port: number }>();
   const core = new UdpServerCore(
     {
       clock: options.clock ?? systemClock,
       random: (n) => new Uint8Array(randomBytes(n)),
       output: (datagram, address) => {
-        const to = parseAddress(address);
+        let to = parsed.get(address);
+        if (!to) {
+          // Cache parsed destinations (bounded: unverified addresses come and go).
+          if (parsed.size >= 4096) parsed.clear();
+          to = parseAddress(address);
+          parsed.set(address, to);
+        }
         socket.send(datagram, to.port, to.host);
       },
     },
@@ -151,7 +158,9 @@ export async function listenUdp(options: UdpListenOptions): Promise<UdpListener>
     formatAddress(host, port),
     options,
   );
-  socket.on('message', (msg, rinfo) => core.input(msg, formatAddress(rinfo.address, rinfo.port)));
+  socket.on('message', (msg, rinfo) =>
+    core.input(msg, rinfo.family === 'IPv6' ? `[${rinfo.address}]:${rinfo.port}` : `${rinfo.address}:${rinfo.port}`),
+  );
   const listener = new UdpListener(core, socket, port);
   socket.on('error', (e) => core.reportError(new TransportError('io', `socket error: ${e.message}`, { cause: e })));
   return listener;
@@ -187,16 +196,17 @@ export async function connectUdp(options: UdpConnectOptions): Promise<UdpPeer> {
       socket.close();
     }
   };
+  const onSent = () => {
+    pending--;
+    closeSocket();
+  };
   const peer = UdpPeer.client(
     {
       clock: options.clock ?? systemClock,
       output: (datagram) => {
         if (closed) return;
         pending++;
-        socket.send(datagram, options.port, host, () => {
-          pending--;
-          closeSocket();
-        });
+        socket.send(datagram, options.port, host, onSent);
       },
       drops,
       random: (n) => new Uint8Array(randomBytes(n)),
