@@ -224,6 +224,45 @@ describe('SimulatedNetwork', () => {
     expect(listener.connections.length).toBe(0);
   });
 
+  it('queues sends made while connecting and delivers them once open', () => {
+    const net = new SimulatedNetwork({ seed: 13, link: { latencyMs: 25 } });
+    net.listen('srv', { channels });
+    const got: string[] = [];
+    const conn = net.connect('a', 'srv', { channels });
+    const server = net.listenerAt('srv')!;
+    server.on('connection', (c) => c.on('message', (m) => got.push(`${m.channel}:${m.data[0]}`)));
+    expect(conn.state).toBe('connecting');
+    conn.send('rel', new Uint8Array([1]));
+    conn.send('rel', new Uint8Array([2]));
+    expect(conn.stats.sendQueueLength).toBe(2);
+    net.advance(200);
+    expect(got).toEqual(['rel:1', 'rel:2']);
+    expect(conn.stats.sendQueueLength).toBe(0);
+  });
+
+  it('close while connecting ends with code local; send then throws closed', () => {
+    const net = new SimulatedNetwork({ seed: 14 });
+    net.listen('srv', { channels });
+    const conn = net.connect('a', 'srv', { channels });
+    const codes: string[] = [];
+    conn.on('close', (e) => codes.push(e.code));
+    conn.close('changed my mind');
+    expect(codes).toEqual(['local']);
+    expect(() => conn.send('rel', new Uint8Array(1))).toThrow(expect.objectContaining({ code: 'closed' }));
+    net.advance(1000);
+    expect(codes).toEqual(['local']);
+  });
+
+  it('bounds the reliable send queue with TransportError(limit)', () => {
+    const net = new SimulatedNetwork({ seed: 15 });
+    const { client } = net.pair('a', 'b', { channels, maxSendQueue: 3 });
+    for (let i = 0; i < 3; i++) client.send('rel', new Uint8Array(1));
+    expect(() => client.send('rel', new Uint8Array(1))).toThrow(expect.objectContaining({ code: 'limit' }));
+    client.send('unrel', new Uint8Array(1)); // unreliable messages are not queued
+    net.advance(100);
+    client.send('rel', new Uint8Array(1)); // acknowledged: room again
+  });
+
   it('validates link conditions and channel lists', () => {
     expect(() => new SimulatedNetwork({ link: { loss: 2 } })).toThrow(/probabilities/);
     const net = new SimulatedNetwork();
