@@ -615,7 +615,9 @@ export class WsConnection implements Connection {
       this.hooks.closed(this);
     }
     try {
-      if (error && code !== 'local' && code !== 'remote') this.emitter.emit('error', error);
+      // As in the contract's README: `error` precedes a close with code `error`; timeouts and
+      // refusals are reported through `close` (with `error` set) only.
+      if (error && code === 'error') this.emitter.emit('error', error);
     } finally {
       try {
         this.emitter.emit('close', { code, reason, ...(error ? { error } : {}) });

@@ -126,6 +126,26 @@ describe('handshake', () => {
     expect(closed.event?.code).toBe('timeout');
     expect(closed.event?.error?.code).toBe('timeout');
   });
+
+  it('reports refusals and timeouts through close only, protocol errors through error then close', () => {
+    const seen: string[] = [];
+    const watch = (c: { on: (t: 'error' | 'close', h: (e: { code: string }) => void) => unknown }) => {
+      c.on('error', (e) => seen.push(`error:${e.code}`));
+      c.on('close', (e) => seen.push(`close:${e.code}`));
+    };
+    const refused = fakeLink(new ManualClock(), { channels: CHANNELS }, { channels: CHANNELS.slice(1) }, false);
+    watch(refused.client);
+    refused.client.socketOpened();
+    refused.pump();
+    const clock = new ManualClock();
+    const silent = fakeLink(clock, { channels: CHANNELS, timeouts: TIMEOUTS });
+    watch(silent.client);
+    clock.advance(TIMEOUTS.disconnectMs);
+    const broken = fakeLink(new ManualClock(), { channels: CHANNELS });
+    watch(broken.client);
+    broken.client.socketFrame(new Uint8Array([0x7f]));
+    expect(seen).toEqual(['close:refused', 'close:timeout', 'error:protocol', 'close:error']);
+  });
 });
 
 describe('frames from a misbehaving peer', () => {
