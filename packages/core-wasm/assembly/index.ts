@@ -196,6 +196,20 @@ export function c8_configure(platform: u32, quirks: u32, tickrate: u32, seed: u3
   wr(R_MEMMASK, platform == PLATFORM_XOCHIP ? 0xffff : 0x0fff);
 }
 
+/** Reads the configuration back: 0 platform, 1 quirks, 2 tickrate, 3 seed. */
+export function c8_config_word(index: u32): u32 {
+  if (index == 0) return rd(R_PLATFORM);
+  if (index == 1) return rd(R_QUIRKS);
+  if (index == 2) return rd(R_TICKRATE);
+  return rd(R_SEED);
+}
+
+/** The CHIP-8 key input bit `bit` of `port` presses (0xff = none). */
+export function c8_get_keymap(port: u32, bit: u32): u32 {
+  if (port >= MAX_PORTS || bit >= 16) return 0xff;
+  return load<u8>(KEYMAP + port * 16 + bit);
+}
+
 /** Maps input bit `bit` of `port` to CHIP-8 key `key` (0..15), or to nothing when key > 15. */
 export function c8_set_keymap(port: u32, bit: u32, key: u32): void {
   if (port >= MAX_PORTS || bit >= 16) return;

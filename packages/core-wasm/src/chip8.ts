@@ -1,5 +1,5 @@
 import { decodeBase64 } from './base64.js';
-import { type Chip8Config, checkConfig, DEFAULT_SEED, IDENTITY_KEYS } from './chip8-config.js';
+import { type Chip8Config, type Chip8Platform, checkConfig, DEFAULT_SEED, IDENTITY_KEYS } from './chip8-config.js';
 import { CHIP8_WASM_BASE64 } from './chip8-wasm.generated.js';
 import { WasmCoreError } from './errors.js';
 import { type RomSetupOptions, resolveRomSetup } from './rom-setup.js';
@@ -9,6 +9,8 @@ import { WasmCore, type WasmCoreOptions } from './wasm-core.js';
 interface Chip8Exports {
   c8_configure(platform: number, quirks: number, tickrate: number, seed: number): void;
   c8_set_keymap(port: number, bit: number, key: number): void;
+  c8_config_word(index: number): number;
+  c8_get_keymap(port: number, bit: number): number;
   c8_step(count: number): void;
   c8_peek(addr: number): number;
   c8_poke(addr: number, value: number): void;
@@ -95,9 +97,48 @@ export class Chip8Core extends WasmCore {
     this.loadRom(rom);
   }
 
-  /** The configuration in effect. */
+  /**
+   * The configuration in effect, read back from the machine (it is part of the savestate, so a
+   * loaded state brings its own tickrate, quirks, seed and key map).
+   */
   get config(): Chip8Config {
+    const c = this.c8;
+    const platform = c.c8_config_word(0) as Chip8Platform;
+    const quirks = c.c8_config_word(1) >>> 0;
+    const tickrate = c.c8_config_word(2) >>> 0;
+    const seed = c.c8_config_word(3) >>> 0;
+    const v = this.configValue;
+    if (
+      v.platform !== platform ||
+      v.quirks !== quirks ||
+      v.tickrate !== tickrate ||
+      v.seed !== seed ||
+      !this.sameKeys()
+    ) {
+      this.configValue = { platform, quirks, tickrate, seed, keyMap: this.readKeyMap() };
+    }
     return this.configValue;
+  }
+
+  private sameKeys(): boolean {
+    const map = this.configValue.keyMap;
+    for (let port = 0; port < 4; port++) {
+      const keys = map[port] ?? IDENTITY_KEYS;
+      for (let bit = 0; bit < 16; bit++) {
+        const k = this.c8.c8_get_keymap(port, bit);
+        if ((k > 15 ? -1 : k) !== (keys[bit] ?? -1)) return false;
+      }
+    }
+    return true;
+  }
+
+  private readKeyMap(): number[][] {
+    return Array.from({ length: 4 }, (_, port) =>
+      Array.from({ length: 16 }, (_, bit) => {
+        const k = this.c8.c8_get_keymap(port, bit);
+        return k > 15 ? -1 : k;
+      }),
+    );
   }
 
   /**
@@ -105,7 +146,7 @@ export class Chip8Core extends WasmCore {
    * XO-CHIP memory is 64 KiB), so states saved under another platform do not load.
    */
   configure(config: Partial<Chip8Config>): void {
-    const next: Chip8Config = { ...this.configValue, ...config };
+    const next: Chip8Config = { ...this.config, ...config };
     checkConfig(next);
     this.configValue = next;
     this.applyConfig();

@@ -8,8 +8,6 @@ export type WasmCoreErrorCode =
   | 'content-rejected'
   /** A port number or an input length is out of range. */
   | 'bad-input'
-  /** A savestate is malformed, truncated, or from a different core configuration. */
-  | 'bad-state'
   /** A buffer passed in is too small. */
   | 'buffer-too-small'
   /** An option is out of range. */

@@ -98,9 +98,14 @@ describe('ROM setup from the chip-8 database', () => {
     expect(resolveRomSetup(bytes, { keyMap: [[1, 2]] }).config.keyMap).toEqual([[1, 2]]);
     expect(resolveRomSetup(bytes, { database: null }).entry).toBeUndefined();
     const core = Chip8Core.createSync(bytes, { tickrate: 5 });
+    const at5 = core.save();
     core.configure({ tickrate: 6 });
     expect(core.config.tickrate).toBe(6);
     expect(core.frame).toBe(0);
+    // The configuration is part of the savestate: loading the old state brings tickrate 5 back.
+    core.load(at5);
+    expect(core.config.tickrate).toBe(5);
+    expect(core.config.keyMap[1]?.slice(0, 2)).toEqual([0xd, 0xe]);
   });
 
   it('rejects bad settings with WasmCoreError bad-option', () => {
