@@ -14,6 +14,8 @@ export interface SessionEventMap {
   disconnected: { readonly peer: string };
   /** `player` is removed from `frame` on (decided by the host; every peer gets the same frame). */
   'player-left': { readonly player: number; readonly frame: number };
+  /** `player` starts (`playing: true`) or stops playing at `frame`, decided by the host (its peer stays connected). */
+  'mode-changed': { readonly player: number; readonly frame: number; readonly playing: boolean };
   /** A spectator joined, starting from the host's savestate of `frame`. */
   'spectator-joined': { readonly peer: string; readonly frame: number };
   /** The checksums of the confirmed `frame` differ between this peer and `peer`. */

@@ -70,7 +70,7 @@ export class InputQueue {
    * ignored (returns false); a gap throws `protocol`.
    */
   add(frame: number, src: Uint8Array, offset = 0): boolean {
-    if (frame <= this.last) return false;
+    if (frame <= this.last || frame >= this.gone) return false;
     if (frame !== this.last + 1)
       throw new RollbackError('protocol', `input of frame ${frame} leaves a gap after ${this.last}`, frame);
     const n = this.inputBytes;
@@ -86,9 +86,34 @@ export class InputQueue {
     return this.views[frame % this.capacity];
   }
 
-  /** Marks the player gone from `frame` on (the earliest mark wins). */
+  /**
+   * Marks the player gone from `frame` on (the earliest mark wins); inputs already received for
+   * later frames are dropped.
+   */
   disconnectAt(frame: number): void {
-    if (frame < this.gone) this.gone = frame;
+    if (frame >= this.gone) return;
+    this.gone = frame;
+    if (this.last >= frame) this.last = Math.max(frame - 1, this.firstFrame - 1);
+  }
+
+  /**
+   * The player plays again from `frame` (after a leave at {@link disconnectFrame}): the frames in
+   * between are stored as zero inputs, and real inputs are expected from `frame`.
+   * @throws RollbackError `protocol` if inputs before the leave are missing or `frame` is before it.
+   */
+  rejoinAt(frame: number): void {
+    if (this.gone === Number.POSITIVE_INFINITY) return;
+    if (frame < this.gone || this.last + 1 < this.gone)
+      throw new RollbackError('protocol', `cannot rejoin at ${frame}: gone at ${this.gone}, inputs up to ${this.last}`);
+    const n = this.inputBytes;
+    if (frame - (this.last + 1) > this.capacity) {
+      this.firstFrame = frame - this.capacity;
+      this.last = this.firstFrame - 1;
+    }
+    for (let f = this.last + 1; f < frame; f++)
+      this.buf.fill(0, (f % this.capacity) * n, ((f % this.capacity) + 1) * n);
+    this.last = frame - 1;
+    this.gone = Number.POSITIVE_INFINITY;
   }
 
   /**

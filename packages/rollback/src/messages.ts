@@ -12,7 +12,9 @@ import { DecodeError } from '@netplay/protocol';
  *   12 u32 sendTime    sender's clock, ms (mod 2^32)
  *   16 u32 echoTime    the last sendTime the sender received from the receiver
  *   20 u16 echoDelay   ms between receiving echoTime and sending this (65535 = no echo)
- *   22     input stream (@netplay/protocol input-stream codec, no reference), or nothing
+ *   22 u8  epoch       host only: how many LEAVE / MODE / LOAD(load) it has broadcast, mod 256
+ *                      (a peer that has not applied them all ignores the host's inputs)
+ *   23     input stream (@netplay/protocol input-stream codec, no reference), or nothing
  *
  * Control messages (reliable channel):
  *   CHECKSUM (2)  u32 frame, u64 checksum of the state at that frame
@@ -25,6 +27,9 @@ import { DecodeError } from '@netplay/protocol';
  *   LOAD (7)      (host → peers) u8 reason (0 repair, 1 load), u32 frame, then the savestate
  *   PAUSE (8)     (host → peers) u8 paused (0/1), u32 host frame
  *   JOINED (9)    (host → players) u32 frame a spectator joined at
+ *   MODE (10)     (host → peers) u8 player | 0x80 if it plays from now, u32 frame, then (when it
+ *                 stops playing) its last inputs as an input stream
+ *   MODE_REQUEST (11) (peer → host) u8 1 to play, 0 to spectate
  */
 
 /** Message type bytes. */
@@ -38,10 +43,12 @@ export const MessageType = {
   Load: 7,
   Pause: 8,
   Joined: 9,
+  Mode: 10,
+  ModeRequest: 11,
 } as const;
 
 /** Bytes before the input stream of an INPUT message. */
-export const INPUT_HEADER_BYTES = 22;
+export const INPUT_HEADER_BYTES = 23;
 /** `echoDelay` value meaning "no echo yet". */
 export const NO_ECHO = 0xffff;
 /** Disconnect frame meaning "present" in SYNC. */
@@ -56,6 +63,7 @@ export interface InputHeader {
   sendTime: number;
   echoTime: number;
   echoDelay: number;
+  epoch: number;
 }
 
 export function writeU16(b: Uint8Array, o: number, v: number): void {
@@ -94,6 +102,7 @@ export function writeInputHeader(b: Uint8Array, h: InputHeader): void {
   writeU32(b, 12, h.sendTime);
   writeU32(b, 16, h.echoTime);
   writeU16(b, 20, h.echoDelay);
+  b[22] = h.epoch;
 }
 
 /** Reads the fixed part of an INPUT message into `h`. */
@@ -106,6 +115,7 @@ export function readInputHeader(b: Uint8Array, h: InputHeader): void {
   h.sendTime = readU32(b, 12);
   h.echoTime = readU32(b, 16);
   h.echoDelay = readU16(b, 20);
+  h.epoch = b[22]!;
 }
 
 /** CHECKSUM: frame and checksum. */

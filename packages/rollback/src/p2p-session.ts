@@ -46,8 +46,10 @@ export type SendFn = (peer: string, channel: typeof INPUT_CHANNEL | typeof CONTR
 export interface RemotePlayer {
   /** The peer's id (what `send` and `receive` use, e.g. its address). */
   readonly peer: string;
-  /** The player slot it plays. */
+  /** The slot it plays (or would play). */
   readonly player: number;
+  /** True if the peer starts as a spectator in the mesh: its slot is empty until the host lets it play. */
+  readonly spectating?: boolean;
 }
 
 /** Options of {@link P2PSession}. */
@@ -60,6 +62,8 @@ export interface P2PSessionOptions {
   readonly localPlayer: number;
   /** The other players, one per remote peer (full mesh: every peer talks to every other). */
   readonly remotes: readonly RemotePlayer[];
+  /** True if this peer starts as a spectator (its slot empty until the host lets it play). */
+  readonly spectating?: boolean;
   /** True on the host: the peer that decides leaves, syncs spectators and repairs desyncs. */
   readonly isHost?: boolean;
   /** The host's peer id (on the other peers). */
@@ -212,7 +216,10 @@ export class P2PSession implements EventSource<SessionEventMap> {
     sendTime: 0,
     echoTime: 0,
     echoDelay: 0,
+    epoch: 0,
   };
+  /** Host: timeline-changing broadcasts sent; others: such host messages applied (mod 256). */
+  private epoch = 0;
   private readonly streamHeader: InputStreamHeaderInfo = {
     startFrame: 0,
     frameCount: 0,
@@ -276,8 +283,10 @@ export class P2PSession implements EventSource<SessionEventMap> {
       this.byPeer.set(r.peer, remote);
       return remote;
     });
-    // Slots nobody plays are empty from frame 0.
+    // Slots nobody plays are empty from frame 0, and so are the slots of spectating peers.
     for (let p = 0; p < players; p++) if (!seen.has(p)) this.timeline.disconnect(p, 0);
+    if (options.spectating === true) this.timeline.disconnect(this.localPlayer, 0);
+    for (const r of options.remotes) if (r.spectating === true) this.timeline.disconnect(r.player, 0);
     const ib = options.inputBytes;
     this.outBuf = new Uint8Array(INPUT_HEADER_BYTES + inputStreamMaxEncodedSize(INPUT_STREAM_MAX_FRAMES, ib));
     this.inBuf = new Uint8Array(this.outBuf.length);
@@ -474,11 +483,13 @@ export class P2PSession implements EventSource<SessionEventMap> {
         }
         case MessageType.Leave:
           this.fromHost(peer);
+          this.epoch = (this.epoch + 1) & 0xff;
           this.onLeave(data);
           break;
         case MessageType.Load: {
           this.fromHost(peer);
           const m = decodeByteFrameTail(data, 'LOAD');
+          if (m.byte !== 0) this.epoch = (this.epoch + 1) & 0xff;
           this.pendingLoad = { frame: m.frame, state: m.tail.slice(), repair: m.byte === 0 };
           break;
         }
@@ -486,6 +497,17 @@ export class P2PSession implements EventSource<SessionEventMap> {
           this.fromHost(peer);
           const m = decodeByteFrameTail(data, 'PAUSE');
           this.setPaused(m.byte === 1, m.frame);
+          break;
+        }
+        case MessageType.Mode:
+          this.fromHost(peer);
+          this.epoch = (this.epoch + 1) & 0xff;
+          this.onMode(data);
+          break;
+        case MessageType.ModeRequest: {
+          if (!this.isHost) throw new RollbackError('protocol', `${peer} asked a non-host to change its mode`);
+          const m = decodeByteFrameTail(data, 'MODE_REQUEST');
+          this.switchMode(r.player, m.byte === 1, m.frame);
           break;
         }
         case MessageType.Joined: {
@@ -523,6 +545,28 @@ export class P2PSession implements EventSource<SessionEventMap> {
     this.checkRunning();
   }
 
+  /**
+   * Asks to play (true) or to spectate (false) while staying connected; the host honours it at a
+   * frame of its choosing, announced to every peer (event `mode-changed`). On the host it is
+   * decided at once. To spectate, the player stops right after the inputs it already gave.
+   * @returns the frame from which this player stops playing (spectate), or undefined (play).
+   */
+  requestMode(playing: boolean): number | undefined {
+    const q = this.timeline.queues[this.localPlayer]!;
+    // To spectate, the player stops right after the inputs it already gave: nobody can hold an
+    // input of it past that frame, so the switch never undoes a frame a peer took as final.
+    const stopAt = q.lastFrame + 1;
+    if (this.isHost) {
+      this.switchMode(this.localPlayer, playing, stopAt);
+      return playing ? undefined : stopAt;
+    }
+    const host = this.hostPeer === undefined ? undefined : this.byPeer.get(this.hostPeer);
+    if (host === undefined || !host.connected) throw new RollbackError('bad-state', 'no host to ask');
+    if (!playing) this.timeline.disconnect(this.localPlayer, stopAt);
+    this.send(host, CONTROL_CHANNEL, encodeByteFrameTail(MessageType.ModeRequest, playing ? 1 : 0, stopAt, undefined));
+    return playing ? undefined : stopAt;
+  }
+
   /** Host only: pauses (true) or resumes (false) every peer. */
   setHostPaused(paused: boolean): void {
     this.requireHost('pause');
@@ -539,7 +583,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
     this.requireHost('load a state');
     const frame = this.timeline.currentFrame;
     this.pendingLoad = { frame, state: state.slice(), repair: false };
-    this.broadcast(encodeByteFrameTail(MessageType.Load, 1, frame, state), true);
+    this.broadcastDecision(encodeByteFrameTail(MessageType.Load, 1, frame, state));
   }
 
   /** Statistics of every remote peer. */
@@ -619,6 +663,16 @@ export class P2PSession implements EventSource<SessionEventMap> {
     for (const r of this.remotes) if (r.connected) this.send(r, CONTROL_CHANNEL, data);
     if (spectatorsToo)
       for (const s of this.spectators) if (s.nextFrame >= 0) this.sendFn(s.peer, CONTROL_CHANNEL, data);
+  }
+
+  /**
+   * Host: broadcasts a decision that changes the timeline (LEAVE, MODE, LOAD). Its INPUT messages
+   * carry the count, so no peer uses host inputs made after a decision it has not applied yet
+   * (control messages travel on another channel than inputs and may arrive later).
+   */
+  private broadcastDecision(data: Uint8Array): void {
+    this.epoch = (this.epoch + 1) & 0xff;
+    this.broadcast(data, true);
   }
 
   private heard(r: Remote): void {
@@ -713,6 +767,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
       h.sendTime = nowU32;
       h.echoTime = r.echoTime;
       h.echoDelay = r.echoAt < 0 ? NO_ECHO : Math.min(NO_ECHO - 1, Math.max(0, Math.floor(now - r.echoAt)));
+      h.epoch = this.isHost ? this.epoch : 0;
       writeInputHeader(this.outBuf, h);
       let n = INPUT_HEADER_BYTES;
       const from = Math.max(r.ackNext, q.oldestFrame);
@@ -778,6 +833,8 @@ export class P2PSession implements EventSource<SessionEventMap> {
         r.rttSamples++;
       }
     }
+    // Host inputs made after a decision this peer has not applied yet wait for it (they are resent).
+    if (r.peer === this.hostPeer && h.epoch !== this.epoch) return;
     if (data.length > INPUT_HEADER_BYTES) this.takeInputs(r.player, this.streamOf(data));
   }
 
@@ -801,25 +858,68 @@ export class P2PSession implements EventSource<SessionEventMap> {
     const q = this.timeline.queues[player]!;
     if (q.disconnectFrame !== Number.POSITIVE_INFINITY) return;
     const frame = q.lastFrame + 1;
-    // Send the player's last inputs along, so peers that missed some can still confirm them.
-    const from = Math.max(q.oldestFrame, frame - 128, 0);
-    const count = frame - from;
-    let tail: Uint8Array | undefined;
-    if (count > 0) {
-      const ib = this.timeline.inputBytes;
-      for (let i = 0; i < count; i++) this.encodeIn.set(q.input(from + i)!, i * ib);
-      const buf = new Uint8Array(inputStreamMaxEncodedSize(count, ib));
-      const n = encodeInputStream(
-        { startFrame: from, frameCount: count, inputSize: ib },
-        this.encodeIn,
-        undefined,
-        buf,
-      );
-      tail = buf.subarray(0, n);
-    }
-    this.broadcast(encodeByteFrameTail(MessageType.Leave, player, frame, tail), true);
+    this.broadcastDecision(encodeByteFrameTail(MessageType.Leave, player, frame, this.lastInputs(player, frame)));
     this.timeline.disconnect(player, frame);
     this.emitter.emit('player-left', { player, frame });
+  }
+
+  /** The last (up to 128) inputs of `player` before `frame`, as an input stream, so peers that missed some can confirm them. */
+  private lastInputs(player: number, frame: number): Uint8Array | undefined {
+    const q = this.timeline.queues[player]!;
+    const from = Math.max(q.oldestFrame, frame - 128, 0);
+    const count = frame - from;
+    if (count <= 0) return undefined;
+    const ib = this.timeline.inputBytes;
+    for (let i = 0; i < count; i++) this.encodeIn.set(q.input(from + i)!, i * ib);
+    const buf = new Uint8Array(inputStreamMaxEncodedSize(count, ib));
+    const n = encodeInputStream({ startFrame: from, frameCount: count, inputSize: ib }, this.encodeIn, undefined, buf);
+    return buf.subarray(0, n);
+  }
+
+  /**
+   * Host: `player` stops playing at the frame after its last input held, or starts again at the
+   * host's next frame plus its input delay; every peer (and spectator) is told.
+   */
+  private switchMode(player: number, playing: boolean, stopAt: number): void {
+    const t = this.timeline;
+    const q = t.queues[player]!;
+    const isPlaying = q.disconnectFrame === Number.POSITIVE_INFINITY;
+    if (isPlaying === playing) return;
+    if (!playing) {
+      // The player's own last frame, or later if the host already holds more of its inputs.
+      const frame = Math.max(stopAt, q.lastFrame + 1);
+      const tail = this.lastInputs(player, Math.min(frame, q.lastFrame + 1));
+      this.broadcastDecision(encodeByteFrameTail(MessageType.Mode, player, frame, tail));
+      t.disconnect(player, frame);
+      this.emitter.emit('mode-changed', { player, frame, playing });
+    } else {
+      const frame = Math.max(t.currentFrame + this.delay + 1, q.disconnectFrame);
+      this.broadcastDecision(encodeByteFrameTail(MessageType.Mode, player | 0x80, frame, undefined));
+      t.rejoin(player, frame);
+      this.emitter.emit('mode-changed', { player, frame, playing });
+    }
+  }
+
+  private onMode(data: Uint8Array): void {
+    const m = decodeByteFrameTail(data, 'MODE');
+    const player = m.byte & 0x7f;
+    const playing = (m.byte & 0x80) !== 0;
+    const t = this.timeline;
+    if (player >= t.players) throw new DecodeError('bad-value', 1, `player ${player}`);
+    const q = t.queues[player]!;
+    if (playing) {
+      if (q.disconnectFrame === Number.POSITIVE_INFINITY) return;
+      t.rejoin(player, m.frame);
+    } else {
+      // The player itself already stopped at that frame when it asked.
+      if (q.disconnectFrame !== m.frame) {
+        if (q.disconnectFrame !== Number.POSITIVE_INFINITY) return;
+        if (m.tail.length > 0) this.takeInputs(player, m.tail);
+        // Inputs still missing before that frame keep arriving from the player itself.
+        t.disconnect(player, m.frame);
+      }
+    }
+    this.emitter.emit('mode-changed', { player, frame: m.frame, playing });
   }
 
   private onLeave(data: Uint8Array): void {

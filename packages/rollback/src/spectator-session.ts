@@ -115,6 +115,17 @@ export class SpectatorSession implements EventSource<SessionEventMap> {
           }
           break;
         }
+        case MessageType.Mode: {
+          const m = decodeByteFrameTail(data, 'MODE');
+          const t = this.timeline;
+          const player = m.byte & 0x7f;
+          if (t === undefined || player >= t.players) return;
+          const playing = (m.byte & 0x80) !== 0;
+          if (playing) t.rejoin(player, m.frame);
+          else t.disconnect(player, m.frame);
+          this.emitter.emit('mode-changed', { player, frame: m.frame, playing });
+          break;
+        }
         default:
           break;
       }

@@ -99,7 +99,7 @@ export class Timeline {
    */
   addLocal(player: number, frame: number, input: Uint8Array): boolean {
     const q = this.queues[player]!;
-    if (frame <= q.lastFrame) return false;
+    if (frame <= q.lastFrame || frame >= q.disconnectFrame) return false;
     while (q.lastFrame + 1 < frame) {
       const prev = q.input(q.lastFrame);
       if (prev === undefined) {
@@ -141,6 +141,12 @@ export class Timeline {
   /** Marks `player` gone from `frame` on, rolling back if frames from there ran with other inputs. */
   disconnect(player: number, frame: number): void {
     this.queues[player]!.disconnectAt(frame);
+    if (frame < this.currentFrame && frame < this.firstIncorrect) this.firstIncorrect = frame;
+  }
+
+  /** `player` plays again from `frame`; frames from there that ran without it are resimulated. */
+  rejoin(player: number, frame: number): void {
+    this.queues[player]!.rejoinAt(frame);
     if (frame < this.currentFrame && frame < this.firstIncorrect) this.firstIncorrect = frame;
   }
 

@@ -144,4 +144,43 @@ describe('host-client duties', () => {
     expect(sums.every((s) => s !== undefined)).toBe(true);
     expect(new Set(sums.map((s) => Buffer.from(s!).toString('hex'))).size).toBe(1);
   });
+
+  it('spectate and play switches are honoured at a host frame every peer agrees on', () => {
+    const mesh = new Mesh({
+      players: 3,
+      seed: 12,
+      makeCore: () => new TestCore({ players: 3 }),
+      inputOf: inputPattern(12),
+      link: { latencyMs: 30, jitterMs: 10, loss: 0.05, reorder: 0.05 },
+      spectating: [2],
+      session: { inputDelay: 1 },
+    });
+    const host = mesh.rigs[0]!;
+    const watcher = mesh.addSpectator('watcher');
+    expect(host.session.activePlayers()).toEqual([0, 1]);
+    while (host.session.currentFrame < 200) mesh.tick();
+    mesh.requestMode(2, true);
+    while (host.session.currentFrame < 400) mesh.tick();
+    mesh.requestMode(1, false);
+    mesh.runUntilConfirmed(600, 5000);
+
+    const modeEvents = (events: Array<{ type: string; event: unknown }>) =>
+      events.filter((e) => e.type === 'mode-changed').map((e) => e.event);
+    const decided = modeEvents(host.events) as Array<{ player: number; frame: number; playing: boolean }>;
+    expect(decided.map((d) => [d.player, d.playing])).toEqual([
+      [2, true],
+      [1, false],
+    ]);
+    expect(decided[0]!.frame).toBeGreaterThan(200);
+    expect(decided[0]!.frame).toBeLessThan(215);
+    expect(decided[1]!.frame).toBeGreaterThan(395);
+    expect(decided[1]!.frame).toBeLessThan(410);
+    for (const rig of mesh.rigs) {
+      expect(modeEvents(rig.events)).toEqual(decided);
+      expect(rig.session.activePlayers()).toEqual([0, 2]);
+      expect(rig.checked).toBeGreaterThanOrEqual(600);
+    }
+    expect(watcher.session.playerLeftAt(1)).toBe(decided[1]!.frame);
+    expect(mesh.mismatches).toEqual([]);
+  });
 });

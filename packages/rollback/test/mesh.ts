@@ -56,6 +56,8 @@ export interface MeshOptions {
   readonly inputOf: (player: number, frame: number) => number;
   readonly link?: Partial<LinkConditions>;
   readonly session?: Partial<P2PSessionOptions>;
+  /** Players whose peers start as spectators in the mesh (their slots empty). */
+  readonly spectating?: readonly number[];
   /** Compare every final frame with the offline replay (default true; benches turn it off). */
   readonly verify?: boolean;
   /** Wall-clock source for {@link Rig.cpuMs} (benches only; tests leave it out). */
@@ -80,8 +82,10 @@ export class Mesh {
   private readonly offlineSums: number[] = [];
   private readonly scratch: Uint8Array;
   private readonly delay: number;
-  /** Per player: the frame from which inputs are zero (it left), learned from the host's decision. */
-  readonly leftAt = new Map<number, number>();
+  /** The host's decisions: players leaving, spectating or playing from a frame. */
+  readonly changes: Array<{ player: number; frame: number; playing: boolean }> = [];
+  /** Per player: the first frame of real input after its last switch to playing. */
+  private readonly realFrom = new Map<number, number>();
   /** Final frames whose state differed from the offline replay. */
   readonly mismatches: Array<{ peer: string; frame: number }> = [];
 
@@ -93,7 +97,9 @@ export class Mesh {
       const core = options.makeCore(i);
       const conns = new ConnectionSet();
       const remotes = [];
-      for (let j = 0; j < n; j++) if (j !== i) remotes.push({ peer: peerName(j), player: j });
+      const spectating = options.spectating ?? [];
+      for (let j = 0; j < n; j++)
+        if (j !== i) remotes.push({ peer: peerName(j), player: j, spectating: spectating.includes(j) });
       let driver: CoreDriver | undefined;
       const session = new P2PSession({
         players: n,
@@ -106,6 +112,7 @@ export class Mesh {
         send: conns.send,
         fps: 1000 / FRAME_MS,
         stateSource: (f) => driver?.stateOf(f),
+        spectating: spectating.includes(i),
         ...options.session,
       });
       driver = new CoreDriver(core, session.ringFrames);
@@ -118,6 +125,7 @@ export class Mesh {
         'resumed',
         'disconnected',
         'player-left',
+        'mode-changed',
         'spectator-joined',
         'desync-detected',
         'desync-repaired',
@@ -146,8 +154,14 @@ export class Mesh {
       session.on('wait-recommended', ({ frames }) => {
         rig.wait = frames;
       });
-      session.on('player-left', ({ player, frame }) => {
-        if (!this.leftAt.has(player)) this.leftAt.set(player, frame);
+      if (i === 0) {
+        session.on('player-left', ({ player, frame }) => this.changes.push({ player, frame, playing: false }));
+        session.on('mode-changed', (c) => this.changes.push(c));
+      }
+      session.on('mode-changed', ({ player, frame, playing }) => {
+        // A player told late that it plays again gives zeros until its next local input lands.
+        if (playing && player === i)
+          this.realFrom.set(player, Math.max(frame, session.currentFrame + session.inputDelay));
       });
       this.rigs.push(rig);
     }
@@ -175,8 +189,16 @@ export class Mesh {
 
   /** The true input of `player` at `frame`, as every peer must end up using it. */
   trueInput(player: number, frame: number): number {
-    const left = this.leftAt.get(player);
-    if (left !== undefined && frame >= left) return 0;
+    let playing = !(this.options.spectating ?? []).includes(player);
+    for (const c of this.changes) if (c.player === player && c.frame <= frame) playing = c.playing;
+    if (!playing) return 0;
+    const real = this.realFrom.get(player);
+    if (
+      real !== undefined &&
+      frame < real &&
+      this.changes.some((c) => c.player === player && c.playing && c.frame <= frame)
+    )
+      return 0;
     if (frame < this.delay) return 0;
     return this.options.inputOf(player, frame) & 0xff;
   }
@@ -206,6 +228,13 @@ export class Mesh {
     const rig: SpectatorRig = { name, session, driver, conns, checked: -1 };
     this.spectators.push(rig);
     return rig;
+  }
+
+  /** Peer `i` asks the host to play (true) or spectate (false). */
+  requestMode(i: number, playing: boolean): void {
+    const stop = this.rigs[i]!.session.requestMode(playing);
+    // The player stops at once: the replay must know before any peer confirms a later frame.
+    if (stop !== undefined) this.changes.push({ player: i, frame: stop, playing: false });
   }
 
   /** Closes every connection of peer `i` (it leaves abruptly). */
