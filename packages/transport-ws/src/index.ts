@@ -36,6 +36,7 @@ export {
   type ResolvedOptions,
   resolveOptions,
   type WsConnectionOptions,
+  wsMaxPayload,
 } from './options.js';
 export { SendLedger } from './send-ledger.js';
 export type { WsSocket } from './socket.js';

@@ -4,9 +4,8 @@ import { Emitter, TransportError, truncateCloseReason, validateChannels } from '
 import { type WebSocket, WebSocketServer } from 'ws';
 import { WsCloseCode } from './close-codes.js';
 import { WsConnection, type WsServerHooks } from './connection.js';
-import { UNRELIABLE_HEADER_BYTES } from './frame.js';
 import { attachNodeSocket, nodeSocket } from './node-socket.js';
-import { resolveOptions, type WsConnectionOptions } from './options.js';
+import { resolveOptions, type WsConnectionOptions, wsMaxPayload } from './options.js';
 
 /** Options of {@link listen}. */
 export interface WsListenOptions extends WsConnectionOptions {
@@ -142,7 +141,7 @@ export function listen(options: WsListenOptions): Promise<WsListener> {
   if (!Number.isInteger(max) || max < 1) {
     throw new TransportError('invalid-argument', 'maxConnections must be a positive integer');
   }
-  const maxPayload = Math.max(resolved.maxMessageBytes, resolved.maxUnreliableBytes) + UNRELIABLE_HEADER_BYTES;
+  const maxPayload = wsMaxPayload(resolved);
   return new Promise((resolve, reject) => {
     const common = {
       maxPayload,

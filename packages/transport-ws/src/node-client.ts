@@ -1,10 +1,9 @@
 import { TransportError, validateChannels } from '@netplay/transport';
 import { WebSocket } from 'ws';
 import { WsConnection } from './connection.js';
-import { UNRELIABLE_HEADER_BYTES } from './frame.js';
 import { attachNodeSocket, nodeSocket } from './node-socket.js';
 import type { WsConnectionOptions } from './options.js';
-import { resolveOptions } from './options.js';
+import { resolveOptions, wsMaxPayload } from './options.js';
 
 /**
  * Node client: opens a netplay-ws connection to `url` with `ws`'s WebSocket class (Node 20 has
@@ -17,7 +16,7 @@ export function connectNode(url: string, options: WsConnectionOptions): WsConnec
   try {
     ws = new WebSocket(url, {
       perMessageDeflate: false,
-      maxPayload: Math.max(resolved.maxMessageBytes, resolved.maxUnreliableBytes) + UNRELIABLE_HEADER_BYTES,
+      maxPayload: wsMaxPayload(resolved),
     });
   } catch (e) {
     throw new TransportError('invalid-argument', `cannot open a WebSocket to "${url}"`, { cause: e });

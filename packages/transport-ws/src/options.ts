@@ -1,6 +1,6 @@
 import type { ChannelSpec, Clock, Timeouts } from '@netplay/transport';
 import { DEFAULT_TIMEOUTS, systemClock, TransportError } from '@netplay/transport';
-import { encodeHello, MAX_LIMIT } from './frame.js';
+import { encodeHello, MAX_LIMIT, UNRELIABLE_HEADER_BYTES } from './frame.js';
 
 /** Options of one end of a netplay-ws connection (client or server side). */
 export interface WsConnectionOptions {
@@ -96,4 +96,13 @@ export function resolveOptions(options: WsConnectionOptions, channels: readonly 
     closeGraceMs: positive(options.closeGraceMs, 1000, 'closeGraceMs'),
     clock: options.clock ?? systemClock,
   };
+}
+
+/**
+ * The `ws` `maxPayload` for these options: the larger message limit plus the largest data header,
+ * but at least 16 KiB so that a HELLO with many long channel names always fits (a data frame above
+ * the agreed limit and below this is refused by the connection core with close code 4003).
+ */
+export function wsMaxPayload(options: ResolvedOptions): number {
+  return Math.max(options.maxMessageBytes, options.maxUnreliableBytes, 16 << 10) + UNRELIABLE_HEADER_BYTES;
 }
