@@ -37,6 +37,8 @@ export interface ServerIo {
   random(n: number): Uint8Array;
   /** Batching hook passed on to the sessions (default `queueMicrotask`). */
   readonly defer?: (fn: () => void) => void;
+  /** Called when the server is closed and its last session has finished (release the socket). */
+  onDrained?(): void;
 }
 
 /** Server options beyond {@link UdpConfig}. */
@@ -248,6 +250,7 @@ export class UdpServerCore implements Listener {
     if (this.sessions.get(address) === peer) this.sessions.delete(address);
     const i = this.accepted.indexOf(peer);
     if (i >= 0) this.accepted.splice(i, 1);
+    if (this.closed && this.sessions.size === 0) this.io.onDrained?.();
   }
 
   /** Emits a listener `error` (used by the shell for socket errors). */

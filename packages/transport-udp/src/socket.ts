@@ -70,6 +70,7 @@ export class UdpListener implements Listener {
   readonly closed: Promise<void>;
   private resolveClosed!: () => void;
   private socketClosed = false;
+  private closing = false;
 
   /** @internal Use {@link listenUdp}. */
   constructor(
@@ -106,25 +107,16 @@ export class UdpListener implements Listener {
 
   /** Closes every session (they finish their close handshake), then the socket. */
   close(reason?: string): void {
+    this.closing = true;
     this.core.close(reason);
-    const finish = () => {
-      if (!this.socketClosed) {
-        this.socketClosed = true;
-        this.socket.close();
-      }
-    };
-    if (this.core.sessionCount === 0) finish();
-    else {
-      const t = setInterval(() => {
-        if (this.core.sessionCount === 0) {
-          clearInterval(t);
-          finish();
-        }
-      }, 10);
-      setTimeout(() => {
-        clearInterval(t);
-        finish();
-      }, this.core.config.timeouts.disconnectMs + 100).unref();
+    this.drained();
+  }
+
+  /** @internal Called when the last session has finished. */
+  drained(): void {
+    if (this.closing && !this.socketClosed && this.core.sessionCount === 0) {
+      this.socketClosed = true;
+      this.socket.close();
     }
   }
 }
@@ -138,6 +130,7 @@ export async function listenUdp(options: UdpListenOptions): Promise<UdpListener>
   tune(socket);
   const port = socket.address().port;
   const parsed = new Map<string, { host: string; port: number }>();
+  let listener: UdpListener | undefined;
   const core = new UdpServerCore(
     {
       clock: options.clock ?? systemClock,
@@ -152,6 +145,7 @@ export async function listenUdp(options: UdpListenOptions): Promise<UdpListener>
         }
         socket.send(datagram, to.port, to.host);
       },
+      onDrained: () => listener?.drained(),
     },
     config,
     options.channels,
@@ -161,7 +155,7 @@ export async function listenUdp(options: UdpListenOptions): Promise<UdpListener>
   socket.on('message', (msg, rinfo) =>
     core.input(msg, rinfo.family === 'IPv6' ? `[${rinfo.address}]:${rinfo.port}` : `${rinfo.address}:${rinfo.port}`),
   );
-  const listener = new UdpListener(core, socket, port);
+  listener = new UdpListener(core, socket, port);
   socket.on('error', (e) => core.reportError(new TransportError('io', `socket error: ${e.message}`, { cause: e })));
   return listener;
 }
