@@ -94,13 +94,24 @@ const Q_SCROLL_HALF_LORES: u32 = 1024;
 const Q_COLLISION_ROWS: u32 = 2048;
 /** In lores, Dxy0 draws an 8x16 sprite (SCHIP 1.1) instead of 16x16. */
 const Q_LORES_DXY0_8X16: u32 = 4096;
+/** 00FE/00FF only switch the mode and keep the screen (SCHIP 1.1 on the HP48); else they clear it. */
+const Q_MODE_KEEPS_SCREEN: u32 = 8192;
 
 export function c8_platform_quirks(platform: u32): u32 {
   if (platform == PLATFORM_CHIP8) return Q_LOGIC | Q_MEM_INC | Q_VBLANK_LORES | Q_VBLANK_HIRES | Q_CLIP;
   if (platform == PLATFORM_MODERN_CHIP8) return Q_MEM_INC | Q_CLIP;
   if (platform == PLATFORM_SCHIP_MODERN) return Q_SHIFT | Q_JUMP | Q_CLIP;
   if (platform == PLATFORM_SCHIP_LEGACY) {
-    return Q_SHIFT | Q_JUMP | Q_CLIP | Q_VBLANK_LORES | Q_SCROLL_HALF_LORES | Q_COLLISION_ROWS | Q_LORES_DXY0_8X16;
+    return (
+      Q_SHIFT |
+      Q_JUMP |
+      Q_CLIP |
+      Q_VBLANK_LORES |
+      Q_SCROLL_HALF_LORES |
+      Q_COLLISION_ROWS |
+      Q_LORES_DXY0_8X16 |
+      Q_MODE_KEEPS_SCREEN
+    );
   }
   return Q_MEM_INC; // XO-CHIP: wraps, no display wait
 }
@@ -497,10 +508,10 @@ function step(): u32 {
         result = STEP_YIELD;
       } else if (hi == 0 && lo == 0xfe && hasHires()) {
         wr(R_HIRES, 0);
-        clearPlanes(3);
+        if (!hasQuirk(Q_MODE_KEEPS_SCREEN)) clearPlanes(3);
       } else if (hi == 0 && lo == 0xff && hasHires()) {
         wr(R_HIRES, 1);
-        clearPlanes(3);
+        if (!hasQuirk(Q_MODE_KEEPS_SCREEN)) clearPlanes(3);
       }
       // Other 0nnn (machine code calls) are ignored.
       break;

@@ -56,6 +56,8 @@ export const Chip8Quirk = {
   CollisionRows: 2048,
   /** Legacy SUPER-CHIP: in lores, Dxy0 draws an 8x16 sprite instead of 16x16. */
   LoresDxy0Narrow: 4096,
+  /** Legacy SUPER-CHIP: 00FE/00FF switch the mode and keep the screen (else they clear it). */
+  ModeKeepsScreen: 8192,
 } as const;
 /** A flag of {@link Chip8Quirk}. */
 export type Chip8QuirkFlag = (typeof Chip8Quirk)[keyof typeof Chip8Quirk];
@@ -66,7 +68,15 @@ export const PLATFORM_QUIRKS: Readonly<Record<Chip8Platform, number>> = {
   0: Q.Logic | Q.MemoryIncrement | Q.DisplayWaitLores | Q.DisplayWaitHires | Q.Clip,
   1: Q.MemoryIncrement | Q.Clip,
   2: Q.Shift | Q.Jump | Q.Clip,
-  3: Q.Shift | Q.Jump | Q.Clip | Q.DisplayWaitLores | Q.ScrollHalfLores | Q.CollisionRows | Q.LoresDxy0Narrow,
+  3:
+    Q.Shift |
+    Q.Jump |
+    Q.Clip |
+    Q.DisplayWaitLores |
+    Q.ScrollHalfLores |
+    Q.CollisionRows |
+    Q.LoresDxy0Narrow |
+    Q.ModeKeepsScreen,
   4: Q.MemoryIncrement,
 };
 
@@ -117,7 +127,7 @@ export function checkConfig(config: Chip8Config): void {
   if (!(config.platform in CHIP8_PLATFORM_NAMES)) {
     throw new WasmCoreError('bad-option', `unknown platform ${String(config.platform)}`);
   }
-  if (!Number.isInteger(config.quirks) || config.quirks < 0 || config.quirks > 0x1fff) {
+  if (!Number.isInteger(config.quirks) || config.quirks < 0 || config.quirks > 0x3fff) {
     throw new WasmCoreError('bad-option', `quirks must be a combination of Chip8Quirk flags`);
   }
   if (!Number.isInteger(config.tickrate) || config.tickrate < 1 || config.tickrate > 1_000_000) {

@@ -194,6 +194,17 @@ describe('quirk flags (each one alone)', () => {
     expect(litInRow0(Chip8Platform.SuperChipLegacy)).toBe(8);
     expect(litInRow0(Chip8Platform.SuperChipModern)).toBe(16);
   });
+  it('ModeKeepsScreen: legacy 00FF keeps the lores pixels (as 2x2 blocks); modern clears', () => {
+    const program = rom(0xa208, 0xd001, 0x00ff, 0x1206, 0x8000);
+    const after = (platform: Chip8Platform) => {
+      const core = Chip8Core.createSync(program, { platform, database: null });
+      core.step(3);
+      const fb = core.framebuffer();
+      return [fb.width, fb.pixels[0], fb.pixels[1], fb.pixels[128], fb.pixels[129], fb.pixels[2]];
+    };
+    expect(after(Chip8Platform.SuperChipLegacy)).toEqual([128, 1, 1, 1, 1, 0]);
+    expect(after(Chip8Platform.SuperChipModern)).toEqual([128, 0, 0, 0, 0, 0]);
+  });
   it('DisplayWait: Dxyn ends the frame', () => {
     const p = [0xa20a, 0xd001, 0x7101, 0x1202, 0x0000, 0x8000];
     const core = Chip8Core.createSync(rom(...p), {
