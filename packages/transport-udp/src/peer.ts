@@ -809,13 +809,15 @@ export class UdpPeer implements Connection {
   private scheduleFlush(): void {
     if (this.flushScheduled || this.dead) return;
     this.flushScheduled = true;
-    const run = () => {
-      this.flushScheduled = false;
-      this.flush();
-    };
-    if (this.io.defer) this.io.defer(run);
-    else queueMicrotask(run);
+    if (this.io.defer) this.io.defer(this.runFlush);
+    else queueMicrotask(this.runFlush);
   }
+
+  /** The deferred flush, allocated once. */
+  private readonly runFlush = (): void => {
+    this.flushScheduled = false;
+    this.flush();
+  };
 
   private emit(d: Uint8Array): void {
     this.mstats.packetsSent++;
