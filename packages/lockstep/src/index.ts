@@ -25,6 +25,8 @@ export {
 } from './frame-advance-wire.js';
 export { PingHistory, type PingHistoryOptions } from './latency.js';
 export { defaultCommandHandler, type LoggedFrame, logEntry, replayLog, runFrame } from './log.js';
+export { MESH_CHANNELS, type MeshAction, type MeshMember, type MeshOptions, MeshPeer } from './mesh.js';
 export type { PeerReport } from './report.js';
 export { LockstepRunner, type LockstepRunnerOptions } from './runner.js';
 export type { CommandHandler, Envelope, FrameRequest, LockstepScheduler } from './types.js';
+export { isStateful, type StatefulScheduler } from './types.js';

@@ -3,7 +3,7 @@ import type { Clock, Connection, Timer } from '@netplay/transport';
 import { LockstepError } from './errors.js';
 import { defaultCommandHandler, type LoggedFrame, logEntry, runFrame } from './log.js';
 import type { PeerReport } from './report.js';
-import type { CommandHandler, FrameRequest, LockstepScheduler } from './types.js';
+import { type CommandHandler, type FrameRequest, isStateful, type LockstepScheduler } from './types.js';
 
 /** Options of {@link LockstepRunner}. */
 export interface LockstepRunnerOptions<C extends Core> {
@@ -137,6 +137,7 @@ export class LockstepRunner<C extends Core = Core> {
       const s = this.scheduler;
       let now = this.clock.now();
       s.tick(now);
+      this.syncState();
       for (let n = 0; n < this.maxFrames; n++) {
         const due = s.dueAt();
         const req = s.poll(now);
@@ -153,6 +154,7 @@ export class LockstepRunner<C extends Core = Core> {
         this.onFrame?.(req);
         now = this.clock.now();
         s.tick(now);
+        this.syncState();
       }
       this.flush();
       this.arm(now);
@@ -184,6 +186,21 @@ export class LockstepRunner<C extends Core = Core> {
       bytesPerSecond: elapsed > 0 ? (wire * 1000) / elapsed : 0,
       elapsedMs: elapsed,
     };
+  }
+
+  private syncState(): void {
+    const s = this.scheduler;
+    if (!isStateful(s)) return;
+    const load = s.takeLoad();
+    if (load) {
+      this.core.load(load.state);
+      this.flush();
+    }
+    if (s.wantsState(s.nextFrame)) {
+      const buf = new Uint8Array(this.core.stateBytes);
+      const n = this.core.saveInto(buf);
+      s.storeState(s.nextFrame, n === buf.length ? buf : buf.slice(0, n));
+    }
   }
 
   private measure(req: FrameRequest, now: number): void {

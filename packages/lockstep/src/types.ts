@@ -48,3 +48,22 @@ export interface LockstepScheduler {
 
 /** Applies a machine command (reset, power, coin, dip switch, disk) to a core just before a frame. */
 export type CommandHandler<C> = (core: C, command: number) => void;
+
+/**
+ * Optional hooks of schedulers that need savestates (the mesh's sync blocks and late join). The
+ * runner calls them: it saves the core's state when `wantsState(frame)` says so (the state at the
+ * start of that frame, frame 0 being power-on), and loads what `takeLoad()` returns.
+ */
+export interface StatefulScheduler {
+  /** Whether the state at the start of `frame` should be handed to {@link storeState}. */
+  wantsState(frame: number): boolean;
+  /** The state at the start of `frame` (the scheduler keeps the bytes). */
+  storeState(frame: number, state: Uint8Array): void;
+  /** A state to load before the next frame (late join), taken once. */
+  takeLoad(): { readonly frame: number; readonly state: Uint8Array } | undefined;
+}
+
+/** Whether a scheduler implements {@link StatefulScheduler}. */
+export function isStateful(s: LockstepScheduler): s is LockstepScheduler & StatefulScheduler {
+  return typeof (s as Partial<StatefulScheduler>).wantsState === 'function';
+}

@@ -1,0 +1,233 @@
+import { fc, test } from '@fast-check/vitest';
+import { decodeMameHubInputPacket } from '@netplay/protocol';
+import { TestCore } from '@netplay/state/testing';
+import type { Connection, SimulatedNetwork } from '@netplay/transport';
+import { describe, expect, it } from 'vitest';
+import { LockstepRunner, MESH_CHANNELS, type MeshAction, MeshPeer } from '../src/index.js';
+import { expectDeterministic, mesh, network, type SimPeer, scriptInputs } from './harness.js';
+
+const F = 20;
+const TIMEOUTS = { interruptMs: 100_000, disconnectMs: 1_000_000, connectMs: 2_000 };
+
+interface MeshSession {
+  net: SimulatedNetwork;
+  peers: (SimPeer<TestCore> & { scheduler: MeshPeer })[];
+  t0: number;
+  actions: { peer: number; action: MeshAction }[];
+  conns: Map<number, Connection>[];
+}
+
+function name(i: number): string {
+  return `m${i}`;
+}
+
+function meshSession(
+  net: SimulatedNetwork,
+  n: number,
+  ports: number,
+  opts: { syncIntervalFrames?: number; extraDelayMs?: number } = {},
+): MeshSession {
+  const names = Array.from({ length: n }, (_, i) => name(i));
+  const conns = mesh(net, names, MESH_CHANNELS);
+  const t0 = Math.ceil(net.now() / 1000) * 1000 + 1000;
+  const members = names.map((_, i) => ({ id: i, port: i }));
+  const s: MeshSession = { net, peers: [], t0, actions: [], conns };
+  for (let i = 0; i < n; i++) {
+    const scheduler: MeshPeer = new MeshPeer({
+      id: i,
+      members,
+      ports,
+      inputBytes: 2,
+      frameMs: F,
+      startMs: t0,
+      syncIntervalFrames: opts.syncIntervalFrames ?? 500,
+      extraDelayMs: opts.extraDelayMs ?? 0,
+      onAction: (action) => onAction(s, i, action),
+    });
+    const core = new TestCore({ players: ports, inputBytes: 2 });
+    const runner = new LockstepRunner({ clock: net.clock, scheduler, core, log: true });
+    for (const [j, c] of conns[i]!) runner.addPeer(j, c);
+    s.peers.push({ name: names[i]!, scheduler, core, runner });
+  }
+  return s;
+}
+
+/** The shell's part of joining: connect to the candidate when asked, report, close when rejected. */
+function onAction(s: MeshSession, i: number, action: MeshAction): void {
+  s.actions.push({ peer: i, action });
+  const me = s.peers[i]!;
+  if (action.type === 'connect') {
+    const conn = s.net.connect(name(i), action.address, { channels: MESH_CHANNELS, timeouts: TIMEOUTS });
+    conn.on('open', () => {
+      me.runner.addPeer(action.peer, conn);
+      me.scheduler.reportConnect(action.peer, true);
+      me.runner.pump();
+    });
+    conn.on('close', () => {
+      if (conn.state === 'closed' && !openedConns.has(conn)) {
+        me.scheduler.reportConnect(action.peer, false);
+        me.runner.pump();
+      }
+    });
+    conn.on('open', () => openedConns.add(conn));
+  } else if (action.type === 'disconnect') {
+    me.runner.removePeer(action.peer);
+  }
+}
+const openedConns = new WeakSet<Connection>();
+
+/** Starts a candidate: it listens, contacts the host (peer 0) and is added to `s.peers` when it runs. */
+function startCandidate(s: MeshSession, id: number, ports: number): SimPeer<TestCore> & { scheduler: MeshPeer } {
+  const cname = name(id);
+  const listener = s.net.listen(cname, { channels: MESH_CHANNELS, timeouts: TIMEOUTS });
+  const scheduler = new MeshPeer({
+    id,
+    members: [{ id: 0, port: 0 }],
+    candidate: true,
+    address: cname,
+    ports,
+    inputBytes: 2,
+    frameMs: F,
+    syncIntervalFrames: 500,
+    onAction: (action) => s.actions.push({ peer: id, action }),
+  });
+  const core = new TestCore({ players: ports, inputBytes: 2 });
+  const runner = new LockstepRunner({ clock: s.net.clock, scheduler, core, log: true });
+  listener.on('connection', (conn) => {
+    const peer = Number(conn.remoteAddress.slice(1));
+    runner.addPeer(peer, conn);
+  });
+  const toHost = s.net.connect(cname, name(0), { channels: MESH_CHANNELS, timeouts: TIMEOUTS });
+  runner.addPeer(0, toHost);
+  // The host learns the candidate's connection from its listener.
+  return { name: cname, scheduler, core, runner };
+}
+
+function hostAccepts(s: MeshSession): void {
+  const host = s.peers[0]!;
+  const listener = s.net.listenerAt(name(0))!;
+  listener.on('connection', (conn) => {
+    const peer = Number(conn.remoteAddress.slice(1));
+    if (peer >= s.peers.length || !host.scheduler.peerIds.includes(peer)) {
+      try {
+        host.runner.addPeer(peer, conn);
+      } catch {
+        // already known
+      }
+    }
+  });
+}
+
+describe('P2P full mesh (seed 000)', () => {
+  test.prop(
+    {
+      seed: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
+      n: fc.integer({ min: 2, max: 4 }),
+      links: fc.array(
+        fc.record({
+          latencyMs: fc.integer({ min: 0, max: 80 }),
+          jitterMs: fc.integer({ min: 0, max: 40 }),
+          loss: fc.double({ min: 0, max: 0.2, noNaN: true }),
+          duplicate: fc.double({ min: 0, max: 0.1, noNaN: true }),
+          reorder: fc.double({ min: 0, max: 0.3, noNaN: true }),
+        }),
+        { minLength: 12, maxLength: 12 },
+      ),
+      extraDelayMs: fc.integer({ min: 0, max: 40 }),
+    },
+    { numRuns: 20, endOnFailure: true },
+  )(
+    'every peer applies the same OR-merged inputs on the same frames and matches the offline replay',
+    ({ seed, n, links, extraDelayMs }) => {
+      const net = network({ seed, link: { latencyMs: 10 } });
+      let k = 0;
+      for (let a = 0; a < n; a++) for (let b = 0; b < n; b++) if (a !== b) net.setLink(name(a), name(b), links[k++]!);
+      const s = meshSession(net, n, n, { extraDelayMs });
+      const until = s.t0 + 300 * F;
+      for (const [i, p] of s.peers.entries()) scriptInputs(net, p.runner, 2, seed + i, F, s.t0 - 200, until);
+      net.clock.advanceTo(until + 5000);
+      expectDeterministic(s.peers, () => new TestCore({ players: n, inputBytes: 2 }), 100);
+      // The player field map: each peer's input lands on its own port only.
+      for (const [i, p] of s.peers.entries()) {
+        const r = p.runner.report();
+        expect(r.latencySamples, p.name).toBeGreaterThan(10);
+        expect(r.port).toBe(i);
+      }
+    },
+  );
+
+  it('future input times never go back and input latency follows the estimate', () => {
+    const net = network({ seed: 5, link: { latencyMs: 30 } });
+    const s = meshSession(net, 3, 3);
+    // Inputs start after a second of pings (the estimate starts at 50 ms before the first sample).
+    for (const [i, p] of s.peers.entries()) scriptInputs(net, p.runner, 2, i, F, s.t0 + 1000, s.t0 + 4000);
+    const times: number[] = [];
+    const ids: number[] = [];
+    s.conns[1]!.get(0)!.on('message', ({ channel, data }) => {
+      if (channel !== 'input' || data[0] !== 1) return;
+      const p = decodeMameHubInputPacket(data.subarray(1));
+      times.push(p.futureInputTime);
+      ids.push(p.inputId);
+    });
+    net.clock.advanceTo(s.t0 + 4200);
+    for (const p of s.peers) {
+      const est = p.scheduler.latencyFrames();
+      // One way is 30 ms: a packet sent as frame T - L starts must be there when frame T - 1
+      // starts, so L - 1 frames cover 30 ms: L = ceil(30 / 20) + 1.
+      expect(est).toBe(Math.ceil(30 / F) + 1);
+      const r = p.runner.report();
+      // An input made during frame k goes into the packet of frame k + 1, for frame k + 1 + L.
+      expect(r.meanLatencyFrames).toBe(est + 1);
+      // Only the first frames wait (for the first packets); none after.
+      expect(r.stalls).toBeLessThanOrEqual(est);
+    }
+    // What m0 received from m1: ids 0, 1, 2, ... and times that never go back.
+    expect(times.length).toBeGreaterThan(150);
+    expect(ids).toEqual(ids.map((_, i) => i));
+    expect(times.every((t, i) => i === 0 || t >= times[i - 1]!)).toBe(true);
+  });
+
+  it('late join at frame 1000: the joiner catches up from the page delta and matches the others', () => {
+    const net = network({ seed: 11, link: { latencyMs: 15, jitterMs: 5 } });
+    const s = meshSession(net, 3, 4, { syncIntervalFrames: 250 });
+    hostAccepts(s);
+    for (const [i, p] of s.peers.entries()) scriptInputs(net, p.runner, 2, 100 + i, F, s.t0, s.t0 + 1400 * F);
+    net.clock.advanceTo(s.t0 + 1000 * F);
+    const joiner = startCandidate(s, 3, 4);
+    scriptInputs(net, joiner.runner, 2, 999, F, net.now(), s.t0 + 1400 * F);
+    net.clock.advanceTo(s.t0 + 1500 * F);
+    expect(s.actions.some((a) => a.peer === 3 && a.action.type === 'accepted' && a.action.port === 3)).toBe(true);
+    expect(joiner.scheduler.isMember).toBe(true);
+    // It started from the sync block at frame 1000 (not frame 0) and caught up with the others.
+    expect(joiner.runner.log[0]!.frame).toBe(1000);
+    for (const p of s.peers)
+      expect(Math.abs(p.scheduler.nextFrame - joiner.scheduler.nextFrame)).toBeLessThanOrEqual(5);
+    // Its input counted after its neutral second: its port is non-zero on later frames.
+    const all = [...s.peers, joiner];
+    const ref = s.peers[0]!.runner.log;
+    expect(ref.some((f) => f.frame > 1100 && (f.inputs[6] !== 0 || f.inputs[7] !== 0))).toBe(true);
+    expectDeterministic(all, () => new TestCore({ players: 4, inputBytes: 2 }), 300);
+  });
+
+  it('rejects a candidate that one peer cannot reach, and nobody waits on it', () => {
+    const net = network({ seed: 12, link: { latencyMs: 15 } });
+    const s = meshSession(net, 3, 4);
+    hostAccepts(s);
+    for (const [i, p] of s.peers.entries()) scriptInputs(net, p.runner, 2, 300 + i, F, s.t0, s.t0 + 400 * F);
+    net.clock.advanceTo(s.t0 + 100 * F);
+    net.cutBoth(name(2), name(3));
+    const stallsBefore = s.peers.map((p) => p.runner.report().stalls);
+    const cand = startCandidate(s, 3, 4);
+    net.clock.advanceTo(s.t0 + 400 * F);
+    expect(s.actions.some((a) => a.peer === 3 && a.action.type === 'rejected')).toBe(true);
+    expect(cand.scheduler.isMember).toBe(false);
+    expect(cand.runner.framesRun, 'candidate frames').toBe(0);
+    for (const [i, p] of s.peers.entries()) {
+      expect(p.scheduler.peerIds).not.toContain(3);
+      // Nobody stalled for it: every frame since the attempt ran on time.
+      expect(p.runner.report().stalls, `${p.name} stalls`).toBe(stallsBefore[i]);
+      expect(p.scheduler.nextFrame).toBeGreaterThanOrEqual(400);
+    }
+    expectDeterministic(s.peers, () => new TestCore({ players: 4, inputBytes: 2 }), 400);
+  });
+});
