@@ -29,7 +29,11 @@ import { DecodeError } from '@netplay/protocol';
  *   JOINED (9)    (host → players) u32 frame a spectator joined at
  *   MODE (10)     (host → peers) u8 player | 0x80 if it plays from now, u32 frame, then (when it
  *                 stops playing) its last inputs as an input stream
- *   MODE_REQUEST (11) (peer → host) u8 1 to play, 0 to spectate
+ *   MODE_REQUEST (11) (peer → host) u8 1 to play, 0 to spectate, u32 frame it stops at
+ *   REPORT_REQUEST (12) (host → peers) u8 player whose link broke, u32 0: stop taking its
+ *                 inputs and report them
+ *   REPORT (13)   (peer → host) u8 player, u32 next frame missing, then its last inputs held as
+ *                 an input stream
  */
 
 /** Message type bytes. */
@@ -45,6 +49,8 @@ export const MessageType = {
   Joined: 9,
   Mode: 10,
   ModeRequest: 11,
+  ReportRequest: 12,
+  Report: 13,
 } as const;
 
 /** Bytes before the input stream of an INPUT message. */

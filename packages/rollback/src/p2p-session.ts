@@ -415,6 +415,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
     list.clear();
     const now = this.clock.now();
     this.checkSilence(now);
+    this.finishLeaves(now);
     if (!this.running) {
       this.stallCount++;
       this.sendInputs(now);
@@ -453,6 +454,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
   poll(): void {
     const now = this.clock.now();
     this.checkSilence(now);
+    this.finishLeaves(now);
     this.sendInputs(now);
   }
 
@@ -510,6 +512,31 @@ export class P2PSession implements EventSource<SessionEventMap> {
           this.switchMode(r.player, m.byte === 1, m.frame);
           break;
         }
+        case MessageType.ReportRequest: {
+          this.fromHost(peer);
+          const m = decodeByteFrameTail(data, 'REPORT_REQUEST');
+          if (m.byte >= this.timeline.players) throw new DecodeError('bad-value', 1, `player ${m.byte}`);
+          this.frozen[m.byte] = 1;
+          const q = this.timeline.queues[m.byte]!;
+          const next = q.lastFrame + 1;
+          this.send(
+            r,
+            CONTROL_CHANNEL,
+            encodeByteFrameTail(MessageType.Report, m.byte, next, this.lastInputs(m.byte, next)),
+          );
+          break;
+        }
+        case MessageType.Report: {
+          if (!this.isHost) throw new RollbackError('protocol', `${peer} sent a REPORT to a non-host`);
+          const m = decodeByteFrameTail(data, 'REPORT');
+          if (m.byte >= this.timeline.players) throw new DecodeError('bad-value', 1, `player ${m.byte}`);
+          const pending = this.pendingLeaves.get(m.byte);
+          if (pending === undefined) break;
+          if (m.tail.length > 0) this.takeInputs(m.byte, m.tail);
+          pending.waiting.delete(peer);
+          this.finishLeaves(this.clock.now());
+          break;
+        }
         case MessageType.Joined: {
           this.fromHost(peer);
           const m = decodeByteFrameTail(data, 'JOINED');
@@ -541,9 +568,44 @@ export class P2PSession implements EventSource<SessionEventMap> {
     if (r === undefined || !r.connected) return;
     r.connected = false;
     this.emitter.emit('disconnected', { peer });
-    if (this.isHost) this.removePlayer(r.player);
+    for (const pending of this.pendingLeaves.values()) pending.waiting.delete(peer);
+    if (this.isHost) this.startLeave(r.player);
     this.checkRunning();
   }
+
+  /**
+   * Host: a player's link broke. Every peer is asked to stop taking that player's inputs and to
+   * report the ones it holds; once all have answered (or `disconnectMs` passed) the player leaves
+   * at the frame after the last input anyone holds, so no peer ever has to undo a frame it took
+   * as final.
+   */
+  private startLeave(player: number): void {
+    const q = this.timeline.queues[player]!;
+    if (q.disconnectFrame !== Number.POSITIVE_INFINITY || this.pendingLeaves.has(player)) return;
+    this.frozen[player] = 1;
+    const waiting = new Set<string>();
+    for (const r of this.remotes) {
+      if (!r.connected || r.player === player) continue;
+      waiting.add(r.peer);
+      this.send(r, CONTROL_CHANNEL, encodeByteFrameTail(MessageType.ReportRequest, player, 0, undefined));
+    }
+    const wait = this.disconnectMs > 0 ? this.disconnectMs : 5000;
+    this.pendingLeaves.set(player, { waiting, deadline: this.clock.now() + wait });
+    this.finishLeaves(this.clock.now());
+  }
+
+  /** Host: decides the pending leaves whose reports are all in (or overdue). */
+  private finishLeaves(now: number): void {
+    if (this.pendingLeaves.size === 0) return;
+    for (const [player, pending] of [...this.pendingLeaves]) {
+      if (pending.waiting.size > 0 && now < pending.deadline) continue;
+      this.pendingLeaves.delete(player);
+      this.removePlayer(player);
+    }
+  }
+  private readonly pendingLeaves = new Map<number, { waiting: Set<string>; deadline: number }>();
+  /** Per player: 1 while its inputs are not taken from INPUT messages (its leave is being decided). */
+  private readonly frozen = new Uint8Array(16);
 
   /**
    * Asks to play (true) or to spectate (false) while staying connected; the host honours it at a
@@ -835,6 +897,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
     }
     // Host inputs made after a decision this peer has not applied yet wait for it (they are resent).
     if (r.peer === this.hostPeer && h.epoch !== this.epoch) return;
+    if (this.frozen[r.player] === 1) return;
     if (data.length > INPUT_HEADER_BYTES) this.takeInputs(r.player, this.streamOf(data));
   }
 

@@ -1,6 +1,6 @@
 import { crc32 } from '@netplay/protocol';
 import type { Core } from '@netplay/state';
-import { type LinkConditions, type MemoryConnection, SimulatedNetwork } from '@netplay/transport';
+import { type LinkConditions, type MemoryConnection, SimulatedNetwork, type Timeouts } from '@netplay/transport';
 import {
   ConnectionSet,
   CoreDriver,
@@ -56,6 +56,8 @@ export interface MeshOptions {
   readonly inputOf: (player: number, frame: number) => number;
   readonly link?: Partial<LinkConditions>;
   readonly session?: Partial<P2PSessionOptions>;
+  /** Transport liveness timeouts (defaults: the transport's). */
+  readonly timeouts?: Timeouts;
   /** Players whose peers start as spectators in the mesh (their slots empty). */
   readonly spectating?: readonly number[];
   /** Compare every final frame with the offline replay (default true; benches turn it off). */
@@ -167,7 +169,10 @@ export class Mesh {
     }
     for (let i = 0; i < n; i++) {
       for (let j = i + 1; j < n; j++) {
-        const { client, server } = this.net.pair(peerName(i), peerName(j), { channels: ROLLBACK_CHANNELS });
+        const { client, server } = this.net.pair(peerName(i), peerName(j), {
+          channels: ROLLBACK_CHANNELS,
+          ...(options.timeouts ? { timeouts: options.timeouts } : {}),
+        });
         this.rigs[i]!.conns.bind(peerName(j), client, this.rigs[i]!.session);
         this.rigs[j]!.conns.bind(peerName(i), server, this.rigs[j]!.session);
       }

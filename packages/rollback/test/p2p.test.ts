@@ -29,6 +29,7 @@ const scenarioArb = (minPlayers: number, maxPlayers: number) =>
     changes: fc.array(changeArb, { maxLength: 4 }),
     delay: fc.integer({ min: 0, max: 3 }),
     maxPrediction: fc.integer({ min: 2, max: 10 }),
+    leave: fc.option(fc.record({ player: fc.nat(), atTick: fc.integer({ min: 10, max: 120 }) }), { nil: undefined }),
   });
 
 type Scenario = {
@@ -39,6 +40,7 @@ type Scenario = {
   changes: Array<{ atTick: number; from: number; to: number; link: Partial<LinkConditions> }>;
   delay: number;
   maxPrediction: number;
+  leave?: { player: number; atTick: number } | undefined;
 };
 
 /** Runs a scenario until every peer has `frames` final frames; returns the mesh. */
@@ -49,17 +51,21 @@ function runScenario(s: Scenario, makeCore: () => import('@netplay/state').Core,
     makeCore,
     inputOf: inputPattern(s.inputSeed),
     link: s.link,
-    session: { inputDelay: s.delay, maxPrediction: s.maxPrediction, checksumInterval: 30 },
+    session: { inputDelay: s.delay, maxPrediction: s.maxPrediction, checksumInterval: 30, disconnectMs: 1500 },
+    timeouts: { interruptMs: 500, disconnectMs: 1500, connectMs: 5000 },
   });
   let tick = 0;
   const changes = [...s.changes].sort((a, b) => a.atTick - b.atTick);
-  while (tick < frames * 40 && mesh.rigs.some((r) => r.checked < frames)) {
+  while (tick < frames * 40 && mesh.rigs.some((r) => !r.gone && r.checked < frames)) {
     for (const c of changes) {
       if (c.atTick !== tick) continue;
       const from = c.from % s.players;
       const to = c.to % s.players;
       if (from !== to) mesh.net.setLink(peerName(from), peerName(to), c.link);
     }
+    // A player (never the host) drops out: every remaining peer must still match the replay.
+    if (s.leave !== undefined && s.players > 2 && tick === s.leave.atTick)
+      mesh.disconnect(1 + (s.leave.player % (s.players - 1)));
     mesh.tick();
     tick++;
   }
@@ -69,6 +75,7 @@ function runScenario(s: Scenario, makeCore: () => import('@netplay/state').Core,
 function expectInSync(mesh: Mesh, frames: number): void {
   expect(mesh.mismatches).toEqual([]);
   for (const rig of mesh.rigs) {
+    if (rig.gone) continue;
     expect(rig.checked).toBeGreaterThanOrEqual(frames);
     expect(rig.missing).toBe(0);
     expect(rig.events.filter((e) => e.type === 'desync-detected')).toEqual([]);
