@@ -107,7 +107,9 @@ const CHANNELS: readonly ChannelSpec[] = [
   { name: 'bulk', kind: 'reliable' },
   { name: 'state', kind: 'unreliable' },
 ];
-const TIMEOUTS: Timeouts = { interruptMs: 300, disconnectMs: 1500, connectMs: 3000 };
+// Generous enough that a loaded CI machine stalling the event loop for a few hundred ms does not
+// look like an outage to real-time transports.
+const TIMEOUTS: Timeouts = { interruptMs: 500, disconnectMs: 2000, connectMs: 3000 };
 
 interface Recorder {
   readonly messages: Map<string, Uint8Array[]>;
