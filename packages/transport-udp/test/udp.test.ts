@@ -208,7 +208,7 @@ describe('UDP transport over real sockets', () => {
   });
 
   it('reports interrupted and resumed across a short outage, and survives it', async () => {
-    const listener = await listenUdp({ channels, timeouts: { interruptMs: 150, disconnectMs: 3000 } });
+    const listener = await listenUdp({ channels, timeouts: { interruptMs: 300, disconnectMs: 5000 } });
     const relay = await UdpRelay.start({ targetHost: '127.0.0.1', targetPort: listener.port, seed: 3 });
     cleanups.push(async () => {
       listener.close();
@@ -219,12 +219,12 @@ describe('UDP transport over real sockets', () => {
       channels,
       host: relay.host,
       port: relay.port,
-      timeouts: { interruptMs: 150, disconnectMs: 3000 },
+      timeouts: { interruptMs: 300, disconnectMs: 5000 },
     });
     cleanups.push(() => client.close());
     const events: string[] = [];
     client.on('interrupted', () => events.push('interrupted'));
-    client.on('resumed', (e) => events.push(e.interruptedMs >= 150 ? 'resumed' : 'resumed-too-early'));
+    client.on('resumed', (e) => events.push(e.interruptedMs >= 300 ? 'resumed' : 'resumed-too-early'));
     relay.cut();
     await pollUntil(() => events.length === 1, 2000);
     relay.cut(false);
