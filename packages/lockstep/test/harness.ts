@@ -1,8 +1,9 @@
 import type { Core } from '@netplay/state';
 import type { ChannelSpec, Connection, LinkConditions } from '@netplay/transport';
-import { Prng, SimulatedNetwork } from '@netplay/transport';
+import { SimulatedNetwork } from '@netplay/transport';
 import { expect } from 'vitest';
 import { type LockstepRunner, type LockstepScheduler, type LoggedFrame, runFrame } from '../src/index.js';
+import { randomInputs } from './sessions.js';
 
 /** A peer of a simulated session. */
 export interface SimPeer<C extends Core = Core> {
@@ -37,30 +38,8 @@ export function link(
   return { ab: client, ba: server };
 }
 
-/**
- * Schedules random input changes for a runner: a new random value every 1..`maxHold` frames,
- * at a random moment inside the frame, from `fromMs` to `untilMs`.
- */
-export function scriptInputs(
-  net: SimulatedNetwork,
-  runner: { setLocalInput(input: Uint8Array): void },
-  inputBytes: number,
-  seed: number,
-  frameMs: number,
-  fromMs: number,
-  untilMs: number,
-  maxHold = 8,
-  mask = 0xff,
-): void {
-  const prng = new Prng(seed);
-  let t = fromMs;
-  while (t < untilMs) {
-    t += frameMs * prng.int(1, maxHold + 1) + prng.nextFloat() * frameMs;
-    const value = new Uint8Array(inputBytes);
-    for (let i = 0; i < inputBytes; i++) value[i] = prng.int(0, 256) & mask;
-    net.clock.setTimer(t - net.now(), () => runner.setLocalInput(value));
-  }
-}
+/** Random input changes for a runner (see `randomInputs`). */
+export const scriptInputs = randomInputs;
 
 /** Replays `log` on a fresh core, returning the checksum after each frame (index = frames run). */
 export function replayChecksums<C extends Core>(

@@ -156,6 +156,39 @@ describe('P2P full mesh (seed 000)', () => {
     },
   );
 
+  test.prop(
+    {
+      seed: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
+      n: fc.integer({ min: 2, max: 3 }),
+      joinAtFrame: fc.integer({ min: 20, max: 300 }),
+      syncIntervalFrames: fc.integer({ min: 10, max: 200 }),
+      link: fc.record({
+        latencyMs: fc.integer({ min: 0, max: 60 }),
+        jitterMs: fc.integer({ min: 0, max: 30 }),
+        loss: fc.double({ min: 0, max: 0.1, noNaN: true }),
+        reorder: fc.double({ min: 0, max: 0.3, noNaN: true }),
+      }),
+    },
+    { numRuns: 10, endOnFailure: true },
+  )(
+    'a peer joining late at any frame ends in step with the others and the offline replay',
+    ({ seed, n, joinAtFrame, syncIntervalFrames, link }) => {
+      const net = network({ seed, link });
+      const s = meshSession(net, n, n + 1, { syncIntervalFrames });
+      hostAccepts(s);
+      const until = s.t0 + (joinAtFrame + 400) * F;
+      for (const [i, p] of s.peers.entries()) scriptInputs(net, p.runner, 2, seed + i, F, s.t0, until);
+      net.clock.advanceTo(s.t0 + joinAtFrame * F);
+      const joiner = startCandidate(s, n, n + 1);
+      scriptInputs(net, joiner.runner, 2, seed + 77, F, net.now(), until);
+      net.clock.advanceTo(until + 5000);
+      expect(joiner.scheduler.isMember).toBe(true);
+      // The joiner started from a sync block, not from frame 0 (unless the first block was the latest).
+      expect(joiner.runner.log[0]!.frame % syncIntervalFrames).toBe(0);
+      expectDeterministic([...s.peers, joiner], () => new TestCore({ players: n + 1, inputBytes: 2 }), 100);
+    },
+  );
+
   it('future input times never go back and input latency follows the estimate', () => {
     const net = network({ seed: 5, link: { latencyMs: 30 } });
     const s = meshSession(net, 3, 3);
