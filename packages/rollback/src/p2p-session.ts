@@ -203,6 +203,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
   private readonly disconnectMs: number;
   private readonly waitInterval: number;
   private readonly ownSums = new Map<number, bigint>();
+  private readonly checkpoints = new Map<number, Uint8Array>();
   private readonly outBuf: Uint8Array;
   private readonly inBuf: Uint8Array;
   private readonly encodeIn: Uint8Array;
@@ -1009,6 +1010,12 @@ export class P2PSession implements EventSource<SessionEventMap> {
       const sum = this.timeline.checksumOf(f);
       if (sum === undefined) continue;
       this.ownSums.set(f, sum);
+      if (this.isHost) {
+        // Keep the host's savestate of the last few exchange frames, to repair at exactly that frame.
+        const st = this.stateSource?.(f);
+        if (st !== undefined) this.checkpoints.set(f, st.slice());
+        if (this.checkpoints.size > 4) this.checkpoints.delete(this.checkpoints.keys().next().value!);
+      }
       if (this.ownSums.size > 16) this.ownSums.delete(this.ownSums.keys().next().value!);
       const msg = encodeChecksum(f, sum);
       for (const r of this.remotes) {
@@ -1038,8 +1045,13 @@ export class P2PSession implements EventSource<SessionEventMap> {
     this.emitter.emit('desync-detected', { frame, peer: r.peer, local: mine, remote: theirs });
     if (!this.isHost) return;
     const t = this.timeline;
-    const at = Math.min(t.otherFrame, t.currentFrame);
-    const state = this.stateSource?.(at);
+    // The host's own state of that very frame when it kept it, else its newest final state.
+    let at = frame;
+    let state = this.checkpoints.get(frame);
+    if (state === undefined) {
+      at = Math.min(t.otherFrame, t.currentFrame);
+      state = this.stateSource?.(at);
+    }
     if (state === undefined) return;
     r.repairUntil = t.currentFrame + this.delay + t.maxPrediction + 1;
     this.send(r, CONTROL_CHANNEL, encodeByteFrameTail(MessageType.Load, 0, at, state));

@@ -54,7 +54,7 @@ export class Timeline {
       throw new RollbackError('bad-argument', `maxPrediction must be 0..120, got ${maxPrediction}`);
     this.predictor = predictor;
     this.queues = Array.from({ length: players }, () => new InputQueue(inputBytes, queueCapacity));
-    this.history = Math.max(2 * maxPrediction + 8, 16);
+    this.history = Math.max(4 * maxPrediction + 16, 64);
     this.rowBytes = players * inputBytes;
     this.used = new Uint8Array(this.history * this.rowBytes);
     this.usedRows = [];
@@ -209,7 +209,8 @@ export class Timeline {
 
   /** Moves to `frame` with a savestate from the host (a jump ahead, or a load and replay). */
   loadState(list: RequestList, frame: number, state: Uint8Array): void {
-    if (frame < this.currentFrame) {
+    // Too far back to replay in one step (the used-input rows would wrap): go back in time instead.
+    if (frame < this.currentFrame && this.currentFrame - frame < this.history - 1) {
       this.resimulateFrom(list, frame, state);
       this.firstIncorrect = NONE;
       return;

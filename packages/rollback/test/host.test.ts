@@ -107,6 +107,10 @@ describe('host-client duties', () => {
       link: { latencyMs: 30, jitterMs: 10, loss: 0.05 },
       session: { checksumInterval: interval },
     });
+    let appliedAt = -1;
+    mesh.rigs[1]!.session.on('desync-repaired', () => {
+      appliedAt = mesh.rigs[1]!.session.currentFrame;
+    });
     mesh.runUntilConfirmed(glitch + 10 * interval, 10_000);
 
     const firstDetection = (i: number, peer: string) =>
@@ -124,15 +128,17 @@ describe('host-client duties', () => {
     const repairs = mesh.rigs[1]!.events.filter((e) => e.type === 'desync-repaired');
     expect(repairs.length).toBe(1);
     const repairedAt = (repairs[0]!.event as { frame: number }).frame;
-    expect(repairedAt).toBeGreaterThanOrEqual(expectedFrame);
-    expect(repairedAt).toBeLessThan(expectedFrame + interval);
+    // The host kept its savestate of the mismatching frame and sent exactly that one.
+    expect(repairedAt).toBe(expectedFrame);
 
-    // Only the glitched peer ever differed from the offline replay, and only before the repair.
+    // Only the glitched peer ever differed from the offline replay, and only until the repair
+    // reached it (frames it had already taken as final); from there on it matches.
     expect(mesh.mismatches.length).toBeGreaterThan(0);
+    expect(appliedAt).toBeGreaterThan(repairedAt);
     for (const m of mesh.mismatches) {
       expect(m.peer).toBe('p1');
       expect(m.frame).toBeGreaterThan(glitch);
-      expect(m.frame).toBeLessThanOrEqual(repairedAt);
+      expect(m.frame).toBeLessThanOrEqual(appliedAt);
     }
     // Afterwards every checksum agrees: the last exchanged frames raised no new detection.
     const last = mesh.rigs.map(
