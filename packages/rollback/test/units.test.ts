@@ -25,7 +25,7 @@ describe('InputQueue', () => {
     const q = new InputQueue(3, capacity);
     const scratch = new Uint8Array(3);
     const out = new Uint8Array(3);
-    inputs.forEach((input, f) => expect(q.add(f, input)).toBe(true));
+    for (const [f, input] of inputs.entries()) expect(q.add(f, input)).toBe(true);
     expect(q.add(0, inputs[0]!)).toBe(false);
     expect(() => q.add(inputs.length + 1, inputs[0]!)).toThrow(RollbackError);
     const last = inputs.length - 1;
