@@ -8,12 +8,19 @@ export interface PingHistoryOptions {
   readonly percentile?: number;
   /** One-way estimate in ms before the first sample (default 50). */
   readonly initialOneWayMs?: number;
+  /**
+   * Share (0..1) of the round-trip spread (percentile minus minimum) assumed to lie in one
+   * direction, added on top of half the percentile (default 1: all of the variation may be on the
+   * way there). 0 gives plain percentile / 2. With a steady link both give the exact one-way time.
+   */
+  readonly spreadShare?: number;
 }
 
 /**
  * The round-trip history of one peer (seed 004, "In Reality"): the last `size` ping round trips,
- * and a conservative one-way estimate, the `percentile` of them divided by two. Allocation-free
- * after construction.
+ * and a conservative one-way estimate: half the `percentile` of them, plus the share
+ * `spreadShare` of half their spread above the minimum (jitter may all be on one direction).
+ * Allocation-free after construction.
  */
 export class PingHistory {
   private readonly samples: Float64Array;
@@ -22,6 +29,7 @@ export class PingHistory {
   private head = 0;
   private readonly percentile: number;
   private readonly initial: number;
+  private readonly spreadShare: number;
   private cached = -1;
 
   constructor(options: PingHistoryOptions = {}) {
@@ -33,6 +41,9 @@ export class PingHistory {
     if (!(percentile >= 0 && percentile <= 1))
       throw new LockstepError('bad-argument', `percentile must be 0..1, got ${percentile}`);
     if (!(initial >= 0)) throw new LockstepError('bad-argument', `initialOneWayMs must be >= 0, got ${initial}`);
+    const share = options.spreadShare ?? 1;
+    if (!(share >= 0 && share <= 1)) throw new LockstepError('bad-argument', `spreadShare must be 0..1, got ${share}`);
+    this.spreadShare = share;
     this.samples = new Float64Array(size);
     this.sorted = new Float64Array(size);
     this.percentile = percentile;
@@ -71,7 +82,8 @@ export class PingHistory {
       s[j + 1] = v;
     }
     const idx = Math.min(n - 1, Math.ceil(this.percentile * n) - 1);
-    this.cached = s[Math.max(0, idx)]! / 2;
+    const p = s[Math.max(0, idx)]!;
+    this.cached = p / 2 + (this.spreadShare * (p - s[0]!)) / 2;
     return this.cached;
   }
 }
