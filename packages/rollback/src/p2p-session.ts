@@ -107,6 +107,8 @@ export interface PeerStats {
   readonly framesAhead: number;
   /** Rollbacks caused by that peer's inputs. */
   readonly rollbacks: number;
+  /** The deepest rollback (in frames) that peer's inputs caused. */
+  readonly maxRollbackDepth: number;
   /** Bytes per second sent to / received from that peer (session messages, averaged over ~1 s). */
   readonly sendBytesPerSec: number;
   readonly receiveBytesPerSec: number;
@@ -660,6 +662,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
       framesBehind: r.remoteFrame < 0 ? 0 : cur - this.remoteFrameEstimate(r, now),
       framesAhead: r.framesAhead,
       rollbacks: this.timeline.rollbacksBy[r.player]!,
+      maxRollbackDepth: this.timeline.maxDepthBy[r.player]!,
       sendBytesPerSec: r.sendRate,
       receiveBytesPerSec: r.receiveRate,
       bytesSent: r.bytesSent,

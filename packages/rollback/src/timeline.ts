@@ -39,6 +39,8 @@ export class Timeline {
   resimulatedFrames = 0;
   /** Per player: rollbacks caused by that player's inputs. */
   readonly rollbacksBy: Uint32Array;
+  /** Per player: the deepest rollback its inputs caused. */
+  readonly maxDepthBy: Uint32Array;
   predictor: Predictor;
 
   constructor(
@@ -75,6 +77,7 @@ export class Timeline {
     this.sums = new BigUint64Array(this.history);
     this.scratch = new Uint8Array(inputBytes);
     this.rollbacksBy = new Uint32Array(players);
+    this.maxDepthBy = new Uint32Array(players);
   }
 
   /** RetroArch's unread: the first frame at which some player's input is still unknown. */
@@ -127,6 +130,8 @@ export class Timeline {
           if (got[k] !== src[offset + k]) {
             this.firstIncorrect = frame;
             this.rollbacksBy[player]!++;
+            const depth = this.currentFrame - frame;
+            if (depth > this.maxDepthBy[player]!) this.maxDepthBy[player] = depth;
             break;
           }
         }
