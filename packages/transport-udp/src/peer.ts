@@ -208,6 +208,8 @@ export class UdpPeer implements Connection {
   private lastTrackedSent: number;
   private interruptedSince = -1;
   private tickTimer: Timer | undefined;
+  private tickIdle = false;
+  private readonly idleTickMs: number;
   private flushScheduled = false;
   private pingDue = false;
   private readonly scratch: Uint8Array;
@@ -245,6 +247,7 @@ export class UdpPeer implements Connection {
     this.rtt = new RttEstimator(config.minRtoMs, 2000, 200, 1);
     this.window = config.initialWindowBytes;
     this.scratch = new Uint8Array(config.mtu);
+    this.idleTickMs = Math.max(config.tickMs, Math.min(config.keepaliveMs / 2, config.timeouts.interruptMs / 8));
     this.counters.windowBytes = this.window;
     this.out = this.channels.map((c, index) => ({
       index,
@@ -483,6 +486,7 @@ export class UdpPeer implements Connection {
     if (elicits && seq !== 0) {
       if (this.ackPending++ === 0) this.ackPendingSince = this.io.clock.now();
       if (this.ackPending >= ACK_EVERY) this.scheduleFlush();
+      else this.busy();
     }
   }
 
@@ -950,8 +954,10 @@ export class UdpPeer implements Connection {
       this.ackPending = 0;
       const d = buf.slice(0, o);
       seal(d);
-      if (elicit) this.inFlight.set(seq, { seq, sentAt: now, frags, close });
-      else this.counters.acksSent++;
+      if (elicit) {
+        this.inFlight.set(seq, { seq, sentAt: now, frags, close });
+        this.busy();
+      } else this.counters.acksSent++;
       this.emit(d);
       if (ackOnly) return;
     }
@@ -993,13 +999,33 @@ export class UdpPeer implements Connection {
   // ------------------------------------------------------------------ time
 
   private startTicking(): void {
-    const tick = () => {
-      this.tickTimer = undefined;
-      if (this.dead) return;
-      this.onTick();
-      if (!this.dead) this.tickTimer = this.io.clock.setTimer(this.config.tickMs, tick);
-    };
-    this.tickTimer = this.io.clock.setTimer(this.config.tickMs, tick);
+    this.armTick(this.config.tickMs);
+  }
+
+  /** Schedules the next tick in `delay` ms (replacing a scheduled one). */
+  private armTick(delay: number): void {
+    this.tickTimer?.cancel();
+    this.tickIdle = delay > this.config.tickMs;
+    this.tickTimer = this.io.clock.setTimer(delay, this.tick);
+  }
+
+  /**
+   * The periodic timer: every `tickMs` while anything is in flight, queued or unacknowledged, and
+   * only every `idleTickMs` on an idle connection (liveness needs no finer grain). Sending a tracked
+   * packet or receiving one brings the fast tick back at once.
+   */
+  private readonly tick = (): void => {
+    this.tickTimer = undefined;
+    if (this.dead) return;
+    this.onTick();
+    if (this.dead) return;
+    const busy = this.inFlight.size > 0 || this.ackPending > 0 || this.lingering || this.mstats.sendQueueLength > 0;
+    this.armTick(busy ? this.config.tickMs : this.idleTickMs);
+  };
+
+  /** Wakes the fast tick if the connection was idle. */
+  private busy(): void {
+    if (this.tickIdle && !this.dead) this.armTick(this.config.tickMs);
   }
 
   private onTick(): void {
