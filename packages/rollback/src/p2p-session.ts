@@ -433,6 +433,8 @@ export class P2PSession implements EventSource<SessionEventMap> {
       t.loadState(list, load.frame, load.state);
       for (const q of t.queues) q.restartAt(load.frame);
       this.afterLoad(load.frame);
+      // Inputs before a loaded state are irrelevant: spectators jump to it too.
+      for (const sp of this.spectators) if (sp.nextFrame >= 0 && sp.nextFrame < load.frame) sp.nextFrame = load.frame;
       if (load.repair) this.emitter.emit('desync-repaired', { frame: load.frame });
     }
     t.saveIfNeeded(list);

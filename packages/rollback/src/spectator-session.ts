@@ -34,6 +34,7 @@ export class SpectatorSession implements EventSource<SessionEventMap> {
   private decodeOut = new Uint8Array(0);
   private readonly header: InputStreamHeaderInfo = { startFrame: 0, frameCount: 0, inputSize: 0, hasReference: false };
   private requested = false;
+  private readonly pendingLoads: Array<{ frame: number; state: Uint8Array }> = [];
   /** The frame the spectator joined at (from the host's SYNC), or undefined before. */
   joinFrame: number | undefined;
   /** Undecodable messages dropped. */
@@ -115,6 +116,17 @@ export class SpectatorSession implements EventSource<SessionEventMap> {
           }
           break;
         }
+        case MessageType.Load: {
+          // The host loaded a savestate (reason 1) at a frame: apply it at that frame.
+          const m = decodeByteFrameTail(data, 'LOAD');
+          const t = this.timeline;
+          if (m.byte === 1 && t !== undefined) {
+            this.pendingLoads.push({ frame: m.frame, state: m.tail.slice() });
+            // Inputs before the loaded frame are irrelevant; the host streams from there on.
+            for (const q of t.queues) q.restartAt(m.frame);
+          }
+          break;
+        }
         case MessageType.Mode: {
           const m = decodeByteFrameTail(data, 'MODE');
           const t = this.timeline;
@@ -173,6 +185,8 @@ export class SpectatorSession implements EventSource<SessionEventMap> {
       this.emitter.emit('synchronized', { peer: this.hostPeer });
       this.emitter.emit('running', { frame: sync.frame });
     }
+    // A state the host loaded: from that frame on it is the truth (a jump, or a replay).
+    for (const load of this.pendingLoads.splice(0)) t.loadState(list, load.frame, load.state);
     const steps = this.framesBehind > this.catchUpThreshold ? 2 : 1;
     for (let i = 0; i < steps && t.currentFrame < t.unreadFrame; i++) t.advance(list);
     return list.done();

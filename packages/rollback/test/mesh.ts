@@ -88,6 +88,8 @@ export class Mesh {
   readonly changes: Array<{ player: number; frame: number; playing: boolean }> = [];
   /** Per player: the first frame of real input after its last switch to playing. */
   private readonly realFrom = new Map<number, number>();
+  /** Per peer (and spectator) name: CRC of its final state of each frame checked. */
+  readonly finalCrcs = new Map<string, Map<number, number>>();
   /** Final frames whose state differed from the offline replay. */
   readonly mismatches: Array<{ peer: string; frame: number }> = [];
 
@@ -286,11 +288,24 @@ export class Mesh {
       const cur = sp.session.currentFrame;
       if (this.options.verify !== false && cur !== undefined && cur > sp.checked) {
         const st = sp.driver.stateOf(cur);
-        if (st !== undefined && crc32(st) !== this.offlineCrc(cur)) this.mismatches.push({ peer: sp.name, frame: cur });
+        if (st !== undefined) {
+          const crc = crc32(st);
+          this.record(sp.name, cur, crc);
+          if (crc !== this.offlineCrc(cur)) this.mismatches.push({ peer: sp.name, frame: cur });
+        }
         sp.checked = cur;
       }
     }
     this.net.advance(FRAME_MS);
+  }
+
+  private record(name: string, frame: number, crc: number): void {
+    let m = this.finalCrcs.get(name);
+    if (m === undefined) {
+      m = new Map();
+      this.finalCrcs.set(name, m);
+    }
+    m.set(frame, crc);
   }
 
   /** Compares every newly final frame of `rig` with the offline replay. */
@@ -301,7 +316,11 @@ export class Mesh {
     for (let f = rig.checked + 1; f <= upTo; f++) {
       const st = rig.driver.stateOf(f);
       if (st === undefined) rig.missing++;
-      else if (crc32(st) !== this.offlineCrc(f)) this.mismatches.push({ peer: rig.name, frame: f });
+      else {
+        const crc = crc32(st);
+        this.record(rig.name, f, crc);
+        if (crc !== this.offlineCrc(f)) this.mismatches.push({ peer: rig.name, frame: f });
+      }
       rig.checked = f;
     }
   }

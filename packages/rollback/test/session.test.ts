@@ -209,6 +209,7 @@ describe('time sync, events and stats', () => {
       link: { latencyMs: 20, jitterMs: 5 },
     });
     const host = mesh.rigs[0]!;
+    const watcher = mesh.addSpectator('watcher');
     const powerOn = new TestCore({ players: 3 }).registry.save();
     mesh.runUntilConfirmed(100, 1000);
     host.session.setHostPaused(true);
@@ -228,6 +229,17 @@ describe('time sync, events and stats', () => {
     expect(common).toBeGreaterThan(loadFrame + 60);
     const states = mesh.rigs.map((r) => Buffer.from(r.driver.stateOf(common)!).toString('hex'));
     expect(new Set(states).size).toBe(1);
+    // The spectator applied the load at the same frame: its states match the players' states.
+    for (let i = 0; i < 60; i++) mesh.tick();
+    const hostCrcs = mesh.finalCrcs.get(host.name)!;
+    const watcherCrcs = mesh.finalCrcs.get(watcher.name)!;
+    let compared = 0;
+    for (const [frame, crc] of watcherCrcs) {
+      if (frame <= loadFrame || !hostCrcs.has(frame)) continue;
+      expect(crc).toBe(hostCrcs.get(frame));
+      compared++;
+    }
+    expect(compared).toBeGreaterThan(50);
     // The core frame counter restarted from the loaded state.
     expect(mesh.rigs[0]!.core.frame).toBeLessThan(host.session.currentFrame - loadFrame + 5);
   });
