@@ -1,3 +1,4 @@
+import { fc, test } from '@fast-check/vitest';
 import type { Core } from '@netplay/state';
 import { TestCore } from '@netplay/state/testing';
 import { describe, expect, it } from 'vitest';
@@ -189,4 +190,50 @@ describe('host-client duties', () => {
     expect(watcher.session.playerLeftAt(1)).toBe(decided[1]!.frame);
     expect(mesh.mismatches).toEqual([]);
   });
+
+  test.prop(
+    [
+      fc.integer({ min: 1, max: 1_000_000 }),
+      fc.integer({ min: 2, max: 6 }),
+      fc.integer({ min: 5, max: 60 }),
+      fc.integer({ min: 50, max: 300 }),
+      fc.integer({ min: 0, max: 100 }),
+      fc.double({ min: 0, max: 0.2, noNaN: true }),
+      fc.nat(),
+    ],
+    { numRuns: 15 },
+  )(
+    'any corrupted peer is detected at the first exchange after the glitch and repaired',
+    (seed, players, interval, glitch, latencyMs, loss, pick) => {
+      const victim = 1 + (pick % (players - 1));
+      const mesh = new Mesh({
+        players,
+        seed,
+        makeCore: (i) => (i === victim ? new GlitchCore(players, glitch) : new TestCore({ players })),
+        inputOf: inputPattern(seed),
+        link: { latencyMs, jitterMs: 10, loss },
+        session: { checksumInterval: interval },
+      });
+      let appliedAt = -1;
+      mesh.rigs[victim]!.session.on('desync-repaired', () => {
+        appliedAt = mesh.rigs[victim]!.session.currentFrame;
+      });
+      const end = glitch + 8 * interval + 100;
+      mesh.runUntilConfirmed(end, 20_000);
+      const expectedFrame = (Math.floor(glitch / interval) + 1) * interval;
+      const detected = mesh.rigs[0]!.events.find((e) => e.type === 'desync-detected')?.event as {
+        frame: number;
+        peer: string;
+      };
+      expect(detected).toMatchObject({ frame: expectedFrame, peer: `p${victim}` });
+      expect(mesh.rigs[victim]!.events.filter((e) => e.type === 'desync-repaired').length).toBe(1);
+      for (const m of mesh.mismatches) {
+        expect(m.peer).toBe(`p${victim}`);
+        expect(m.frame).toBeLessThanOrEqual(appliedAt);
+      }
+      for (const r of mesh.rigs) expect(r.checked).toBeGreaterThanOrEqual(end);
+      const crcs = mesh.rigs.map((r) => mesh.finalCrcs.get(r.name)!.get(end));
+      expect(new Set(crcs).size).toBe(1);
+    },
+  );
 });
