@@ -1,20 +1,16 @@
-import { ByteReader, DecodeError } from '@netplay/protocol';
+import type { FsUaeMessage } from '@netplay/protocol';
+import { ByteReader, DecodeError, decodeFsUaeMessage, encodeFsUaeMessage, fsUaeMessageSize } from '@netplay/protocol';
 
 /**
- * Wire format of the frame-advance mode (seed 004; FS-UAE never fixed one). Big-endian.
+ * Wire format of the frame-advance mode: the FS-UAE message codec of @netplay/protocol (seed 004;
+ * input event, frame advance, ping, pong; big-endian, one type byte first), plus one extension:
  *
- * `sched` channel (reliable, ordered: an advance follows every event it covers):
- * - `1` event: u32 frame, u32 random key, u32 sender id, u32 sender sequence, u8 port, input bytes
- * - `2` advance: u32 frame (the sender schedules nothing more for this frame or earlier)
+ * - `0x10` latency info: f64 the sender's largest one-way estimate in ms (for equalizing latency).
  *
- * `ping` channel (unreliable):
- * - `3` ping / `4` pong: u32 sequence, f64 sender's clock at the ping, f64 the sender's largest
- *   one-way estimate in ms (for equalizing latency)
+ * An input event's payload is `u8 port` followed by the port's input bytes. Ping times are the
+ * sender's clock in whole microseconds.
  */
-export const FA_EVENT = 1;
-export const FA_ADVANCE = 2;
-export const FA_PING = 3;
-export const FA_PONG = 4;
+export const FA_LATENCY_INFO = 0x10;
 
 /** An input event of the frame-advance mode. */
 export interface FrameAdvanceEvent {
@@ -22,78 +18,98 @@ export interface FrameAdvanceEvent {
   readonly frame: number;
   /** Random ordering key (from the sender's seeded PRNG). */
   readonly key: number;
-  /** Sender's peer id, the tie-breaker. */
+  /** Sender's client id (0..65535), the tie-breaker. */
   readonly client: number;
-  /** Sender's event counter, the last tie-breaker. */
-  readonly seq: number;
   /** Port whose input the event sets. */
   readonly port: number;
   /** The port's new input. */
   readonly input: Uint8Array;
 }
 
+/** A decoded frame-advance message. */
 export type FrameAdvanceMessage =
   | { readonly type: 'event'; readonly event: FrameAdvanceEvent }
   | { readonly type: 'advance'; readonly frame: number }
-  | { readonly type: 'ping' | 'pong'; readonly seq: number; readonly sentAt: number; readonly maxOneWayMs: number };
+  | { readonly type: 'ping'; readonly seq: number; readonly sentAtUs: number }
+  | { readonly type: 'pong'; readonly seq: number; readonly pingSentAtUs: number; readonly repliedAtUs: number }
+  | { readonly type: 'latency'; readonly maxOneWayMs: number };
 
+function encode(msg: FsUaeMessage): Uint8Array {
+  const out = new Uint8Array(fsUaeMessageSize(msg));
+  encodeFsUaeMessage(msg, out);
+  return out;
+}
+
+/** Encodes an input event (FS-UAE input event, payload = port + input). */
 export function encodeFaEvent(e: FrameAdvanceEvent): Uint8Array {
-  const out = new Uint8Array(18 + e.input.length);
-  const dv = new DataView(out.buffer);
-  out[0] = FA_EVENT;
-  dv.setUint32(1, e.frame);
-  dv.setUint32(5, e.key);
-  dv.setUint32(9, e.client);
-  dv.setUint32(13, e.seq);
-  out[17] = e.port;
-  out.set(e.input, 18);
-  return out;
+  const payload = new Uint8Array(1 + e.input.length);
+  payload[0] = e.port;
+  payload.set(e.input, 1);
+  return encode({ kind: 'input-event', targetFrame: e.frame, orderKey: e.key, clientId: e.client, payload });
 }
 
+/** Encodes "no more events for frames up to `frame`". */
 export function encodeFaAdvance(frame: number): Uint8Array {
-  const out = new Uint8Array(5);
-  out[0] = FA_ADVANCE;
-  new DataView(out.buffer).setUint32(1, frame);
-  return out;
+  return encode({ kind: 'frame-advance', frame });
 }
 
-export function encodeFaPing(type: 'ping' | 'pong', seq: number, sentAt: number, maxOneWayMs: number): Uint8Array {
-  const out = new Uint8Array(21);
-  const dv = new DataView(out.buffer);
-  out[0] = type === 'ping' ? FA_PING : FA_PONG;
-  dv.setUint32(1, seq >>> 0);
-  dv.setFloat64(5, sentAt);
-  dv.setFloat64(13, maxOneWayMs);
+/** Clock ms to the whole microseconds FS-UAE pings carry. */
+export function toMicros(ms: number): number {
+  return Math.max(0, Math.round(ms * 1000));
+}
+
+/** Encodes a ping sent at `nowMs`. */
+export function encodeFaPing(seq: number, nowMs: number): Uint8Array {
+  return encode({ kind: 'ping', sequence: seq >>> 0, sentAt: toMicros(nowMs) });
+}
+
+/** Encodes the answer to a ping. */
+export function encodeFaPong(seq: number, pingSentAtUs: number, nowMs: number): Uint8Array {
+  return encode({ kind: 'pong', sequence: seq >>> 0, pingSentAt: pingSentAtUs, repliedAt: toMicros(nowMs) });
+}
+
+/** Encodes the latency-info extension. */
+export function encodeFaLatencyInfo(maxOneWayMs: number): Uint8Array {
+  const out = new Uint8Array(9);
+  out[0] = FA_LATENCY_INFO;
+  new DataView(out.buffer).setFloat64(1, maxOneWayMs);
   return out;
 }
 
 /** Decodes one message; `inputBytes` is the session's input size. Throws only `DecodeError`. */
 export function decodeFaMessage(bytes: Uint8Array, inputBytes: number): FrameAdvanceMessage {
-  const r = new ByteReader(bytes);
-  const type = r.u8('type');
-  if (type === FA_EVENT) {
-    const frame = r.u32('frame');
-    const key = r.u32('key');
-    const client = r.u32('client');
-    const seq = r.u32('seq');
-    const port = r.u8('port');
-    const input = r.bytesCopy(inputBytes, 'input');
-    r.expectEnd('frame-advance event');
-    return { type: 'event', event: { frame, key, client, seq, port, input } };
-  }
-  if (type === FA_ADVANCE) {
-    const frame = r.u32('frame');
-    r.expectEnd('frame-advance advance');
-    return { type: 'advance', frame };
-  }
-  if (type === FA_PING || type === FA_PONG) {
-    const seq = r.u32('seq');
-    const sentAt = r.f64('sentAt');
+  if (bytes.length > 0 && bytes[0] === FA_LATENCY_INFO) {
+    const r = new ByteReader(bytes);
+    r.u8('type');
     const maxOneWayMs = r.f64('maxOneWayMs');
-    r.expectEnd('frame-advance ping');
-    if (!Number.isFinite(sentAt) || !(maxOneWayMs >= 0) || !Number.isFinite(maxOneWayMs))
-      throw new DecodeError('bad-value', 5, 'ping times must be finite');
-    return { type: type === FA_PING ? 'ping' : 'pong', seq, sentAt, maxOneWayMs };
+    r.expectEnd('latency info');
+    if (!(maxOneWayMs >= 0) || !Number.isFinite(maxOneWayMs)) throw new DecodeError('bad-value', 1, 'latency');
+    return { type: 'latency', maxOneWayMs };
   }
-  throw new DecodeError('unknown-type', 0, `frame-advance message type ${type}`);
+  const m = decodeFsUaeMessage(bytes);
+  switch (m.kind) {
+    case 'input-event':
+      if (m.payload.length !== 1 + inputBytes)
+        throw new DecodeError(
+          'bad-length',
+          11,
+          `event payload of ${m.payload.length} bytes, expected ${1 + inputBytes}`,
+        );
+      return {
+        type: 'event',
+        event: {
+          frame: m.targetFrame,
+          key: m.orderKey,
+          client: m.clientId,
+          port: m.payload[0]!,
+          input: m.payload.slice(1),
+        },
+      };
+    case 'frame-advance':
+      return { type: 'advance', frame: m.frame };
+    case 'ping':
+      return { type: 'ping', seq: m.sequence, sentAtUs: m.sentAt };
+    case 'pong':
+      return { type: 'pong', seq: m.sequence, pingSentAtUs: m.pingSentAt, repliedAtUs: m.repliedAt };
+  }
 }

@@ -1,11 +1,13 @@
-import { DecodeError } from '@netplay/protocol';
+import { DecodeError, EncodeError } from '@netplay/protocol';
 import { type ChannelSpec, Prng } from '@netplay/transport';
 import { LockstepError } from './errors.js';
 import {
   decodeFaMessage,
   encodeFaAdvance,
   encodeFaEvent,
+  encodeFaLatencyInfo,
   encodeFaPing,
+  encodeFaPong,
   type FrameAdvanceEvent,
 } from './frame-advance-wire.js';
 import { PingHistory, type PingHistoryOptions } from './latency.js';
@@ -19,7 +21,7 @@ export const FRAME_ADVANCE_CHANNELS: readonly ChannelSpec[] = Object.freeze([
 
 /** Options of {@link FrameAdvancePeer}. */
 export interface FrameAdvanceOptions {
-  /** This peer's client id: unique, known to every peer (the event-order tie-breaker). */
+  /** This peer's client id, 0..65535: unique, known to every peer (the event-order tie-breaker). */
   readonly id: number;
   /** The port this peer's local input drives (-1 for none). */
   readonly port: number;
@@ -59,7 +61,7 @@ interface Remote {
  * starting at or after t + (largest one-way estimate to any peer) + extra delay. Each peer tells
  * every other, with an advance message, once it will schedule nothing more for a frame; a frame
  * runs when every peer's advance for it arrived. Events of a frame apply in the order of
- * (random key, client id, sequence). One-way times come from a ping history per peer, taken at a
+ * (random key, client id), then payload (as `compareFsUaeInputEvents` of @netplay/protocol). One-way times come from a ping history per peer, taken at a
  * high percentile (conservative).
  */
 export class FrameAdvancePeer implements LockstepScheduler {
@@ -83,7 +85,6 @@ export class FrameAdvancePeer implements LockstepScheduler {
   private readonly sentLocal: Uint8Array;
   private next = 0;
   private promised = -1;
-  private seq = 0;
   private pingSeq = 0;
   private nextPingAt: number;
 
@@ -96,6 +97,8 @@ export class FrameAdvancePeer implements LockstepScheduler {
     if (!(frameMs > 0)) throw new LockstepError('bad-argument', `frameMs must be > 0, got ${frameMs}`);
     if (!Number.isInteger(options.port) || options.port < -1 || options.port >= ports)
       throw new LockstepError('bad-argument', `port ${options.port} is not -1..${ports - 1}`);
+    if (!Number.isInteger(options.id) || options.id < 0 || options.id > 0xffff)
+      throw new LockstepError('bad-argument', `id must be 0..65535 (an FS-UAE client id), got ${options.id}`);
     this.id = options.id;
     this.port = options.port;
     this.ports = ports;
@@ -182,11 +185,17 @@ export class FrameAdvancePeer implements LockstepScheduler {
     } else if (m.type === 'advance' && sched) {
       if (m.frame > r.advanced) r.advanced = m.frame;
     } else if (m.type === 'ping' && !sched) {
-      r.maxOneWay = m.maxOneWayMs;
-      this.outbox.push({ to: from, channel: 'ping', data: encodeFaPing('pong', m.seq, m.sentAt, this.ownMax()) });
+      try {
+        this.outbox.push({ to: from, channel: 'ping', data: encodeFaPong(m.seq, m.sentAtUs, now) });
+      } catch (e) {
+        if (!(e instanceof EncodeError)) throw e;
+        this.dropped++;
+      }
     } else if (m.type === 'pong' && !sched) {
+      const rtt = now - m.pingSentAtUs / 1000;
+      if (rtt >= 0) r.history.add(rtt);
+    } else if (m.type === 'latency' && !sched) {
       r.maxOneWay = m.maxOneWayMs;
-      if (m.sentAt <= now) r.history.add(now - m.sentAt);
     } else this.dropped++;
   }
 
@@ -203,7 +212,6 @@ export class FrameAdvancePeer implements LockstepScheduler {
       frame: this.promised + 1,
       key: this.prng.nextU32(),
       client: this.id,
-      seq: this.seq++,
       port: this.port,
       input: input.slice(),
     };
@@ -221,8 +229,12 @@ export class FrameAdvancePeer implements LockstepScheduler {
     }
     if (now >= this.nextPingAt) {
       this.nextPingAt = now + this.pingIntervalMs;
-      const data = encodeFaPing('ping', this.pingSeq++, now, this.ownMax());
-      for (const p of this.remotes.keys()) this.outbox.push({ to: p, channel: 'ping', data });
+      const data = encodeFaPing(this.pingSeq++, now);
+      const info = encodeFaLatencyInfo(this.ownMax());
+      for (const p of this.remotes.keys()) {
+        this.outbox.push({ to: p, channel: 'ping', data });
+        this.outbox.push({ to: p, channel: 'ping', data: info });
+      }
     }
   }
 
@@ -243,7 +255,7 @@ export class FrameAdvancePeer implements LockstepScheduler {
     for (const r of this.remotes.values()) if (r.advanced < f) return undefined;
     const list = this.events.get(f);
     if (list) {
-      list.sort((a, b) => a.key - b.key || a.client - b.client || a.seq - b.seq);
+      list.sort(compareEvents);
       for (const e of list) this.inputs.set(e.input, e.port * this.inputBytes);
       this.events.delete(f);
     }
@@ -275,4 +287,14 @@ export class FrameAdvancePeer implements LockstepScheduler {
     }
     list.push(e);
   }
+}
+
+/** (random key, client id), then port and input bytes: the order of `compareFsUaeInputEvents`. */
+function compareEvents(a: FrameAdvanceEvent, b: FrameAdvanceEvent): number {
+  if (a.key !== b.key) return a.key - b.key;
+  if (a.client !== b.client) return a.client - b.client;
+  if (a.port !== b.port) return a.port - b.port;
+  const n = Math.min(a.input.length, b.input.length);
+  for (let i = 0; i < n; i++) if (a.input[i] !== b.input[i]) return a.input[i]! - b.input[i]!;
+  return a.input.length - b.input.length;
 }

