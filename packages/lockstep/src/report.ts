@@ -16,9 +16,9 @@ export interface PeerReport {
   readonly meanLatencyMs: number;
   /** Largest input latency in ms. */
   readonly maxLatencyMs: number;
-  /** Frames that ran later than their due time because inputs were missing. */
+  /** Frames that had to wait for inputs past their due time (frames run in a catch-up burst right after one do not count). */
   readonly stalls: number;
-  /** Total time (ms) frames waited past their due time. */
+  /** Total time (ms) spent waiting: for each stalled frame, from its due time (or the previous frame, if later) until it ran. */
   readonly stallMs: number;
   /** Payload bytes handed to the transport. */
   readonly payloadBytesSent: number;

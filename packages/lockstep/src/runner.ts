@@ -52,6 +52,7 @@ export class LockstepRunner<C extends Core = Core> {
   private stopped = false;
   private pumping = false;
   private frames = 0;
+  private lastRunAt = -Infinity;
   private stalls = 0;
   private stallMs = 0;
   private payload = 0;
@@ -143,10 +144,14 @@ export class LockstepRunner<C extends Core = Core> {
         const req = s.poll(now);
         this.flush();
         if (!req) break;
-        if (now > due) {
+        // A stall is time spent waiting for inputs: from when the frame was due (or the previous
+        // frame ran, if later) until it ran. Catch-up frames that run at once do not count again.
+        const waitedFrom = Math.max(due, this.lastRunAt);
+        if (now > waitedFrom) {
           this.stalls++;
-          this.stallMs += now - due;
+          this.stallMs += now - waitedFrom;
         }
+        this.lastRunAt = now;
         runFrame(this.core, req.inputs, req.command, this.onCommand);
         this.frames++;
         this.measure(req, now);
