@@ -417,9 +417,11 @@ export class P2PSession implements EventSource<SessionEventMap> {
     const list = this.list;
     list.clear();
     const now = this.clock.now();
+    // A peer timing out may start the session inside this call: the local input comes next frame.
+    const wasRunning = this.running;
     this.checkSilence(now);
     this.finishLeaves(now);
-    if (!this.running) {
+    if (!wasRunning || !this.running) {
       this.stallCount++;
       this.sendInputs(now);
       return list.done();

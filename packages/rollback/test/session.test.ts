@@ -111,6 +111,20 @@ describe('P2PSession inputs and rollback', () => {
     expect(() => a.addLocalInput(new Uint8Array(2))).toThrow(RollbackError);
   });
 
+  it('starts without a stall or an error when the only silent peer times out while synchronizing', () => {
+    const { a, clock } = pairOfSessions({ disconnectMs: 1000, isHost: true });
+    const events: string[] = [];
+    a.on('disconnected', ({ peer }) => events.push(`disconnected ${peer}`));
+    a.on('running', ({ frame }) => events.push(`running ${frame}`));
+    a.on('player-left', ({ player, frame }) => events.push(`left ${player} ${frame}`));
+    a.advanceFrame();
+    clock.advance(1500);
+    expect(a.advanceFrame()).toEqual([]);
+    expect(events).toEqual(['disconnected b', 'left 1 0', 'running 0']);
+    a.addLocalInput(new Uint8Array([1]));
+    expect(describeRequests(a.advanceFrame())).toEqual(['save 0', 'advance 0', 'save 1']);
+  });
+
   it('refuses bad options', () => {
     const clock = new ManualClock();
     const base = {
