@@ -19,9 +19,10 @@ import {
   fceuServerTextSize,
   isFceuCommand,
 } from '@netplay/protocol';
+import { applyDelta, DeltaError, pageDelta } from '@netplay/state';
 import type { ChannelSpec } from '@netplay/transport';
 import { LockstepError } from './errors.js';
-import type { Envelope, FrameRequest, LockstepScheduler } from './types.js';
+import type { Envelope, FrameRequest, LockstepScheduler, StatefulScheduler } from './types.js';
 
 /**
  * Channels of the client-server mode. Frame data travels twice, as FCE Ultra sends it over TCP
@@ -33,6 +34,7 @@ export const CLIENT_SERVER_CHANNELS: readonly ChannelSpec[] = Object.freeze([
   { name: 'input', kind: 'unreliable' },
   { name: 'control', kind: 'reliable' },
   { name: 'chat', kind: 'reliable' },
+  { name: 'sync', kind: 'reliable' },
 ]);
 
 /** Options shared by {@link ClientServerServer} and {@link ClientServerClient}. */
@@ -49,6 +51,10 @@ export interface ClientServerOptions {
   readonly startMs?: number;
   /** Also send frame data unreliably (default true), as FCE Ultra does over UDP. */
   readonly unreliableCopy?: boolean;
+  /** State layout hash written into late-join deltas and checked by the joiner (default 0). */
+  readonly layoutHash?: bigint;
+  /** Page size of late-join deltas (default 4096). */
+  readonly pageSize?: number;
 }
 
 /**
@@ -103,7 +109,7 @@ function cleanText(text: string): string {
  * UDP rule: the packet with the highest counter wins) and its own, adds at most one pending
  * command, runs the frame and broadcasts its data. It never waits for clients. It relays chat.
  */
-export class ClientServerServer implements LockstepScheduler {
+export class ClientServerServer implements LockstepScheduler, StatefulScheduler {
   readonly id: number;
   readonly outbox: Envelope[] = [];
   /** Chat lines seen, in order. */
@@ -124,6 +130,10 @@ export class ClientServerServer implements LockstepScheduler {
   private readonly clients = new Map<number, { port: number; counter: number }>();
   private readonly commands: number[] = [];
   private readonly frameData: FceuFrameData = { controllers: new Uint8Array(4), command: 0 };
+  private readonly layoutHash: bigint;
+  private readonly pageSize: number;
+  private initialState: Uint8Array | undefined;
+  private readonly lateJoiners: number[] = [];
 
   constructor(
     options: ClientServerOptions & {
@@ -143,6 +153,8 @@ export class ClientServerServer implements LockstepScheduler {
     this.udpCopy = options.unreliableCopy !== false;
     this.magic = (options.magic ?? 0x4e504c53) >>> 0;
     this.localPort = options.port ?? 0;
+    this.layoutHash = options.layoutHash ?? 0n;
+    this.pageSize = options.pageSize ?? 4096;
     if (this.localPort >= this.ports) throw new LockstepError('bad-argument', `port ${this.localPort} >= ports`);
     this.inputs = new Uint8Array(this.ports * this.inputBytes);
     this.local = new Uint8Array(this.inputBytes);
@@ -173,6 +185,28 @@ export class ClientServerServer implements LockstepScheduler {
       putU32(data, 4, this.magic);
     }
     this.outbox.push({ to: peer, channel: 'control', data });
+    // A client added once the game runs gets the state at the start of the next frame (a page
+    // delta against the power-on state) and every frame from there.
+    if (this.next > 0) this.lateJoiners.push(peer);
+  }
+
+  wantsState(frame: number): boolean {
+    return (frame === 0 && this.initialState === undefined) || (frame === this.next && this.lateJoiners.length > 0);
+  }
+
+  storeState(frame: number, state: Uint8Array): void {
+    if (frame === 0 && this.initialState === undefined) this.initialState = state;
+    if (this.lateJoiners.length === 0 || frame !== this.next || !this.initialState) return;
+    const delta = pageDelta(this.initialState, state, { layoutHash: this.layoutHash, pageSize: this.pageSize });
+    const data = new Uint8Array(4 + delta.length);
+    putU32(data, 0, frame);
+    data.set(delta, 4);
+    for (const peer of this.lateJoiners.splice(0))
+      if (this.clients.has(peer)) this.outbox.push({ to: peer, channel: 'sync', data });
+  }
+
+  takeLoad(): undefined {
+    return undefined;
   }
 
   /** Forgets a client; its port reads as neutral from the next frame on. */
@@ -299,7 +333,7 @@ export class ClientServerServer implements LockstepScheduler {
  * frame, and runs frame N only once the server's data for frame N arrived (it blocks). Duplicates
  * are discarded; frames that arrive early are kept until their turn.
  */
-export class ClientServerClient implements LockstepScheduler {
+export class ClientServerClient implements LockstepScheduler, StatefulScheduler {
   readonly id: number;
   readonly outbox: Envelope[] = [];
   /** Chat lines received from the server, in order (already prefixed with the author's id). */
@@ -319,6 +353,10 @@ export class ClientServerClient implements LockstepScheduler {
   private readonly local: Uint8Array;
   private readonly early = new Map<number, { inputs: Uint8Array; command: number }>();
   private readonly inputs: Uint8Array;
+  private readonly layoutHash: bigint;
+  private initialState: Uint8Array | undefined;
+  private load: { frame: number; state: Uint8Array } | undefined;
+  private synced = false;
 
   constructor(options: ClientServerOptions & { /** Peer id of the server. */ readonly server: number }) {
     checkShape(options);
@@ -330,6 +368,21 @@ export class ClientServerClient implements LockstepScheduler {
     this.fceu = isFceuShape(options.ports, options.inputBytes);
     this.local = new Uint8Array(this.inputBytes);
     this.inputs = new Uint8Array(this.ports * this.inputBytes);
+    this.layoutHash = options.layoutHash ?? 0n;
+  }
+
+  wantsState(frame: number): boolean {
+    return frame === 0 && this.initialState === undefined;
+  }
+
+  storeState(frame: number, state: Uint8Array): void {
+    if (frame === 0 && this.initialState === undefined) this.initialState = state;
+  }
+
+  takeLoad(): { frame: number; state: Uint8Array } | undefined {
+    const l = this.load;
+    this.load = undefined;
+    return l;
   }
 
   get port(): number {
@@ -361,7 +414,17 @@ export class ClientServerClient implements LockstepScheduler {
     }
     try {
       if (channel === 'frame' || channel === 'frame-u') this.onFrame(channel, data, now);
-      else if (channel === 'control') {
+      else if (channel === 'sync') {
+        // Late join: the state at the start of frame S, as a page delta against power-on.
+        if (this.synced || this.next !== 0 || !this.initialState || data.length < 4)
+          throw new DecodeError('bad-value', 0, 'unexpected sync');
+        const frame = getU32(data, 0);
+        const state = applyDelta(this.initialState, data.subarray(4), { layoutHash: this.layoutHash });
+        this.synced = true;
+        this.load = { frame, state };
+        this.next = frame;
+        for (const f of [...this.early.keys()]) if (f < frame) this.early.delete(f);
+      } else if (channel === 'control') {
         if (this.fceu) {
           const init = decodeFceuServerInit(data);
           this.localPort = init.player;
@@ -380,7 +443,7 @@ export class ClientServerClient implements LockstepScheduler {
         else this.dropped++;
       } else this.dropped++;
     } catch (e) {
-      if (e instanceof DecodeError || e instanceof EncodeError) this.dropped++;
+      if (e instanceof DecodeError || e instanceof EncodeError || e instanceof DeltaError) this.dropped++;
       else throw e;
     }
   }
@@ -404,6 +467,7 @@ export class ClientServerClient implements LockstepScheduler {
   }
 
   poll(now: number): FrameRequest | undefined {
+    if (this.load) return undefined;
     const f = this.early.get(this.next);
     if (!f) return undefined;
     this.early.delete(this.next);

@@ -20,14 +20,16 @@ function csSession(
   players: number,
   inputBytes: number,
   linkFor: (client: number) => Parameters<ReturnType<typeof network>['setLinkBoth']>[2],
+  /** Peers present from the start (server included; default all). */
+  present = players,
 ): CsSession {
   const net = network({ seed, link: { latencyMs: 10 } });
   const names = Array.from({ length: players }, (_, i) => `p${i}`);
-  for (let i = 1; i < players; i++) net.setLinkBoth('p0', names[i]!, linkFor(i));
+  for (let i = 1; i < present; i++) net.setLinkBoth('p0', names[i]!, linkFor(i));
   const peers: SimPeer<TestCore>[] = [];
   const serverCore = new TestCore({ players, inputBytes });
   const conns = [];
-  for (let i = 1; i < players; i++) conns.push(link(net, names[i]!, 'p0', CLIENT_SERVER_CHANNELS));
+  for (let i = 1; i < present; i++) conns.push(link(net, names[i]!, 'p0', CLIENT_SERVER_CHANNELS));
   net.clock.advanceTo(Math.ceil(net.now() / 1000) * 1000 + 1000);
   // Frame 0 is due once every client is connected and has its init.
   const t0 = net.now() + 500;
@@ -42,7 +44,7 @@ function csSession(
   const serverRunner = new LockstepRunner({ clock: net.clock, scheduler: srv, core: serverCore, log: true });
   peers.push({ name: 'p0', scheduler: srv, core: serverCore, runner: serverRunner });
   const clients: ClientServerClient[] = [];
-  for (let i = 1; i < players; i++) {
+  for (let i = 1; i < present; i++) {
     const c = new ClientServerClient({ id: i, server: 0, ports: players, inputBytes, frameMs: FRAME_MS });
     const core = new TestCore({ players, inputBytes });
     const runner = new LockstepRunner({ clock: net.clock, scheduler: c, core, log: true });
@@ -96,6 +98,49 @@ describe('client-server (seed 002)', () => {
       expectDeterministic(s.peers, () => new TestCore({ players, inputBytes }), 100);
       // The server never waits: it ran every frame due.
       expect(s.peers[0]!.runner.framesRun).toBe(Math.floor(durationMs / FRAME_MS) + 1);
+    },
+  );
+
+  test.prop(
+    {
+      seed: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
+      players: fc.integer({ min: 2, max: 4 }),
+      inputBytes: fc.constantFrom(1, 2),
+      joinAtFrame: fc.integer({ min: 1, max: 300 }),
+      link: fc.record({
+        latencyMs: fc.integer({ min: 0, max: 80 }),
+        jitterMs: fc.integer({ min: 0, max: 30 }),
+        loss: fc.double({ min: 0, max: 0.2, noNaN: true }),
+        reorder: fc.double({ min: 0, max: 0.2, noNaN: true }),
+      }),
+    },
+    { numRuns: 15, endOnFailure: true },
+  )(
+    'a client joining late gets the state as a page delta and matches the others',
+    ({ seed, players, inputBytes, joinAtFrame, link: conditions }) => {
+      // Every port but the last is taken from the start; the last player joins at `joinAtFrame`.
+      const s = csSession(seed, players, inputBytes, () => conditions, players - 1);
+      const t0 = s.net.now() + 500;
+      const until = t0 + (joinAtFrame + 300) * FRAME_MS;
+      for (const [k, p] of s.peers.entries()) scriptInputs(s.net, p.runner, inputBytes, seed + k, FRAME_MS, t0, until);
+      s.net.clock.advanceTo(t0 + joinAtFrame * FRAME_MS);
+      const late = `p${players - 1}`;
+      s.net.setLinkBoth('p0', late, conditions);
+      const { ab, ba } = link(s.net, late, 'p0', CLIENT_SERVER_CHANNELS);
+      const c = new ClientServerClient({ id: players - 1, server: 0, ports: players, inputBytes, frameMs: FRAME_MS });
+      const core = new TestCore({ players, inputBytes });
+      const runner = new LockstepRunner({ clock: s.net.clock, scheduler: c, core, log: true });
+      runner.addPeer(0, ab);
+      s.peers[0]!.runner.addPeer(players - 1, ba);
+      s.server.addClient(players - 1, players - 1);
+      s.peers[0]!.runner.pump();
+      scriptInputs(s.net, runner, inputBytes, seed + 99, FRAME_MS, s.net.now(), until);
+      s.net.clock.advanceTo(until + 3000);
+      const joiner = { name: late, scheduler: c, core, runner };
+      // It started after frame 0, from the server's state, and its input reached the game.
+      expect(runner.log[0]!.frame).toBeGreaterThan(0);
+      expect(runner.report().latencySamples).toBeGreaterThan(0);
+      expectDeterministic([...s.peers, joiner], () => new TestCore({ players, inputBytes }), 100);
     },
   );
 
