@@ -16,6 +16,8 @@ export interface SessionEventMap {
   'player-left': { readonly player: number; readonly frame: number };
   /** `player` starts (`playing: true`) or stops playing at `frame`, decided by the host (its peer stays connected). */
   'mode-changed': { readonly player: number; readonly frame: number; readonly playing: boolean };
+  /** The host left and `peer` took over (undefined: this peer is the host now), from about `frame`. */
+  'host-changed': { readonly peer: string | undefined; readonly frame: number };
   /** A spectator joined, starting from the host's savestate of `frame`. */
   'spectator-joined': { readonly peer: string; readonly frame: number };
   /** The checksums of the confirmed `frame` differ between this peer and `peer`. */

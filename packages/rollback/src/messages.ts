@@ -17,7 +17,8 @@ import { DecodeError } from '@netplay/protocol';
  *   23     input stream (@netplay/protocol input-stream codec, no reference), or nothing
  *
  * Control messages (reliable channel):
- *   CHECKSUM (2)  u32 frame, u64 checksum of the state at that frame
+ *   CHECKSUM (2)  u32 frame, u64 checksum of the state at that frame, u8 repairs applied
+ *                 (mod 256; the host ignores checksums computed before its last repair landed)
  *   LEAVE (3)     u8 player, u32 frame from which the player is gone, then the player's last
  *                 inputs before that frame as an input stream (or nothing)
  *   SPECTATE (4)  (spectator → host) asks to watch
@@ -124,19 +125,24 @@ export function readInputHeader(b: Uint8Array, h: InputHeader): void {
   h.epoch = b[22]!;
 }
 
-/** CHECKSUM: frame and checksum. */
-export function encodeChecksum(frame: number, sum: bigint): Uint8Array {
-  const b = new Uint8Array(13);
+/** CHECKSUM: frame, checksum, and how many host repairs the sender has applied (mod 256). */
+export function encodeChecksum(frame: number, sum: bigint, repairs = 0): Uint8Array {
+  const b = new Uint8Array(14);
   b[0] = MessageType.Checksum;
   writeU32(b, 1, frame);
   new DataView(b.buffer).setBigUint64(5, sum);
+  b[13] = repairs;
   return b;
 }
 
-export function decodeChecksum(b: Uint8Array): { frame: number; checksum: bigint } {
-  need(b, 13, 'CHECKSUM');
-  if (b.length !== 13) throw new DecodeError('trailing-bytes', 13, 'CHECKSUM is 13 bytes');
-  return { frame: readU32(b, 1), checksum: new DataView(b.buffer, b.byteOffset, b.length).getBigUint64(5) };
+export function decodeChecksum(b: Uint8Array): { frame: number; checksum: bigint; repairs: number } {
+  need(b, 14, 'CHECKSUM');
+  if (b.length !== 14) throw new DecodeError('trailing-bytes', 14, 'CHECKSUM is 14 bytes');
+  return {
+    frame: readU32(b, 1),
+    checksum: new DataView(b.buffer, b.byteOffset, b.length).getBigUint64(5),
+    repairs: b[13]!,
+  };
 }
 
 /** A message made of a type byte, a u8, a u32 and a tail of bytes (LEAVE, LOAD, PAUSE). */

@@ -160,8 +160,8 @@ class Remote {
   sendRate = 0;
   receiveRate = 0;
   badMessages = 0;
-  /** Mismatches of frames up to this one are stale (a repair is on its way). */
-  repairUntil = -1;
+  /** Host: repairs sent to this peer (mod 256); its checksums from before the last one are stale. */
+  repairsSent = 0;
   readonly sums = new Map<number, bigint>();
 
   constructor(
@@ -206,6 +206,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
   private readonly waitInterval: number;
   private readonly ownSums = new Map<number, bigint>();
   private readonly checkpoints = new Map<number, Uint8Array>();
+  private repairsApplied = 0;
   private readonly outBuf: Uint8Array;
   private readonly inBuf: Uint8Array;
   private readonly encodeIn: Uint8Array;
@@ -242,10 +243,16 @@ export class P2PSession implements EventSource<SessionEventMap> {
   private rateWindowStart: number;
   /** The slot of this peer's player. */
   readonly localPlayer: number;
-  /** Whether this peer is the host. */
-  readonly isHost: boolean;
+  /** Whether this peer is the host (it may become it when the host leaves). */
+  get isHost(): boolean {
+    return this.hostFlag;
+  }
   /** The host's peer id (undefined on the host). */
-  readonly hostPeer: string | undefined;
+  get hostPeer(): string | undefined {
+    return this.hostId;
+  }
+  private hostFlag: boolean;
+  private hostId: string | undefined;
   /** Checksum exchange interval in frames (0: off). */
   readonly checksumInterval: number;
 
@@ -257,8 +264,8 @@ export class P2PSession implements EventSource<SessionEventMap> {
     const maxPrediction = options.maxPrediction ?? 8;
     this.timeline = new Timeline(players, options.inputBytes, maxPrediction, options.predictor ?? repeatLastInput);
     this.localPlayer = options.localPlayer;
-    this.isHost = options.isHost === true;
-    this.hostPeer = this.isHost ? undefined : options.hostPeer;
+    this.hostFlag = options.isHost === true;
+    this.hostId = this.hostFlag ? undefined : options.hostPeer;
     this.clock = options.clock;
     this.sendFn = options.send;
     this.stateSource = options.stateSource;
@@ -435,6 +442,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
       t.loadState(list, load.frame, load.state);
       for (const q of t.queues) q.restartAt(load.frame);
       this.afterLoad(load.frame);
+      if (load.repair) this.repairsApplied = (this.repairsApplied + 1) & 0xff;
       // Inputs before a loaded state are irrelevant: spectators jump to it too.
       for (const sp of this.spectators) if (sp.nextFrame >= 0 && sp.nextFrame < load.frame) sp.nextFrame = load.frame;
       if (load.repair) this.emitter.emit('desync-repaired', { frame: load.frame });
@@ -487,6 +495,8 @@ export class P2PSession implements EventSource<SessionEventMap> {
           break;
         case MessageType.Checksum: {
           const m = decodeChecksum(data);
+          // Computed before our last repair reached that peer: stale.
+          if (this.isHost && m.repairs !== r.repairsSent) break;
           this.onRemoteChecksum(r, m.frame, m.checksum);
           break;
         }
@@ -520,6 +530,17 @@ export class P2PSession implements EventSource<SessionEventMap> {
           break;
         }
         case MessageType.ReportRequest: {
+          const hostRemote = this.hostPeer === undefined ? undefined : this.byPeer.get(this.hostPeer);
+          if (
+            peer !== this.hostPeer &&
+            hostRemote !== undefined &&
+            data.length >= 2 &&
+            data[1] === hostRemote.player &&
+            this.successor(hostRemote.peer) === r
+          ) {
+            // The successor noticed the host's departure first.
+            this.disconnectPeer(hostRemote.peer);
+          }
           this.fromHost(peer);
           const m = decodeByteFrameTail(data, 'REPORT_REQUEST');
           if (m.byte >= this.timeline.players) throw new DecodeError('bad-value', 1, `player ${m.byte}`);
@@ -577,6 +598,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
     this.emitter.emit('disconnected', { peer });
     for (const pending of this.pendingLeaves.values()) pending.waiting.delete(peer);
     if (this.isHost) this.startLeave(r.player);
+    else if (peer === this.hostPeer) this.migrateHost(r);
     this.checkRunning();
   }
 
@@ -714,6 +736,35 @@ export class P2PSession implements EventSource<SessionEventMap> {
   private fromHost(peer: string): void {
     if (this.isHost || peer !== this.hostPeer)
       throw new RollbackError('protocol', `${peer} sent a host-only message but is not the host`);
+  }
+
+  /**
+   * Host migration: the connected peer with the lowest player slot (this one included) becomes
+   * the host. Every peer computes the same successor as long as they agree on who is connected.
+   */
+  private successor(excluding: string | undefined): Remote | undefined {
+    let best: Remote | undefined;
+    for (const r of this.remotes) {
+      if (!r.connected || r.peer === excluding) continue;
+      if (best === undefined || r.player < best.player) best = r;
+    }
+    return best !== undefined && best.player < this.localPlayer ? best : undefined;
+  }
+
+  /** The host is gone: elect the next one; if it is this peer, start the old host's leave. */
+  private migrateHost(oldHost: Remote): void {
+    // Report requests of the old host that it never followed with a decision are void.
+    for (let p = 0; p < this.timeline.players; p++) if (p !== oldHost.player) this.frozen[p] = 0;
+    const next = this.successor(oldHost.peer);
+    if (next === undefined) {
+      this.hostFlag = true;
+      this.hostId = undefined;
+      this.emitter.emit('host-changed', { peer: undefined, frame: this.timeline.currentFrame });
+      this.startLeave(oldHost.player);
+    } else {
+      this.hostId = next.peer;
+      this.emitter.emit('host-changed', { peer: next.peer, frame: this.timeline.currentFrame });
+    }
   }
 
   private setPaused(paused: boolean, frame: number): void {
@@ -1024,7 +1075,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
         if (this.checkpoints.size > 4) this.checkpoints.delete(this.checkpoints.keys().next().value!);
       }
       if (this.ownSums.size > 16) this.ownSums.delete(this.ownSums.keys().next().value!);
-      const msg = encodeChecksum(f, sum);
+      const msg = encodeChecksum(f, sum, this.repairsApplied);
       for (const r of this.remotes) {
         if (!r.connected) continue;
         this.send(r, CONTROL_CHANNEL, msg);
@@ -1047,7 +1098,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
   }
 
   private compare(r: Remote, frame: number, mine: bigint, theirs: bigint): void {
-    if (mine === theirs || frame <= r.repairUntil) return;
+    if (mine === theirs) return;
     this.desyncCount++;
     this.emitter.emit('desync-detected', { frame, peer: r.peer, local: mine, remote: theirs });
     if (!this.isHost) return;
@@ -1060,16 +1111,16 @@ export class P2PSession implements EventSource<SessionEventMap> {
       state = this.stateSource?.(at);
     }
     if (state === undefined) return;
-    r.repairUntil = t.currentFrame + this.delay + t.maxPrediction + 1;
+    r.repairsSent = (r.repairsSent + 1) & 0xff;
     this.send(r, CONTROL_CHANNEL, encodeByteFrameTail(MessageType.Load, 0, at, state));
   }
 
   /** After loading a host state at `frame`: checksums before it are history. */
   private afterLoad(frame: number): void {
-    if (this.checksumInterval > 0) {
-      const next = (Math.floor(frame / this.checksumInterval) + 1) * this.checksumInterval;
-      if (next > this.nextChecksumFrame) this.nextChecksumFrame = next;
-    }
+    // Checksums from the loaded frame on are recomputed by the replay and sent again.
+    if (this.checksumInterval > 0)
+      this.nextChecksumFrame = (Math.floor(frame / this.checksumInterval) + 1) * this.checksumInterval;
+    for (const f of [...this.ownSums.keys()]) if (f >= frame) this.ownSums.delete(f);
     for (const r of this.remotes) for (const f of [...r.sums.keys()]) if (f <= frame) r.sums.delete(f);
   }
 

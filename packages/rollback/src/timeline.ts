@@ -56,7 +56,7 @@ export class Timeline {
       throw new RollbackError('bad-argument', `maxPrediction must be 0..120, got ${maxPrediction}`);
     this.predictor = predictor;
     this.queues = Array.from({ length: players }, () => new InputQueue(inputBytes, queueCapacity));
-    this.history = Math.max(4 * maxPrediction + 16, 64);
+    this.history = Math.max(4 * maxPrediction + 16, 256);
     this.rowBytes = players * inputBytes;
     this.used = new Uint8Array(this.history * this.rowBytes);
     this.usedRows = [];

@@ -97,6 +97,34 @@ describe('host-client duties', () => {
     for (const i of [0, 1]) expect(mesh.rigs[i]!.checked).toBeGreaterThanOrEqual(1000);
   });
 
+  it('when the host leaves, the lowest remaining player takes over and removes it at a frame all agree on', () => {
+    const mesh = new Mesh({
+      players: 4,
+      seed: 31,
+      makeCore: () => new TestCore({ players: 4 }),
+      inputOf: inputPattern(31),
+      link: { latencyMs: 30, jitterMs: 10, loss: 0.05, reorder: 0.05 },
+      session: { checksumInterval: 30 },
+    });
+    while (mesh.rigs[0]!.session.currentFrame < 300) mesh.tick();
+    mesh.disconnect(0);
+    mesh.runUntilConfirmed(600, 5000);
+    const rest = mesh.rigs.slice(1);
+    for (const rig of rest) {
+      expect(rig.checked).toBeGreaterThanOrEqual(600);
+      const changed = rig.events.filter((e) => e.type === 'host-changed').map((e) => e.event);
+      expect(changed.length).toBe(1);
+      expect((changed[0] as { peer: string | undefined }).peer).toBe(rig.name === 'p1' ? undefined : 'p1');
+    }
+    expect(rest.map((r) => r.session.isHost)).toEqual([true, false, false]);
+    const leftAt = rest.map((r) => r.session.playerLeftAt(0));
+    expect(leftAt[0]).toBeGreaterThan(290);
+    expect(new Set(leftAt).size).toBe(1);
+    expect(mesh.mismatches).toEqual([]);
+    // The new host carries on with host duties: it repairs nothing because nothing differs.
+    for (const rig of rest) expect(rig.events.filter((e) => e.type === 'desync-detected')).toEqual([]);
+  });
+
   it('a corrupted peer is detected within one checksum interval and repaired from the host savestate', () => {
     const interval = 20;
     const glitch = 333;

@@ -130,6 +130,7 @@ export class Mesh {
         'disconnected',
         'player-left',
         'mode-changed',
+        'host-changed',
         'spectator-joined',
         'desync-detected',
         'desync-repaired',
@@ -158,10 +159,14 @@ export class Mesh {
       session.on('wait-recommended', ({ frames }) => {
         rig.wait = frames;
       });
-      if (i === 0) {
-        session.on('player-left', ({ player, frame }) => this.changes.push({ player, frame, playing: false }));
-        session.on('mode-changed', (c) => this.changes.push(c));
-      }
+      // The host's decisions (whoever is host): every peer reports the same ones.
+      const note = (c: { player: number; frame: number; playing: boolean }) => {
+        if (this.rigs[i]?.gone) return; // a peer that left (and lost every link) decides nothing for us
+        if (!this.changes.some((d) => d.player === c.player && d.frame === c.frame && d.playing === c.playing))
+          this.changes.push({ ...c });
+      };
+      session.on('player-left', ({ player, frame }) => note({ player, frame, playing: false }));
+      session.on('mode-changed', note);
       session.on('mode-changed', ({ player, frame, playing }) => {
         // A player told late that it plays again gives zeros until its next local input lands.
         if (playing && player === i)

@@ -111,7 +111,7 @@ describe('session messages', () => {
     fc.integer({ min: 1, max: 16 }),
     fc.uint8Array({ maxLength: 64 }),
   ])('CHECKSUM, SYNC and frame+tail messages round-trip', (frame, sum, players, state) => {
-    expect(decodeChecksum(encodeChecksum(frame, sum))).toEqual({ frame, checksum: sum });
+    expect(decodeChecksum(encodeChecksum(frame, sum, players))).toEqual({ frame, checksum: sum, repairs: players });
     const disconnectFrames = Array.from({ length: players }, (_, p) => (p % 3 === 0 ? PRESENT : p * 10));
     const sync = { frame, players, inputBytes: 2, disconnectFrames, state };
     expect(decodeSync(encodeSync(sync))).toEqual(sync);
