@@ -501,25 +501,25 @@ export class P2PSession implements EventSource<SessionEventMap> {
           break;
         }
         case MessageType.Leave:
-          this.fromHost(peer);
+          if (!this.fromHost(peer)) break;
           this.epoch = (this.epoch + 1) & 0xff;
           this.onLeave(data);
           break;
         case MessageType.Load: {
-          this.fromHost(peer);
+          if (!this.fromHost(peer)) break;
           const m = decodeByteFrameTail(data, 'LOAD');
           if (m.byte !== 0) this.epoch = (this.epoch + 1) & 0xff;
           this.pendingLoad = { frame: m.frame, state: m.tail.slice(), repair: m.byte === 0 };
           break;
         }
         case MessageType.Pause: {
-          this.fromHost(peer);
+          if (!this.fromHost(peer)) break;
           const m = decodeByteFrameTail(data, 'PAUSE');
           this.setPaused(m.byte === 1, m.frame);
           break;
         }
         case MessageType.Mode:
-          this.fromHost(peer);
+          if (!this.fromHost(peer)) break;
           this.epoch = (this.epoch + 1) & 0xff;
           this.onMode(data);
           break;
@@ -530,18 +530,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
           break;
         }
         case MessageType.ReportRequest: {
-          const hostRemote = this.hostPeer === undefined ? undefined : this.byPeer.get(this.hostPeer);
-          if (
-            peer !== this.hostPeer &&
-            hostRemote !== undefined &&
-            data.length >= 2 &&
-            data[1] === hostRemote.player &&
-            this.successor(hostRemote.peer) === r
-          ) {
-            // The successor noticed the host's departure first.
-            this.disconnectPeer(hostRemote.peer);
-          }
-          this.fromHost(peer);
+          if (!this.fromHost(peer)) break;
           const m = decodeByteFrameTail(data, 'REPORT_REQUEST');
           if (m.byte >= this.timeline.players) throw new DecodeError('bad-value', 1, `player ${m.byte}`);
           this.frozen[m.byte] = 1;
@@ -566,7 +555,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
           break;
         }
         case MessageType.Joined: {
-          this.fromHost(peer);
+          if (!this.fromHost(peer)) break;
           const m = decodeByteFrameTail(data, 'JOINED');
           this.emitter.emit('spectator-joined', { peer: new TextDecoder().decode(m.tail), frame: m.frame });
           break;
@@ -733,10 +722,17 @@ export class P2PSession implements EventSource<SessionEventMap> {
     if (!this.isHost) throw new RollbackError('bad-state', `only the host may ${what}`);
   }
 
-  private fromHost(peer: string): void {
-    if (this.isHost || peer !== this.hostPeer)
-      throw new RollbackError('protocol', `${peer} sent a host-only message but is not the host`);
+  /**
+   * Whether a host-only message from `peer` is to be applied. One from another peer is ignored (not
+   * an error): after a partition a peer may have elected itself host while this one kept the old.
+   */
+  private fromHost(peer: string): boolean {
+    if (!this.isHost && peer === this.hostPeer) return true;
+    this.ignoredMessages++;
+    return false;
   }
+  /** Host-only messages ignored because their sender is not this peer's host. */
+  ignoredMessages = 0;
 
   /**
    * Host migration: the connected peer with the lowest player slot (this one included) becomes

@@ -206,12 +206,17 @@ describe('time sync, events and stats', () => {
     for (let i = 0; i < 60; i++) mesh.tick();
     mesh.net.heal();
     for (let i = 0; i < 30; i++) mesh.tick();
+    expect(mesh.mismatches).toEqual([]);
     mesh.net.cutBoth(peerName(0), peerName(1));
     for (let i = 0; i < 400; i++) mesh.tick();
     const types = mesh.rigs[0]!.events.map((e) => e.type);
     const order = ['synchronizing', 'synchronized', 'running', 'interrupted', 'resumed', 'interrupted', 'disconnected'];
     expect(types.filter((t) => order.includes(t))).toEqual(order);
-    expect(mesh.mismatches).toEqual([]);
+    // Split in two, each side goes on alone: the host removed player 1, and player 1 (now its
+    // own host) removed player 0.
+    expect(mesh.rigs[0]!.session.activePlayers()).toEqual([0]);
+    expect(mesh.rigs[1]!.events.map((e) => e.type)).toContain('host-changed');
+    expect(mesh.rigs[1]!.session.activePlayers()).toEqual([1]);
   });
 
   it('the host pauses and resumes every peer, and loads a savestate on every peer', () => {
