@@ -63,9 +63,9 @@ function runScenario(s: Scenario, makeCore: () => import('@netplay/state').Core,
       const to = c.to % s.players;
       if (from !== to) mesh.net.setLink(peerName(from), peerName(to), c.link);
     }
-    // A player (never the host) drops out: every remaining peer must still match the replay.
-    if (s.leave !== undefined && s.players > 2 && tick === s.leave.atTick)
-      mesh.disconnect(1 + (s.leave.player % (s.players - 1)));
+    // A player (the host too: the others elect a new one) drops out: every remaining peer must
+    // still match the replay.
+    if (s.leave !== undefined && s.players > 2 && tick === s.leave.atTick) mesh.disconnect(s.leave.player % s.players);
     mesh.tick();
     tick++;
   }
