@@ -1,4 +1,5 @@
-import { DecodeError, EncodeError } from '@netplay/protocol';
+import { ByteReader, DecodeError, EncodeError } from '@netplay/protocol';
+import { applyDelta, DeltaError, pageDelta } from '@netplay/state';
 import { type ChannelSpec, Prng } from '@netplay/transport';
 import { LockstepError } from './errors.js';
 import {
@@ -11,7 +12,7 @@ import {
   type FrameAdvanceEvent,
 } from './frame-advance-wire.js';
 import { PingHistory, type PingHistoryOptions } from './latency.js';
-import type { Envelope, FrameRequest, LockstepScheduler } from './types.js';
+import type { Envelope, FrameRequest, LockstepScheduler, StatefulScheduler } from './types.js';
 
 /** Channels of the frame-advance mode: events and advances reliable and ordered (seed 004), pings apart. */
 export const FRAME_ADVANCE_CHANNELS: readonly ChannelSpec[] = Object.freeze([
@@ -47,12 +48,29 @@ export interface FrameAdvanceOptions {
   readonly history?: PingHistoryOptions;
   /** Known one-way times (ms) per peer id, used until pings measure them (seed 004's "complete knowledge"). */
   readonly initialOneWayMs?: Readonly<Record<number, number>>;
+  /**
+   * Late join (our addition): `true` for a peer joining a running session. Its shell connects it to
+   * every peer first; it then asks `host`, gets a port, the state and every event since, and catches up.
+   */
+  readonly candidate?: boolean;
+  /** The peer that admits late joiners (default: the smallest id of `peers` and this one). */
+  readonly host?: number;
+  /** Frames of its own events a peer keeps for late joiners (default 600). */
+  readonly retainFrames?: number;
+  /** State layout hash of late-join deltas (default 0). */
+  readonly layoutHash?: bigint;
 }
+
+const X_ADMIT = 0x11;
+const X_WELCOME = 0x12;
+const X_JOIN = 0x13;
 
 interface Remote {
   readonly history: PingHistory;
   advanced: number;
   maxOneWay: number;
+  /** The port it drives (-1 if unknown). */
+  port: number;
 }
 
 /**
@@ -64,19 +82,31 @@ interface Remote {
  * (random key, client id), then payload (as `compareFsUaeInputEvents` of @netplay/protocol). One-way times come from a ping history per peer, taken at a
  * high percentile (conservative).
  */
-export class FrameAdvancePeer implements LockstepScheduler {
+export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
   readonly id: number;
-  readonly port: number;
   readonly outbox: Envelope[] = [];
   /** Messages dropped because they did not decode or broke the protocol. */
   dropped = 0;
+  private myPort: number;
+  private readonly host: number;
+  private readonly retainFrames: number;
+  private readonly layoutHash: bigint;
+  private joined: boolean;
+  private nextJoinAt = -Infinity;
+  private initialState: Uint8Array | undefined;
+  private load: { frame: number; state: Uint8Array } | undefined;
+  private readonly admitQueue: { id: number; port: number }[] = [];
+  private readonly ownLog: FrameAdvanceEvent[] = [];
+  private held: { from: number; channel: string; data: Uint8Array }[] = [];
+  private strangers: { from: number; channel: string; data: Uint8Array }[] = [];
   private readonly ports: number;
   private readonly inputBytes: number;
   private readonly frameMs: number;
-  private readonly startMs: number;
+  private startMs: number;
   private readonly extraDelayMs: number;
   private readonly equalize: boolean;
   private readonly pingIntervalMs: number;
+  private readonly historyOptions: PingHistoryOptions;
   private readonly prng: Prng;
   private readonly remotes = new Map<number, Remote>();
   private readonly events = new Map<number, FrameAdvanceEvent[]>();
@@ -100,7 +130,11 @@ export class FrameAdvancePeer implements LockstepScheduler {
     if (!Number.isInteger(options.id) || options.id < 0 || options.id > 0xffff)
       throw new LockstepError('bad-argument', `id must be 0..65535 (an FS-UAE client id), got ${options.id}`);
     this.id = options.id;
-    this.port = options.port;
+    this.myPort = options.port;
+    this.joined = options.candidate !== true;
+    this.host = options.host ?? Math.min(options.id, ...options.peers);
+    this.retainFrames = options.retainFrames ?? 600;
+    this.layoutHash = options.layoutHash ?? 0n;
     this.ports = ports;
     this.inputBytes = inputBytes;
     this.frameMs = frameMs;
@@ -115,19 +149,46 @@ export class FrameAdvancePeer implements LockstepScheduler {
     this.inputs = new Uint8Array(ports * inputBytes);
     this.local = new Uint8Array(inputBytes);
     this.sentLocal = new Uint8Array(inputBytes);
+    this.historyOptions = options.history ?? {};
     for (const p of options.peers) {
       if (p === this.id) throw new LockstepError('bad-argument', 'a peer cannot list itself');
-      const initial = options.initialOneWayMs?.[p];
-      const history = new PingHistory({
-        ...options.history,
-        ...(initial !== undefined ? { initialOneWayMs: initial } : {}),
-      });
-      this.remotes.set(p, { history, advanced: -1, maxOneWay: 0 });
+      // A candidate waits for nobody until it is welcomed.
+      if (this.joined) this.addRemote(p, -1, -1, options.initialOneWayMs?.[p]);
     }
+  }
+
+  get port(): number {
+    return this.myPort;
   }
 
   get nextFrame(): number {
     return this.next;
+  }
+
+  /** Whether this peer takes part (a candidate does once welcomed). */
+  get isMember(): boolean {
+    return this.joined;
+  }
+
+  /** Ids of the peers this one waits for. */
+  get peerIds(): number[] {
+    return [...this.remotes.keys()];
+  }
+
+  wantsState(frame: number): boolean {
+    return (frame === 0 && this.initialState === undefined) || (frame === this.next && this.admitQueue.length > 0);
+  }
+
+  storeState(frame: number, state: Uint8Array): void {
+    if (frame === 0 && this.initialState === undefined) this.initialState = state;
+    if (frame !== this.next || this.admitQueue.length === 0 || !this.initialState || !this.joined) return;
+    for (const { id, port } of this.admitQueue.splice(0)) this.admit(id, port, frame, state);
+  }
+
+  takeLoad(): { frame: number; state: Uint8Array } | undefined {
+    const l = this.load;
+    this.load = undefined;
+    return l;
   }
 
   /** The frame this peer has promised to schedule nothing more for (its last advance message). */
@@ -158,9 +219,25 @@ export class FrameAdvancePeer implements LockstepScheduler {
   }
 
   receive(from: number, channel: string, data: Uint8Array, now: number): void {
+    if (channel === 'sched' && data.length > 0 && data[0]! >= X_ADMIT && data[0]! <= X_JOIN) {
+      try {
+        this.onJoinMessage(from, data, now);
+      } catch (e) {
+        if (e instanceof DecodeError || e instanceof DeltaError) this.dropped++;
+        else throw e;
+      }
+      return;
+    }
+    if (!this.joined) {
+      // Before the welcome: keep what members already send us (channels are not ordered together).
+      if (channel === 'sched' && this.held.length < 100_000) this.held.push({ from, channel, data });
+      return;
+    }
     const r = this.remotes.get(from);
     if (!r) {
-      this.dropped++;
+      // A newcomer may reach us before the host's admission does: keep its schedule for then.
+      if (channel === 'sched' && this.strangers.length < 100_000) this.strangers.push({ from, channel, data });
+      else this.dropped++;
       return;
     }
     let m: ReturnType<typeof decodeFaMessage>;
@@ -202,7 +279,7 @@ export class FrameAdvancePeer implements LockstepScheduler {
   setLocalInput(input: Uint8Array, now: number): void {
     if (input.length !== this.inputBytes) throw new LockstepError('bad-argument', 'input size');
     this.local.set(input);
-    if (this.port < 0) return;
+    if (this.myPort < 0 || !this.joined) return;
     let changed = false;
     for (let i = 0; i < input.length; i++) if (input[i] !== this.sentLocal[i]) changed = true;
     if (!changed) return;
@@ -212,15 +289,34 @@ export class FrameAdvancePeer implements LockstepScheduler {
       frame: this.promised + 1,
       key: this.prng.nextU32(),
       client: this.id,
-      port: this.port,
+      port: this.myPort,
       input: input.slice(),
     };
     this.addEvent(e);
+    this.ownLog.push(e);
+    if (this.ownLog.length > 0 && this.ownLog[0]!.frame < this.next - this.retainFrames) {
+      let k = 0;
+      while (k < this.ownLog.length && this.ownLog[k]!.frame < this.next - this.retainFrames) k++;
+      this.ownLog.splice(0, k);
+    }
     const data = encodeFaEvent(e);
     for (const p of this.remotes.keys()) this.outbox.push({ to: p, channel: 'sched', data });
   }
 
   tick(now: number): void {
+    if (!this.joined) {
+      // Ask the host, again every second until welcomed (the connection may not be there yet).
+      if (now >= this.nextJoinAt) {
+        this.nextJoinAt = now + 1000;
+        const m = new Uint8Array(4);
+        m[0] = X_JOIN;
+        m[1] = this.id >>> 8;
+        m[2] = this.id;
+        m[3] = this.myPort & 0xff;
+        this.outbox.push({ to: this.host, channel: 'sched', data: m });
+      }
+      return;
+    }
     const bound = this.bound(now);
     if (bound > this.promised) {
       this.promised = bound;
@@ -239,16 +335,17 @@ export class FrameAdvancePeer implements LockstepScheduler {
   }
 
   dueAt(): number {
-    return this.startMs + this.next * this.frameMs;
+    return this.joined ? this.startMs + this.next * this.frameMs : Infinity;
   }
 
   nextWakeAt(_now: number): number {
+    if (!this.joined) return this.nextJoinAt;
     const advanceAt = this.startMs + (this.promised + 1) * this.frameMs - this.delayMs();
     return Math.min(advanceAt, this.nextPingAt);
   }
 
   poll(now: number): FrameRequest | undefined {
-    if (now < this.dueAt()) return undefined;
+    if (!this.joined || this.load || now < this.dueAt()) return undefined;
     this.tick(now);
     const f = this.next;
     if (this.promised < f) return undefined;
@@ -261,6 +358,113 @@ export class FrameAdvancePeer implements LockstepScheduler {
     }
     this.next++;
     return { frame: f, inputs: this.inputs, command: 0 };
+  }
+
+  /** Host: admit `cand` (on the port it asked for; the shell hands out free ports) with the state at the start of frame `sync`. */
+  private admit(cand: number, port: number, sync: number, state: Uint8Array): void {
+    if (this.remotes.has(cand) || cand === this.id) return;
+    // The candidate's events count from the first frame this host has not promised yet, so every
+    // member reads this admission (it precedes the host's advance for that frame) before it matters.
+    const from = this.promised + 1;
+    const members = [this.id, ...this.remotes.keys()];
+    const admitMsg = new Uint8Array(8);
+    admitMsg[0] = X_ADMIT;
+    const av = new DataView(admitMsg.buffer);
+    av.setUint16(1, cand);
+    admitMsg[3] = port;
+    av.setUint32(4, from);
+    for (const p of this.remotes.keys()) this.outbox.push({ to: p, channel: 'sched', data: admitMsg });
+    const delta = pageDelta(this.initialState!, state, { layoutHash: this.layoutHash });
+    // The port inputs in force (events before `sync` set them) travel with the state.
+    const head = 16 + 3 * members.length + this.inputs.length;
+    const w = new Uint8Array(head + delta.length);
+    const wv = new DataView(w.buffer);
+    w[0] = X_WELCOME;
+    w[1] = port;
+    wv.setUint32(2, from);
+    wv.setUint32(6, sync);
+    wv.setUint32(10, this.next);
+    wv.setUint16(14, members.length);
+    members.forEach((m, i) => {
+      wv.setUint16(16 + 3 * i, m);
+      w[18 + 3 * i] = m === this.id ? this.myPort : this.remotes.get(m)!.port;
+    });
+    w.set(this.inputs, 16 + 3 * members.length);
+    w.set(delta, head);
+    this.outbox.push({ to: cand, channel: 'sched', data: w });
+    this.welcome(cand, port, from, sync);
+  }
+
+  /** Member: start exchanging with an admitted peer: our events since `sync`, our promise. */
+  private welcome(cand: number, port: number, from: number, sync: number): void {
+    if (this.remotes.has(cand) || cand === this.id) return;
+    this.addRemote(cand, port, from - 1);
+    for (const e of this.ownLog)
+      if (e.frame >= sync) this.outbox.push({ to: cand, channel: 'sched', data: encodeFaEvent(e) });
+    if (this.promised >= 0) this.outbox.push({ to: cand, channel: 'sched', data: encodeFaAdvance(this.promised) });
+    const mine = this.strangers.filter((m) => m.from === cand);
+    this.strangers = this.strangers.filter((m) => m.from !== cand);
+    for (const m of mine) this.receive(m.from, m.channel, m.data, 0);
+  }
+
+  private addRemote(id: number, port: number, advanced: number, initial?: number): void {
+    const history = new PingHistory({
+      ...this.historyOptions,
+      ...(initial !== undefined ? { initialOneWayMs: initial } : {}),
+    });
+    this.remotes.set(id, { history, advanced, maxOneWay: 0, port });
+  }
+
+  private onJoinMessage(from: number, data: Uint8Array, now: number): void {
+    const r = new ByteReader(data);
+    const type = r.u8('type');
+    if (type === X_JOIN) {
+      const cand = r.u16('candidate');
+      const port = r.u8('port');
+      r.expectEnd('join');
+      if (cand !== from || this.id !== this.host || !this.joined || port >= this.ports)
+        throw new DecodeError('bad-value', 1, 'join');
+      if (!this.admitQueue.some((a) => a.id === cand)) this.admitQueue.push({ id: cand, port });
+      return;
+    }
+    if (type === X_ADMIT) {
+      const cand = r.u16('candidate');
+      const port = r.u8('port');
+      const fromFrame = r.u32('from');
+      r.expectEnd('admit');
+      if (from !== this.host || !this.joined || port >= this.ports) throw new DecodeError('bad-value', 0, 'admit');
+      // Our events since the state the host sent: the host's `sync` is at most `fromFrame`, and we
+      // cannot know it, so send everything we kept from `fromFrame - retainFrames`.
+      this.welcome(cand, port, fromFrame, fromFrame - this.retainFrames);
+      return;
+    }
+    if (type === X_WELCOME) {
+      if (from !== this.host || this.joined || !this.initialState) throw new DecodeError('bad-value', 0, 'welcome');
+      const port = r.u8('port');
+      const fromFrame = r.u32('from');
+      const sync = r.u32('sync');
+      const hostNext = r.u32('hostNext');
+      const count = r.u16('members');
+      r.need(count * 3, 'members');
+      const members: { id: number; port: number }[] = [];
+      for (let i = 0; i < count; i++) members.push({ id: r.u16('member'), port: r.u8('port') });
+      const inputs = r.bytesView(this.inputs.length, 'inputs');
+      const state = applyDelta(this.initialState, r.bytesView(r.remaining, 'delta'), { layoutHash: this.layoutHash });
+      if (port >= this.ports || sync > fromFrame) throw new DecodeError('bad-value', 1, 'welcome');
+      this.joined = true;
+      this.inputs.set(inputs);
+      this.myPort = port;
+      this.next = sync;
+      this.promised = fromFrame - 1;
+      this.load = { frame: sync, state };
+      this.startMs = now - hostNext * this.frameMs;
+      for (const m of members) if (!this.remotes.has(m.id)) this.addRemote(m.id, m.port, -1);
+      const held = this.held;
+      this.held = [];
+      for (const h of held) this.receive(h.from, h.channel, h.data, now);
+      return;
+    }
+    throw new DecodeError('unknown-type', 0, `join message ${type}`);
   }
 
   private bound(now: number): number {

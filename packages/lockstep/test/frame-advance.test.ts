@@ -31,6 +31,8 @@ function faSession(
     seed?: number;
     /** Every peer drives port 0 (a shared device): the order of events in a frame matters. */
     shared?: boolean;
+    /** Ports of the core (default n). */
+    ports?: number;
   } = {},
 ): FaSession {
   const names = Array.from({ length: n }, (_, i) => String.fromCharCode(65 + i));
@@ -45,7 +47,7 @@ function faSession(
       id: i,
       port: opts.shared ? 0 : i,
       peers: others,
-      ports: n,
+      ports: opts.ports ?? n,
       inputBytes: 1,
       frameMs: F,
       startMs: t0,
@@ -54,7 +56,7 @@ function faSession(
       equalize: opts.equalize ?? false,
       initialOneWayMs,
     });
-    const core = new TestCore({ players: n, inputBytes: 1 });
+    const core = new TestCore({ players: opts.ports ?? n, inputBytes: 1 });
     const runner = new LockstepRunner({ clock: net.clock, scheduler, core, log: true });
     for (const [j, c] of conns[i]!) runner.addPeer(j, c);
     peers.push({ name: names[i]!, scheduler, core, runner });
@@ -230,6 +232,64 @@ describe('frame-advance (seed 004)', () => {
       // Inputs stop at `until`; a few more seconds let peers behind a retransmission catch up.
       net.clock.advanceTo(until + 5000);
       expectDeterministic(s.peers, () => new TestCore({ players: n, inputBytes: 1 }), 300);
+    },
+  );
+});
+
+describe('frame-advance late join (our addition)', () => {
+  test.prop(
+    {
+      seed: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
+      n: fc.integer({ min: 2, max: 3 }),
+      joinAtFrame: fc.integer({ min: 1, max: 300 }),
+      link: fc.record({
+        latencyMs: fc.integer({ min: 0, max: 60 }),
+        jitterMs: fc.integer({ min: 0, max: 30 }),
+        loss: fc.double({ min: 0, max: 0.1, noNaN: true }),
+        reorder: fc.double({ min: 0, max: 0.3, noNaN: true }),
+      }),
+    },
+    { numRuns: 10, endOnFailure: true },
+  )(
+    'a peer joining at any frame gets the state and every event since, and stays in step',
+    ({ seed, n, joinAtFrame, link: conditions }) => {
+      const net = network({ seed, link: conditions });
+      const s = faSession(net, n, { seed, ports: n + 1 });
+      const until = s.t0 + (joinAtFrame + 300) * F;
+      for (const [i, p] of s.peers.entries()) scriptInputs(net, p.runner, 1, seed + i, F, s.t0 - 200, until);
+      net.clock.advanceTo(s.t0 + joinAtFrame * F);
+      // The shell connects the newcomer to every peer, then it asks the host (peer 0).
+      const newcomer = String.fromCharCode(65 + n);
+      const conns = s.peers.map((_, i) => link(net, newcomer, String.fromCharCode(65 + i), FRAME_ADVANCE_CHANNELS));
+      const scheduler = new FrameAdvancePeer({
+        id: n,
+        port: n,
+        peers: s.peers.map((_, i) => i),
+        candidate: true,
+        host: 0,
+        ports: n + 1,
+        inputBytes: 1,
+        frameMs: F,
+        seed: seed + 5,
+      });
+      const core = new TestCore({ players: n + 1, inputBytes: 1 });
+      const runner = new LockstepRunner({ clock: net.clock, scheduler, core, log: true });
+      for (const [i, c] of conns.entries()) {
+        runner.addPeer(i, c.ab);
+        s.peers[i]!.runner.addPeer(n, c.ba);
+      }
+      runner.pump();
+      scriptInputs(net, runner, 1, seed + 9, F, net.now(), until);
+      net.clock.advanceTo(until + 5000);
+      expect(scheduler.isMember).toBe(true);
+      expect(runner.log[0]!.frame).toBeGreaterThan(0);
+      expect(runner.report().latencySamples).toBeGreaterThan(0);
+      for (const p of s.peers) expect(p.runner.log.some((f) => f.inputs[n] !== 0)).toBe(true);
+      expectDeterministic(
+        [...s.peers, { name: newcomer, scheduler, core, runner }],
+        () => new TestCore({ players: n + 1, inputBytes: 1 }),
+        50,
+      );
     },
   );
 });
