@@ -231,7 +231,7 @@ describe('frame-advance (seed 004)', () => {
       for (const [i, p] of s.peers.entries()) scriptInputs(net, p.runner, 1, seed + i, F, s.t0 - 200, until);
       // Inputs stop at `until`; a few more seconds let peers behind a retransmission catch up.
       net.clock.advanceTo(until + 5000);
-      expectDeterministic(s.peers, () => new TestCore({ players: n, inputBytes: 1 }), 300);
+      expectDeterministic(s.peers, () => new TestCore({ players: n, inputBytes: 1 }), 100);
     },
   );
 });
