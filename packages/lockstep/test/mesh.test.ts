@@ -1,5 +1,6 @@
 import { fc, test } from '@fast-check/vitest';
 import { decodeMameHubInputPacket } from '@netplay/protocol';
+import { describeDelta } from '@netplay/state';
 import { TestCore } from '@netplay/state/testing';
 import type { Connection, SimulatedNetwork } from '@netplay/transport';
 import { describe, expect, it } from 'vitest';
@@ -77,7 +78,11 @@ function onAction(s: MeshSession, i: number, action: MeshAction): void {
 const openedConns = new WeakSet<Connection>();
 
 /** Starts a candidate: it listens, contacts the host (peer 0) and is added to `s.peers` when it runs. */
-function startCandidate(s: MeshSession, id: number, ports: number): SimPeer<TestCore> & { scheduler: MeshPeer } {
+function startCandidate(
+  s: MeshSession,
+  id: number,
+  ports: number,
+): SimPeer<TestCore> & { scheduler: MeshPeer; toHost: Connection } {
   const cname = name(id);
   const listener = s.net.listen(cname, { channels: MESH_CHANNELS, timeouts: TIMEOUTS });
   const scheduler = new MeshPeer({
@@ -100,7 +105,7 @@ function startCandidate(s: MeshSession, id: number, ports: number): SimPeer<Test
   const toHost = s.net.connect(cname, name(0), { channels: MESH_CHANNELS, timeouts: TIMEOUTS });
   runner.addPeer(0, toHost);
   // The host learns the candidate's connection from its listener.
-  return { name: cname, scheduler, core, runner };
+  return { name: cname, scheduler, core, runner, toHost };
 }
 
 function hostAccepts(s: MeshSession): void {
@@ -227,10 +232,20 @@ describe('P2P full mesh (seed 000)', () => {
     for (const [i, p] of s.peers.entries()) scriptInputs(net, p.runner, 2, 100 + i, F, s.t0, s.t0 + 1400 * F);
     net.clock.advanceTo(s.t0 + 1000 * F);
     const joiner = startCandidate(s, 3, 4);
+    // Tap the acceptance: after its 21-byte head and 3 members (8 bytes each) comes the delta.
+    const deltas: ReturnType<typeof describeDelta>[] = [];
+    joiner.toHost.on('message', ({ channel, data }) => {
+      if (channel === 'join' && data[0] === 4) deltas.push(describeDelta(data.subarray(21 + 8 * 3)));
+    });
     scriptInputs(net, joiner.runner, 2, 999, F, net.now(), s.t0 + 1400 * F);
     net.clock.advanceTo(s.t0 + 1500 * F);
     expect(s.actions.some((a) => a.peer === 3 && a.action.type === 'accepted' && a.action.port === 3)).toBe(true);
     expect(joiner.scheduler.isMember).toBe(true);
+    // The state came as a page delta against the power-on state, smaller than the state itself.
+    expect(deltas.length).toBe(1);
+    expect(deltas[0]!.kind).toBe('pages');
+    expect(deltas[0]!.targetBytes).toBe(joiner.core.stateBytes);
+    expect(deltas[0]!.compressedBytes).toBeLessThan(joiner.core.stateBytes);
     // It started from the sync block at frame 1000 (not frame 0) and caught up with the others.
     expect(joiner.runner.log[0]!.frame).toBe(1000);
     for (const p of s.peers)
