@@ -199,6 +199,9 @@ export class LockstepRunner<C extends Core = Core> {
     const load = s.takeLoad();
     if (load) {
       this.core.load(load.state);
+      // Input changes made before the jump are not latency samples of the frames after it.
+      this.pending.length = 0;
+      this.lastRunAt = this.clock.now();
       this.flush();
     }
     if (s.wantsState(s.nextFrame)) {
