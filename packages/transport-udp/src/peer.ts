@@ -13,6 +13,7 @@ import {
   Emitter,
   encodeCloseReason,
   type Handler,
+  MutableConnectionStats,
   RttEstimator,
   type Timer,
   TransportError,
@@ -120,20 +121,6 @@ interface SentPacket {
   readonly close: boolean;
 }
 
-class MutableStats implements ConnectionStats {
-  rttMs = 0;
-  rttVarMs = 0;
-  rttSamples = 0;
-  lossRate = 0;
-  bytesSent = 0;
-  bytesReceived = 0;
-  packetsSent = 0;
-  packetsReceived = 0;
-  retransmissions = 0;
-  sendQueueLength = 0;
-  sendQueueBytes = 0;
-}
-
 /** Extra counters of a UDP connection beyond {@link ConnectionStats}. */
 export interface UdpPeerCounters {
   /** Packets declared lost (by the ack bitfield or the RTO). */
@@ -175,7 +162,7 @@ export class UdpPeer implements Connection {
   readonly stats: ConnectionStats;
   /** Extra UDP counters (live). */
   readonly counters: UdpPeerCounters = { packetsLost: 0, acksSent: 0, windowBytes: 0, reassemblyBytes: 0 };
-  private readonly mstats = new MutableStats();
+  private readonly mstats = new MutableConnectionStats();
   private readonly emitter = new Emitter<ConnectionEventMap>();
   private readonly out: OutChannel[];
   private readonly inp: InChannel[];

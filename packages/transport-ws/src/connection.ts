@@ -13,6 +13,7 @@ import type {
 import {
   channelSignature,
   Emitter,
+  MutableConnectionStats,
   RttEstimator,
   sameChannels,
   TransportError,
@@ -48,18 +49,7 @@ export interface WsConnectionStats extends ConnectionStats {
   readonly staleReceived: number;
 }
 
-class MutableStats implements WsConnectionStats {
-  rttMs = 0;
-  rttVarMs = 0;
-  rttSamples = 0;
-  lossRate = 0;
-  bytesSent = 0;
-  bytesReceived = 0;
-  packetsSent = 0;
-  packetsReceived = 0;
-  retransmissions = 0;
-  sendQueueLength = 0;
-  sendQueueBytes = 0;
+class MutableStats extends MutableConnectionStats implements WsConnectionStats {
   staleDropped = 0;
   staleReceived = 0;
 }

@@ -15,6 +15,7 @@ export {
   validateChannels,
 } from './channels.js';
 export { type Clock, ManualClock, type Timer } from './clock.js';
+export { MutableConnectionStats } from './connection-stats.js';
 export {
   type ChannelKind,
   type ChannelSpec,

@@ -1,5 +1,6 @@
 import { decodeCloseReason, encodeCloseReason, sameChannels, validateChannels } from './channels.js';
 import type { Timer } from './clock.js';
+import { MutableConnectionStats } from './connection-stats.js';
 import type {
   ChannelSpec,
   CloseCode,
@@ -53,20 +54,6 @@ interface ChannelState {
   readonly reorder: Map<number, Uint8Array>;
 }
 
-class MutableStats implements ConnectionStats {
-  rttMs = 0;
-  rttVarMs = 0;
-  rttSamples = 0;
-  lossRate = 0;
-  bytesSent = 0;
-  bytesReceived = 0;
-  packetsSent = 0;
-  packetsReceived = 0;
-  retransmissions = 0;
-  sendQueueLength = 0;
-  sendQueueBytes = 0;
-}
-
 type Control =
   | { t: 'data'; ch: number; seq: number; data: Uint8Array }
   | { t: 'ack'; ch: number; seq: number }
@@ -95,7 +82,7 @@ export class MemoryConnection implements Connection {
   readonly limits: ConnectionLimits;
   readonly timeouts: Timeouts;
   readonly stats: ConnectionStats;
-  private readonly mstats = new MutableStats();
+  private readonly mstats = new MutableConnectionStats();
   private readonly emitter = new Emitter<ConnectionEventMap>();
   private readonly chans: ChannelState[];
   private readonly byName = new Map<string, ChannelState>();
