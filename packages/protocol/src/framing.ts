@@ -1,3 +1,4 @@
+import { checkU32 } from './byte-writer.js';
 import { DecodeError, EncodeError } from './errors.js';
 
 /**
@@ -32,12 +33,6 @@ export interface Frame {
 /** Total size of a frame carrying `payloadLength` bytes. */
 export function frameSize(payloadLength: number): number {
   return FRAME_HEADER_SIZE + payloadLength;
-}
-
-function checkU32(v: number, field: string): void {
-  if (!Number.isInteger(v) || v < 0 || v > 0xffffffff) {
-    throw new EncodeError('out-of-range', `${field} ${v} is not a u32`);
-  }
 }
 
 /**
