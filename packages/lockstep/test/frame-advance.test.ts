@@ -236,6 +236,52 @@ describe('frame-advance (seed 004)', () => {
   );
 });
 
+function faJoin(
+  seed: number,
+  n: number,
+  joinAtFrame: number,
+  conditions: Parameters<typeof network>[0]['link'],
+): LockstepRunner<TestCore> {
+  const net = network({ seed, link: conditions });
+  const s = faSession(net, n, { seed, ports: n + 1 });
+  const until = s.t0 + (joinAtFrame + 300) * F;
+  for (const [i, p] of s.peers.entries()) scriptInputs(net, p.runner, 1, seed + i, F, s.t0 - 200, until);
+  net.clock.advanceTo(s.t0 + joinAtFrame * F);
+  // The shell connects the newcomer to every peer, then it asks the host (peer 0).
+  const newcomer = String.fromCharCode(65 + n);
+  const conns = s.peers.map((_, i) => link(net, newcomer, String.fromCharCode(65 + i), FRAME_ADVANCE_CHANNELS));
+  const scheduler = new FrameAdvancePeer({
+    id: n,
+    port: n,
+    peers: s.peers.map((_, i) => i),
+    candidate: true,
+    host: 0,
+    ports: n + 1,
+    inputBytes: 1,
+    frameMs: F,
+    seed: seed + 5,
+  });
+  const core = new TestCore({ players: n + 1, inputBytes: 1 });
+  const runner = new LockstepRunner({ clock: net.clock, scheduler, core, log: true });
+  for (const [i, c] of conns.entries()) {
+    runner.addPeer(i, c.ab);
+    s.peers[i]!.runner.addPeer(n, c.ba);
+  }
+  runner.pump();
+  scriptInputs(net, runner, 1, seed + 9, F, net.now(), until);
+  net.clock.advanceTo(until + 5000);
+  expect(scheduler.isMember).toBe(true);
+  expect(runner.log[0]!.frame).toBeGreaterThan(0);
+  expect(runner.report().latencySamples).toBeGreaterThan(0);
+  for (const p of s.peers) expect(p.runner.log.some((f) => f.inputs[n] !== 0)).toBe(true);
+  expectDeterministic(
+    [...s.peers, { name: newcomer, scheduler, core, runner }],
+    () => new TestCore({ players: n + 1, inputBytes: 1 }),
+    50,
+  );
+  return runner;
+}
+
 describe('frame-advance late join (our addition)', () => {
   test.prop(
     {
@@ -253,45 +299,16 @@ describe('frame-advance late join (our addition)', () => {
   )(
     'a peer joining at any frame gets the state and every event since, and stays in step',
     ({ seed, n, joinAtFrame, link: conditions }) => {
-      const net = network({ seed, link: conditions });
-      const s = faSession(net, n, { seed, ports: n + 1 });
-      const until = s.t0 + (joinAtFrame + 300) * F;
-      for (const [i, p] of s.peers.entries()) scriptInputs(net, p.runner, 1, seed + i, F, s.t0 - 200, until);
-      net.clock.advanceTo(s.t0 + joinAtFrame * F);
-      // The shell connects the newcomer to every peer, then it asks the host (peer 0).
-      const newcomer = String.fromCharCode(65 + n);
-      const conns = s.peers.map((_, i) => link(net, newcomer, String.fromCharCode(65 + i), FRAME_ADVANCE_CHANNELS));
-      const scheduler = new FrameAdvancePeer({
-        id: n,
-        port: n,
-        peers: s.peers.map((_, i) => i),
-        candidate: true,
-        host: 0,
-        ports: n + 1,
-        inputBytes: 1,
-        frameMs: F,
-        seed: seed + 5,
-      });
-      const core = new TestCore({ players: n + 1, inputBytes: 1 });
-      const runner = new LockstepRunner({ clock: net.clock, scheduler, core, log: true });
-      for (const [i, c] of conns.entries()) {
-        runner.addPeer(i, c.ab);
-        s.peers[i]!.runner.addPeer(n, c.ba);
-      }
-      runner.pump();
-      scriptInputs(net, runner, 1, seed + 9, F, net.now(), until);
-      net.clock.advanceTo(until + 5000);
-      expect(scheduler.isMember).toBe(true);
-      expect(runner.log[0]!.frame).toBeGreaterThan(0);
-      expect(runner.report().latencySamples).toBeGreaterThan(0);
-      // Its latency is measured from its welcome on, not across the jump to the host's frame.
-      expect(runner.report().maxLatencyFrames).toBeLessThan(60);
-      for (const p of s.peers) expect(p.runner.log.some((f) => f.inputs[n] !== 0)).toBe(true);
-      expectDeterministic(
-        [...s.peers, { name: newcomer, scheduler, core, runner }],
-        () => new TestCore({ players: n + 1, inputBytes: 1 }),
-        50,
-      );
+      faJoin(seed, n, joinAtFrame, conditions);
     },
   );
+
+  it('gives the newcomer the input latency its links give (a steady 20 ms link)', () => {
+    const runner = faJoin(3, 2, 250, { latencyMs: 20 });
+    const r = runner.report();
+    expect(r.latencySamples).toBeGreaterThan(10);
+    // One-way 20 ms with 20 ms frames: at most the next frame start + one frame, then the frame.
+    expect(r.maxLatencyFrames).toBeLessThanOrEqual(3);
+    expect(r.maxLatencyMs).toBeLessThanOrEqual(3 * F);
+  });
 });
