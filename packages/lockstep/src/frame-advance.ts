@@ -53,7 +53,7 @@ export interface FrameAdvanceOptions {
    * every peer first; it then asks `host`, gets a port, the state and every event since, and catches up.
    */
   readonly candidate?: boolean;
-  /** The peer that admits late joiners (default: the smallest id of `peers` and this one). */
+  /** The peer that admits late joiners (default: the smallest id of the session, i.e. of `peers` and, for a member, this one). */
   readonly host?: number;
   /** Frames of its own events a peer keeps for late joiners (default 600). */
   readonly retainFrames?: number;
@@ -132,7 +132,10 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
     this.id = options.id;
     this.myPort = options.port;
     this.joined = options.candidate !== true;
-    this.host = options.host ?? Math.min(options.id, ...options.peers);
+    if (!this.joined && options.peers.length === 0)
+      throw new LockstepError('bad-argument', 'a candidate lists the peers it joins');
+    // The host is the smallest id of the session; a candidate is not part of it yet.
+    this.host = options.host ?? Math.min(...(this.joined ? [options.id] : []), ...options.peers);
     this.retainFrames = options.retainFrames ?? 600;
     this.layoutHash = options.layoutHash ?? 0n;
     this.ports = ports;
