@@ -18,6 +18,19 @@ export function defaultCommandHandler(core: Core, command: number): void {
   if (command === 30 || command === 31) core.reset();
 }
 
+const viewCache = new WeakMap<Uint8Array, Uint8Array[]>();
+
+/** Per-port views of an inputs buffer, made once per buffer (schedulers reuse theirs), so a frame allocates nothing. */
+function portViews(inputs: Uint8Array, ports: number, n: number): Uint8Array[] {
+  let views = viewCache.get(inputs);
+  if (!views || views.length !== ports || views[0]!.length !== n) {
+    views = [];
+    for (let p = 0; p < ports; p++) views.push(inputs.subarray(p * n, p * n + n));
+    viewCache.set(inputs, views);
+  }
+  return views;
+}
+
 /**
  * Runs one frame on `core`: sets every port's input from `inputs`, applies the command, advances.
  * This is the whole "driver" a scheduler needs.
@@ -28,8 +41,8 @@ export function runFrame<C extends Core>(
   command: number,
   onCommand: CommandHandler<C> = defaultCommandHandler,
 ): void {
-  const n = core.inputBytes;
-  for (let p = 0; p < core.ports; p++) core.setInput(p, inputs.subarray(p * n, p * n + n));
+  const views = portViews(inputs, core.ports, core.inputBytes);
+  for (let p = 0; p < core.ports; p++) core.setInput(p, views[p]!);
   if (command !== 0) onCommand(core, command);
   core.advance();
 }
