@@ -1,0 +1,5 @@
+/**
+ * @netplay/cli: the netplay command (see README).
+ * @packageDocumentation
+ */
+export {};

@@ -1,0 +1,5 @@
+/**
+ * @netplay/retroarch: not implemented yet; see the package README.
+ * @packageDocumentation
+ */
+export {};

@@ -1,0 +1,5 @@
+/**
+ * @netplay/session: not implemented yet; see the package README.
+ * @packageDocumentation
+ */
+export {};
