@@ -1,5 +1,20 @@
-// Entry point of the netplay command (not implemented yet).
-console.error('netplay: not implemented yet');
-process.exitCode = 2;
+// Entry point of the netplay command.
+import { runCli } from './cli.js';
+import { ExitCode } from './exit-codes.js';
+import { processIo } from './io.js';
 
-export {};
+const abort = new AbortController();
+let interrupted = false;
+process.on('SIGINT', () => {
+  if (interrupted) process.exit(ExitCode.Interrupted);
+  interrupted = true;
+  abort.abort();
+});
+
+try {
+  const code = await runCli(process.argv.slice(2), processIo(abort.signal));
+  process.exitCode = interrupted && code === ExitCode.Ok ? ExitCode.Interrupted : code;
+} catch (e) {
+  process.stderr.write(`netplay: internal error: ${(e as Error).stack ?? String(e)}\n`);
+  process.exitCode = ExitCode.Internal;
+}

@@ -1,0 +1,70 @@
+import { crc32 } from '@netplay/protocol';
+
+/** CRC-32 of each final frame's state (every input known and used), as one peer saw them. */
+export class FinalStates {
+  readonly hashes = new Map<number, number>();
+  /** The last frame recorded. */
+  last = -1;
+
+  constructor(
+    /** The peer's name in the report. */
+    readonly name: string,
+  ) {}
+
+  /** Records frames `last + 1 .. upTo` whose states `stateOf` still holds. */
+  record(upTo: number, stateOf: (frame: number) => Uint8Array | undefined): void {
+    for (let f = this.last + 1; f <= upTo; f++) {
+      const st = stateOf(f);
+      if (st !== undefined) this.hashes.set(f, crc32(st));
+      this.last = f;
+    }
+  }
+}
+
+/** The outcome of {@link checkAgreement}. */
+export interface Agreement {
+  /** Whether every peer holds the same hash at `frame` and no common earlier frame differs. */
+  readonly agree: boolean;
+  /** The last frame final on every peer (-1: none). */
+  readonly frame: number;
+  /** Each peer's hash at `frame` (undefined: missing). */
+  readonly hashes: readonly { readonly name: string; readonly crc: number | undefined }[];
+  /** Earlier frames compared with the first peer's, and how many of them differ. */
+  readonly compared: number;
+  readonly differing: number;
+}
+
+/** Compares the final states of every peer: at the last frame all have, and at every shared frame. */
+export function checkAgreement(peers: readonly FinalStates[]): Agreement {
+  if (peers.length === 0) return { agree: false, frame: -1, hashes: [], compared: 0, differing: 0 };
+  let frame = Number.POSITIVE_INFINITY;
+  for (const p of peers) {
+    let max = -1;
+    for (const f of p.hashes.keys()) if (f > max) max = f;
+    frame = Math.min(frame, max);
+  }
+  const hashes = peers.map((p) => ({ name: p.name, crc: p.hashes.get(frame) }));
+  let compared = 0;
+  let differing = 0;
+  const first = peers[0]!;
+  for (const [f, crc] of first.hashes) {
+    for (const other of peers.slice(1)) {
+      const h = other.hashes.get(f);
+      if (h === undefined) continue;
+      compared++;
+      if (h !== crc) differing++;
+    }
+  }
+  const agree = frame >= 0 && hashes.every((h) => h.crc !== undefined && h.crc === hashes[0]!.crc) && differing === 0;
+  return { agree, frame, hashes, compared, differing };
+}
+
+/** The closing report of an agreement check, one line per peer. */
+export function formatAgreement(a: Agreement): string {
+  const lines = [`State hash (CRC-32) at frame ${a.frame}, the last frame final on every peer:`];
+  for (const h of a.hashes)
+    lines.push(`  ${h.name.padEnd(10)} ${h.crc === undefined ? 'missing' : h.crc.toString(16).padStart(8, '0')}`);
+  lines.push(`${a.compared} earlier final states compared with ${a.hashes[0]?.name ?? '-'}'s: ${a.differing} differ.`);
+  lines.push(a.agree ? 'OK: all peers agree.' : 'FAIL: the peers do not agree.');
+  return lines.join('\n');
+}

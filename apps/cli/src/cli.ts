@@ -1,0 +1,51 @@
+import { type DemoDeps, demoCommand } from './commands/demo.js';
+import { type SyncTestDeps, synctestCommand } from './commands/synctest.js';
+import { CliError, ExitCode, type ExitCodeValue } from './exit-codes.js';
+import type { CliIo } from './io.js';
+
+/** Usage text of `netplay`. */
+export const USAGE = `netplay: netplay for CHIP-8 ROMs (rollback and lockstep over UDP or WebSocket)
+
+Commands:
+  netplay demo [--seconds N] [--mode rollback] [--seed N]      host + two bots over an impaired UDP relay
+  netplay synctest --rom FILE [--frames N --check-distance N]  find non-determinism in a ROM's run
+  netplay host --rom FILE [--port N --transport udp|ws ...]    host a game (see its --help)
+  netplay join HOST:PORT [--spectate]                          join a game and play in the terminal
+
+Run "netplay COMMAND --help" for a command's options. Exit codes: see the README.`;
+
+/** In-process hooks for tests. */
+export interface CliDeps {
+  readonly synctest?: SyncTestDeps;
+  readonly demo?: DemoDeps;
+}
+
+/**
+ * Runs the `netplay` command with `argv` (without node and the script) and returns its exit code.
+ * Never throws for expected failures: they are printed to `io.err` with their exit code.
+ */
+export async function runCli(argv: readonly string[], io: CliIo, deps: CliDeps = {}): Promise<ExitCodeValue> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'synctest':
+        return await synctestCommand(rest, io, deps.synctest);
+      case 'demo':
+        return await demoCommand(rest, io, deps.demo);
+      case undefined:
+      case 'help':
+      case '--help':
+      case '-h':
+        io.out(`${USAGE}\n`);
+        return command === undefined ? ExitCode.Usage : ExitCode.Ok;
+      default:
+        throw new CliError(ExitCode.Usage, `unknown command "${command}"\n\n${USAGE}`);
+    }
+  } catch (e) {
+    if (e instanceof CliError) {
+      io.err(`netplay ${command ?? ''}: ${e.message}\n`);
+      return e.exitCode;
+    }
+    throw e;
+  }
+}

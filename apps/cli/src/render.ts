@@ -1,0 +1,33 @@
+import { type Framebuffer, framebufferToText } from '@netplay/core-wasm';
+import type { P2PSession } from '@netplay/rollback';
+
+/** Clears a terminal and moves the cursor home. */
+export const CLEAR = '\x1b[H\x1b[J';
+
+/** The game in half-blocks (▀▄█), one text row per two pixel rows. */
+export function drawScreen(fb: Framebuffer): string {
+  return framebufferToText(fb, 'half-blocks');
+}
+
+/**
+ * One peer's live stats line: frame, final frame, ping (the worst player link), frames ahead,
+ * rollbacks (and the deepest), and session bytes per second sent and received.
+ */
+export function statsLine(name: string, session: P2PSession, localPlayer: number | undefined): string {
+  let ping = 0;
+  let sent = 0;
+  let received = 0;
+  for (const r of session.peerStats()) {
+    if (r.connected && r.rttMs > ping) ping = r.rttMs;
+    sent += r.sendBytesPerSec;
+    received += r.receiveBytesPerSec;
+  }
+  const s = session.stats;
+  const who = localPlayer === undefined ? '  ' : `P${localPlayer + 1}`;
+  return (
+    `${name.padEnd(10)} ${who} frame ${String(session.currentFrame).padStart(5)}  final ${String(session.confirmedFrame).padStart(5)}` +
+    `  ping ${ping.toFixed(0).padStart(3)} ms  ahead ${session.framesAhead.toFixed(1).padStart(5)}` +
+    `  rollbacks ${String(s.rollbacks).padStart(4)} (max ${s.maxRollbackDepth})` +
+    `  ${sent.toFixed(0).padStart(5)} B/s out ${received.toFixed(0).padStart(5)} B/s in`
+  );
+}

@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../src/cli.js';
+import { ExitCode } from '../src/exit-codes.js';
+import { memoryIo } from '../src/io.js';
+
+describe('netplay demo', () => {
+  it('--seconds 3 runs host, guest and spectator over the UDP relay and all agree', async () => {
+    const io = memoryIo();
+    const code = await runCli(['demo', '--seconds', '3', '--seed', '7'], io);
+    const out = io.stdout.join('');
+    expect(out).toMatch(/OK: all peers agree\./);
+    expect(code).toBe(ExitCode.Ok);
+    const m = /State hash \(CRC-32\) at frame (\d+)/.exec(out);
+    expect(Number(m![1])).toBeGreaterThan(120);
+    // The live stats name every peer.
+    expect(out).toMatch(/host +P1 frame/);
+    expect(out).toMatch(/guest +P2 frame/);
+    expect(out).toMatch(/spectator +frame/);
+  });
+
+  it('other modes are refused with exit Unsupported, bad options with Usage', async () => {
+    const io = memoryIo();
+    expect(await runCli(['demo', '--mode', 'lockstep-cs'], io)).toBe(ExitCode.Unsupported);
+    expect(io.stderr.join('')).toMatch(/not supported by the demo yet/);
+    expect(await runCli(['demo', '--mode', 'teleport'], memoryIo())).toBe(ExitCode.Usage);
+    expect(await runCli(['demo', '--seconds', '0'], memoryIo())).toBe(ExitCode.Usage);
+  });
+});
