@@ -1,5 +1,44 @@
 /**
- * @netplay/session: not implemented yet; see the package README.
+ * @netplay/session: host and join netplay sessions with a RetroArch-style handshake in our own
+ * protocol (version header, unique nick, salted SHA-256 password, core and content check, SYNC),
+ * then run the scheduler the host chose over the same connection. See the package README.
  * @packageDocumentation
  */
-export {};
+export { SESSION_CHANNELS, SESSION_CONTROL_CHANNEL } from './channels.js';
+export {
+  type JoinInfo,
+  NetplayClient,
+  type NetplayClientEventMap,
+  type NetplayClientOptions,
+  type NetplayClientState,
+} from './client.js';
+export { type ContentInfo, hashContent } from './content.js';
+export { SESSION_ERROR_CODES, SessionError, type SessionErrorCode } from './errors.js';
+export {
+  type HostPeerInfo,
+  NetplayHost,
+  type NetplayHostEventMap,
+  type NetplayHostOptions,
+} from './host.js';
+export {
+  type ChallengeMessage,
+  decodeSessionMessage,
+  encodeChallenge,
+  encodeHello,
+  encodeInfo,
+  encodeRefuse,
+  encodeSync,
+  type HelloMessage,
+  type InfoMessage,
+  MAX_NICK_BYTES,
+  type RefuseMessage,
+  type RosterEntry,
+  SESSION_MAGIC,
+  SESSION_PROTOCOL_VERSION,
+  type SessionMessage,
+  SessionMessageType,
+  SPECTATOR_SLOT,
+  type SyncMessage,
+} from './messages.js';
+export { SESSION_MODES, type SessionMode, SUPPORTED_MODES } from './mode.js';
+export { passwordProof } from './password.js';

@@ -1,0 +1,429 @@
+import { DecodeError } from '@netplay/protocol';
+import {
+  CoreDriver,
+  P2PSession,
+  type PeerStats,
+  type SendFn,
+  type SessionStats,
+  SpectatorSession,
+} from '@netplay/rollback';
+import type { Core } from '@netplay/state';
+import {
+  type Clock,
+  type Connection,
+  Emitter,
+  type EventSource,
+  type Handler,
+  type Timer,
+  TransportError,
+  type Unsubscribe,
+} from '@netplay/transport';
+import { SESSION_CONTROL_CHANNEL } from './channels.js';
+import type { ContentInfo } from './content.js';
+import { SessionError } from './errors.js';
+import {
+  decodeSessionMessage,
+  encodeHello,
+  encodeInfo,
+  encodeRefuse,
+  type RosterEntry,
+  SESSION_MAGIC,
+  SESSION_PROTOCOL_VERSION,
+  SessionMessageType,
+  SPECTATOR_SLOT,
+  type SyncMessage,
+} from './messages.js';
+import { type SessionMode, SUPPORTED_MODES } from './mode.js';
+import { passwordProof } from './password.js';
+
+/** Options of {@link NetplayClient}. */
+export interface NetplayClientOptions {
+  /** The client's core (same core id, version and content as the host's). */
+  readonly core: Core;
+  /** What the client runs. */
+  readonly content: ContentInfo;
+  /** Time source for the scheduler and the handshake timeout. */
+  readonly clock: Clock;
+  /** The nick the client asks for (the host may rename it, see {@link JoinInfo.nick}). */
+  readonly nick: string;
+  /** The session's password, if it has one. */
+  readonly password?: string;
+  /** Join as a spectator (default false: take a player slot). */
+  readonly spectate?: boolean;
+  /** Frames per second of the game (default 60). */
+  readonly fps?: number;
+  /** The handshake must finish within this many ms (default 10 000). */
+  readonly handshakeTimeoutMs?: number;
+  /** Rollback: prediction window (default the scheduler's, 8). */
+  readonly maxPrediction?: number;
+  /** Rollback: frames between checksum exchanges (default the scheduler's, 60). Use the host's value. */
+  readonly checksumInterval?: number;
+  /** Test hook: the session protocol version announced in HELLO (default {@link SESSION_PROTOCOL_VERSION}). */
+  readonly protocolVersion?: number;
+}
+
+/** What the client learned from the host's CHALLENGE and SYNC. */
+export interface JoinInfo {
+  /** The nick the host assigned (the requested one, or e.g. `"bob (2)"` if it was taken). */
+  readonly nick: string;
+  /** The host's nick (its peer id). */
+  readonly hostNick: string;
+  /** The scheduler the host chose. */
+  readonly mode: SessionMode;
+  /** This client's player slot (0-based), or undefined for a spectator. */
+  readonly slot: number | undefined;
+  /** Player slots of the session. */
+  readonly players: number;
+  /** Frames of input delay. */
+  readonly inputDelay: number;
+  /** The frame the client starts from (players: the host's SYNC frame; spectators: the scheduler syncs them). */
+  readonly frame: number;
+  /** The players (slot and nick) at the time of SYNC. */
+  readonly roster: readonly RosterEntry[];
+}
+
+/** Events of a {@link NetplayClient}. */
+export interface NetplayClientEventMap {
+  /** The handshake is done; the scheduler runs from now on. */
+  joined: JoinInfo;
+  /** The session ended: `error` says why (a refusal, a timeout, or `closed`). Last event. */
+  closed: { readonly error: SessionError };
+}
+
+/** Stage of a {@link NetplayClient}. */
+export type NetplayClientState = 'handshaking' | 'playing' | 'spectating' | 'closed';
+
+const MAX_EARLY_MESSAGES = 1024;
+
+/**
+ * A client of a netplay session over one `Connection` (declaring `SESSION_CHANNELS`): sends
+ * HELLO at once, answers the host's CHALLENGE with the salted password proof and INFO, and on
+ * SYNC starts the scheduler (a rollback `P2PSession` for a player, loaded from the host's
+ * savestate; a `SpectatorSession` for a spectator). Call {@link tick} once per frame. A refusal
+ * or any failure ends in the `closed` event with a typed {@link SessionError}.
+ */
+export class NetplayClient implements EventSource<NetplayClientEventMap> {
+  /** The client's core. */
+  readonly core: Core;
+  private readonly emitter = new Emitter<NetplayClientEventMap>();
+  private readonly options: NetplayClientOptions;
+  private readonly conn: Connection;
+  private readonly offs: Unsubscribe[] = [];
+  private timer: Timer | undefined;
+  private stage: NetplayClientState = 'handshaking';
+  private challenge: { nick: string; hostNick: string } | undefined;
+  private joinInfo: JoinInfo | undefined;
+  private failure: SessionError | undefined;
+  private p2p: P2PSession | undefined;
+  private watch: SpectatorSession | undefined;
+  private coreDriver: CoreDriver | undefined;
+  private readonly early: Array<{ channel: string; data: Uint8Array }> = [];
+  private wait = 0;
+
+  constructor(connection: Connection, options: NetplayClientOptions) {
+    this.conn = connection;
+    this.options = options;
+    this.core = options.core;
+    const timeout = options.handshakeTimeoutMs ?? 10_000;
+    this.timer = options.clock.setTimer(timeout, () => {
+      this.timer = undefined;
+      if (this.stage === 'handshaking')
+        this.fail(new SessionError('timeout', `handshake not done within ${timeout} ms`));
+    });
+    this.offs.push(
+      connection.on('message', ({ channel, data }) => this.onMessage(channel, data)),
+      connection.on('close', ({ reason, code }) => this.onClose(code === 'local' ? undefined : reason)),
+    );
+    if (connection.state === 'closed') {
+      this.onClose('closed before the handshake');
+      return;
+    }
+    this.sendControl(
+      encodeHello({
+        spectate: options.spectate === true,
+        nick: options.nick,
+        version: options.protocolVersion ?? SESSION_PROTOCOL_VERSION,
+      }),
+    );
+  }
+
+  on<K extends keyof NetplayClientEventMap>(type: K, handler: Handler<NetplayClientEventMap, K>): Unsubscribe {
+    return this.emitter.on(type, handler);
+  }
+
+  /** `handshaking`, then `playing` or `spectating`, then `closed`. */
+  get state(): NetplayClientState {
+    return this.stage;
+  }
+
+  /** What the host told us (after `joined`). */
+  get info(): JoinInfo | undefined {
+    return this.joinInfo;
+  }
+
+  /** Why the session ended (after `closed`). */
+  get error(): SessionError | undefined {
+    return this.failure;
+  }
+
+  /** The rollback scheduler of a player (after `joined`). */
+  get rollback(): P2PSession | undefined {
+    return this.p2p;
+  }
+
+  /** The spectator scheduler (after `joined` as a spectator). */
+  get spectator(): SpectatorSession | undefined {
+    return this.watch;
+  }
+
+  /** The driver that runs the scheduler's requests on the core (after `joined`). */
+  get driver(): CoreDriver | undefined {
+    return this.coreDriver;
+  }
+
+  /** The next frame to simulate (undefined before the scheduler knows it). */
+  get frame(): number | undefined {
+    return this.p2p?.currentFrame ?? this.watch?.currentFrame;
+  }
+
+  /** Player scheduler stats (undefined for spectators and before `joined`). */
+  get stats(): SessionStats | undefined {
+    return this.p2p?.stats;
+  }
+
+  /** Per-peer scheduler stats of a player (empty otherwise). */
+  peerStats(): readonly PeerStats[] {
+    return this.p2p?.peerStats() ?? [];
+  }
+
+  /**
+   * A promise of the {@link JoinInfo}, rejected with the {@link SessionError} if the session
+   * closes first. (Events are the sans-I/O way; this is a convenience for CLIs.)
+   */
+  joined(): Promise<JoinInfo> {
+    if (this.joinInfo !== undefined) return Promise.resolve(this.joinInfo);
+    if (this.failure !== undefined) return Promise.reject(this.failure);
+    return new Promise((resolve, reject) => {
+      const offs = [
+        this.on('joined', (info) => {
+          for (const off of offs) off();
+          resolve(info);
+        }),
+        this.on('closed', ({ error }) => {
+          for (const off of offs) off();
+          reject(error);
+        }),
+      ];
+    });
+  }
+
+  /**
+   * Runs one frame. A player passes its input (`core.inputBytes` bytes): the client follows the
+   * scheduler's time sync (skipping the frame while polling when it recommends waiting) or adds
+   * the input and runs the frame's requests on the core. A spectator's input is ignored (it may
+   * run two frames when behind). Before `joined` and after `closed` it does nothing. Returns
+   * true when at least one frame was simulated.
+   */
+  tick(input?: Uint8Array): boolean {
+    const d = this.coreDriver;
+    if (d === undefined || this.stage === 'closed') return false;
+    if (this.watch !== undefined) {
+      const before = this.watch.currentFrame ?? -1;
+      d.run(this.watch.advanceFrame(), this.watch);
+      return (this.watch.currentFrame ?? -1) > before;
+    }
+    const s = this.p2p;
+    if (s === undefined) return false;
+    if (this.wait > 0) {
+      this.wait--;
+      s.poll();
+      return false;
+    }
+    const before = s.currentFrame;
+    s.addLocalInput(input ?? new Uint8Array(this.core.inputBytes));
+    d.run(s.advanceFrame(), s);
+    return s.currentFrame > before;
+  }
+
+  /** Leaves the session (closes the connection with `reason`). */
+  close(reason = 'closed: the client left'): void {
+    this.conn.close(reason);
+  }
+
+  private sendControl(data: Uint8Array): void {
+    if (this.conn.state === 'closed') return;
+    try {
+      this.conn.send(SESSION_CONTROL_CHANNEL, data);
+    } catch (e) {
+      if (!(e instanceof TransportError)) throw e;
+    }
+  }
+
+  private readonly send: SendFn = (_peer, channel, data) => {
+    if (this.conn.state === 'closed') return;
+    try {
+      this.conn.send(channel, data);
+    } catch (e) {
+      if (!(e instanceof TransportError)) throw e;
+    }
+  };
+
+  /** Refuses the host (REFUSE + close) and ends with `error`. */
+  private fail(error: SessionError): void {
+    if (this.stage === 'closed') return;
+    this.failure ??= error;
+    this.sendControl(encodeRefuse({ code: error.code, message: error.message }));
+    this.conn.close(error.closeReason);
+  }
+
+  private onMessage(channel: string, data: Uint8Array): void {
+    if (this.stage === 'closed') return;
+    if (channel !== SESSION_CONTROL_CHANNEL) {
+      const host = this.challenge?.hostNick ?? '';
+      if (this.p2p !== undefined) this.p2p.receive(host, channel, data);
+      else if (this.watch !== undefined) this.watch.receive(host, channel, data);
+      else if (this.early.length < MAX_EARLY_MESSAGES) this.early.push({ channel, data });
+      return;
+    }
+    let m: ReturnType<typeof decodeSessionMessage>;
+    try {
+      m = decodeSessionMessage(data);
+    } catch (e) {
+      if (!(e instanceof DecodeError)) throw e;
+      this.fail(new SessionError('protocol', `bad session message from the host: ${e.message}`));
+      return;
+    }
+    if (m.type === SessionMessageType.Refuse) {
+      this.failure ??= new SessionError(m.code, m.message);
+      return;
+    }
+    if (this.stage === 'handshaking' && this.challenge === undefined && m.type === SessionMessageType.Challenge) {
+      const mine = this.options.protocolVersion ?? SESSION_PROTOCOL_VERSION;
+      if (m.magic !== SESSION_MAGIC) {
+        this.fail(new SessionError('version-mismatch', 'the host is not a netplay session host (bad magic)'));
+        return;
+      }
+      if (m.version !== mine) {
+        this.fail(
+          new SessionError(
+            'version-mismatch',
+            `version mismatch: host speaks session protocol ${m.version}, you speak ${mine}`,
+          ),
+        );
+        return;
+      }
+      this.challenge = { nick: m.nick, hostNick: m.hostNick };
+      const pw = this.options.password;
+      const c = this.options.content;
+      this.sendControl(
+        encodeInfo({
+          passwordHash:
+            m.passwordRequired && pw !== undefined && pw !== '' ? passwordProof(m.salt, pw) : new Uint8Array(0),
+          coreId: c.coreId,
+          coreVersion: c.coreVersion,
+          contentHash: c.contentHash,
+        }),
+      );
+      return;
+    }
+    if (this.stage === 'handshaking' && this.challenge !== undefined && m.type === SessionMessageType.Sync) {
+      this.onSync(m, this.challenge);
+      return;
+    }
+    this.fail(new SessionError('protocol', `unexpected session message ${m.type} from the host`));
+  }
+
+  private onSync(m: SyncMessage, ch: { nick: string; hostNick: string }): void {
+    if (!SUPPORTED_MODES.includes(m.mode)) {
+      this.fail(
+        new SessionError('unsupported-mode', `the host runs mode ${m.mode}, which this client does not support`),
+      );
+      return;
+    }
+    if (m.inputBytes !== this.core.inputBytes || m.players > this.core.ports) {
+      this.fail(
+        new SessionError(
+          'core-mismatch',
+          `core mismatch: host has ${m.players} players × ${m.inputBytes} input bytes, this core ${this.core.ports} × ${this.core.inputBytes}`,
+        ),
+      );
+      return;
+    }
+    const spectating = m.slot === SPECTATOR_SLOT;
+    if (!spectating && (m.slot >= m.players || m.players < 2)) {
+      this.fail(new SessionError('protocol', `bad slot ${m.slot} of ${m.players} players in SYNC`));
+      return;
+    }
+    this.timer?.cancel();
+    this.timer = undefined;
+    const info: JoinInfo = {
+      nick: ch.nick,
+      hostNick: ch.hostNick,
+      mode: m.mode,
+      slot: spectating ? undefined : m.slot,
+      players: m.players,
+      inputDelay: m.inputDelay,
+      frame: m.frame,
+      roster: m.roster,
+    };
+    const o = this.options;
+    if (spectating) {
+      const s = new SpectatorSession({ hostPeer: ch.hostNick, send: this.send });
+      this.watch = s;
+      this.coreDriver = new CoreDriver(this.core, s.ringFrames);
+      this.stage = 'spectating';
+    } else {
+      if (m.state.length > 0) {
+        try {
+          this.core.load(m.state);
+        } catch (e) {
+          this.fail(new SessionError('protocol', `the host's savestate does not load: ${(e as Error).message}`));
+          return;
+        }
+      }
+      let driver: CoreDriver | undefined;
+      const s = new P2PSession({
+        players: m.players,
+        inputBytes: m.inputBytes,
+        localPlayer: m.slot,
+        remotes: m.roster
+          .filter((e) => e.slot !== m.slot && e.slot < m.players)
+          .map((e) => ({ peer: e.nick, player: e.slot })),
+        hostPeer: ch.hostNick,
+        clock: o.clock,
+        send: this.send,
+        inputDelay: m.inputDelay,
+        fps: o.fps ?? 60,
+        stateSource: (f) => driver?.stateOf(f),
+        ...(o.maxPrediction !== undefined ? { maxPrediction: o.maxPrediction } : {}),
+        ...(o.checksumInterval !== undefined ? { checksumInterval: o.checksumInterval } : {}),
+      });
+      driver = new CoreDriver(this.core, s.ringFrames);
+      s.on('wait-recommended', ({ frames }) => {
+        this.wait = frames;
+      });
+      this.p2p = s;
+      this.coreDriver = driver;
+      this.stage = 'playing';
+    }
+    this.joinInfo = info;
+    const early = this.early.splice(0);
+    for (const e of early) this.onMessage(e.channel, e.data);
+    this.emitter.emit('joined', info);
+  }
+
+  private onClose(reason: string | undefined): void {
+    if (this.stage === 'closed') return;
+    const wasJoined = this.stage !== 'handshaking';
+    this.stage = 'closed';
+    this.timer?.cancel();
+    this.timer = undefined;
+    for (const off of this.offs) off();
+    if (this.p2p !== undefined && this.challenge !== undefined) this.p2p.disconnectPeer(this.challenge.hostNick);
+    this.failure ??=
+      reason === undefined
+        ? new SessionError('closed', wasJoined ? 'left the session' : 'closed before joining')
+        : SessionError.fromCloseReason(reason);
+    this.emitter.emit('closed', { error: this.failure });
+  }
+}

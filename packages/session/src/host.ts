@@ -1,0 +1,554 @@
+import { DecodeError } from '@netplay/protocol';
+import { CoreDriver, P2PSession, type PeerStats, type SendFn, type SessionStats } from '@netplay/rollback';
+import type { Core } from '@netplay/state';
+import {
+  type Clock,
+  type Connection,
+  Emitter,
+  type EventSource,
+  type Handler,
+  type Listener,
+  type Timer,
+  TransportError,
+  type Unsubscribe,
+} from '@netplay/transport';
+import { SESSION_CONTROL_CHANNEL } from './channels.js';
+import type { ContentInfo } from './content.js';
+import { SessionError } from './errors.js';
+import {
+  decodeSessionMessage,
+  encodeChallenge,
+  encodeRefuse,
+  encodeSync,
+  MAX_NICK_BYTES,
+  type RosterEntry,
+  SESSION_MAGIC,
+  SESSION_PROTOCOL_VERSION,
+  SessionMessageType,
+  SPECTATOR_SLOT,
+  utf8Length,
+} from './messages.js';
+import { type SessionMode, SUPPORTED_MODES } from './mode.js';
+import { equalBytes, passwordProof } from './password.js';
+
+/** Options of {@link NetplayHost}. */
+export interface NetplayHostOptions {
+  /** The host's core (power-on or loaded state: frame 0 of the session is the state it holds). */
+  readonly core: Core;
+  /** What the host runs; clients must match it exactly. */
+  readonly content: ContentInfo;
+  /** Time source for the scheduler and the handshake timeout. */
+  readonly clock: Clock;
+  /** The host's own nick (default `"host"`); it is also its peer id in the scheduler. */
+  readonly nick?: string;
+  /** The scheduler (default `rollback`; the only one supported in this version). */
+  readonly mode?: SessionMode;
+  /** Player slots including the host's (default 2; rollback supports exactly 2 in this version). */
+  readonly players?: number;
+  /** Spectators admitted at most (default 8). */
+  readonly maxSpectators?: number;
+  /** Password clients must prove (salted SHA-256); none if undefined or empty. */
+  readonly password?: string;
+  /** Frames of input delay every player uses (default 0, at most 255). */
+  readonly inputDelay?: number;
+  /**
+   * Source of the per-connection u32 salt (default: `crypto.getRandomValues`). Inject a seeded
+   * `Prng`'s `nextU32` for reproducible tests.
+   */
+  readonly randomU32?: () => number;
+  /** Frames per second of the game (default 60). */
+  readonly fps?: number;
+  /** A client must finish the handshake within this many ms (default 10 000). */
+  readonly handshakeTimeoutMs?: number;
+  /** Rollback: prediction window (default the scheduler's, 8). */
+  readonly maxPrediction?: number;
+  /** Rollback: frames between checksum exchanges (default the scheduler's, 60). */
+  readonly checksumInterval?: number;
+}
+
+/** A connected peer as the host sees it. */
+export interface HostPeerInfo {
+  /** The nick the host assigned (unique); undefined before HELLO. */
+  readonly nick: string | undefined;
+  /** Player slot (0 is the host), or undefined for a spectator or before admission. */
+  readonly slot: number | undefined;
+  /** `handshaking` (before SYNC), `waiting` (spectator admitted, game not started), `playing`, `spectating`. */
+  readonly stage: 'handshaking' | 'waiting' | 'playing' | 'spectating';
+  /** The transport's remote address. */
+  readonly remoteAddress: string;
+}
+
+/** Events of a {@link NetplayHost}. */
+export interface NetplayHostEventMap {
+  /** A client passed the handshake (a player got SYNC, or a spectator was admitted). */
+  'peer-joined': { readonly nick: string; readonly slot: number | undefined };
+  /** A client was refused; its connection is closed with `error.closeReason`. */
+  'peer-refused': { readonly nick: string | undefined; readonly remoteAddress: string; readonly error: SessionError };
+  /** An admitted client's connection closed. */
+  'peer-left': { readonly nick: string; readonly slot: number | undefined; readonly reason: string };
+  /** Every player slot is filled: the scheduler runs from `frame`. */
+  started: { readonly frame: number; readonly roster: readonly RosterEntry[] };
+}
+
+interface Peer {
+  readonly conn: Connection;
+  stage: 'hello' | 'info' | 'waiting' | 'playing' | 'spectating' | 'closed';
+  nick: string | undefined;
+  spectate: boolean;
+  salt: number;
+  slot: number | undefined;
+  timer: Timer | undefined;
+  offs: Unsubscribe[];
+}
+
+const defaultRandomU32 = (): number => {
+  const a = new Uint32Array(1);
+  globalThis.crypto.getRandomValues(a);
+  return a[0] ?? 0;
+};
+
+/**
+ * The host of a netplay session. Feed it connections (`accept`, or `listen` on a `Listener`); it
+ * runs the handshake with each (version, unique nick, salted password, core and content check),
+ * refuses with a typed {@link SessionError} (sent as REFUSE and as the close reason) or admits;
+ * once every player slot is filled it starts the scheduler and syncs the players (and the
+ * spectators, mid-game too) from its savestate. Call {@link tick} once per frame with the host's
+ * input. Nothing here reads wall time or `Math.random`.
+ */
+export class NetplayHost implements EventSource<NetplayHostEventMap> {
+  /** The host's nick (its peer id in the scheduler). */
+  readonly nick: string;
+  /** The chosen scheduler. */
+  readonly mode: SessionMode;
+  /** Player slots, the host's included. */
+  readonly players: number;
+  /** Frames of input delay. */
+  readonly inputDelay: number;
+  /** The host's core. */
+  readonly core: Core;
+  private readonly emitter = new Emitter<NetplayHostEventMap>();
+  private readonly options: NetplayHostOptions;
+  private readonly clock: Clock;
+  private readonly randomU32: () => number;
+  private readonly maxSpectators: number;
+  private readonly handshakeTimeoutMs: number;
+  private readonly peers = new Set<Peer>();
+  private readonly byNick = new Map<string, Peer>();
+  private session: P2PSession | undefined;
+  private coreDriver: CoreDriver | undefined;
+  private wait = 0;
+  private closed = false;
+
+  /** @throws SessionError `unsupported-mode` or `bad-argument` for options this version cannot run. */
+  constructor(options: NetplayHostOptions) {
+    this.options = options;
+    this.core = options.core;
+    this.clock = options.clock;
+    this.nick = options.nick ?? 'host';
+    this.mode = options.mode ?? 'rollback';
+    this.players = options.players ?? 2;
+    this.inputDelay = options.inputDelay ?? 0;
+    this.maxSpectators = options.maxSpectators ?? 8;
+    this.handshakeTimeoutMs = options.handshakeTimeoutMs ?? 10_000;
+    this.randomU32 = options.randomU32 ?? defaultRandomU32;
+    if (!SUPPORTED_MODES.includes(this.mode))
+      throw new SessionError('unsupported-mode', `mode ${this.mode} is not supported yet (supported: rollback)`);
+    if (this.players !== 2)
+      throw new SessionError(
+        'bad-argument',
+        `rollback sessions have exactly 2 players (host + 1 client) in this version, got ${this.players}`,
+      );
+    if (this.core.ports < this.players)
+      throw new SessionError(
+        'bad-argument',
+        `the core has ${this.core.ports} ports, fewer than ${this.players} players`,
+      );
+    if (!Number.isInteger(this.inputDelay) || this.inputDelay < 0 || this.inputDelay > 255)
+      throw new SessionError('bad-argument', `inputDelay must be 0..255, got ${this.inputDelay}`);
+    const n = utf8Length(this.nick);
+    if (n === 0 || n > MAX_NICK_BYTES) throw new SessionError('bad-nick', `nick must be 1..${MAX_NICK_BYTES} bytes`);
+  }
+
+  on<K extends keyof NetplayHostEventMap>(type: K, handler: Handler<NetplayHostEventMap, K>): Unsubscribe {
+    return this.emitter.on(type, handler);
+  }
+
+  /** True once every player slot is filled and the scheduler runs. */
+  get started(): boolean {
+    return this.session !== undefined;
+  }
+
+  /** The rollback scheduler (after {@link started}). */
+  get rollback(): P2PSession | undefined {
+    return this.session;
+  }
+
+  /** The driver that runs the scheduler's requests on the core (after {@link started}). */
+  get driver(): CoreDriver | undefined {
+    return this.coreDriver;
+  }
+
+  /** The next frame the host simulates (0 before the start). */
+  get frame(): number {
+    return this.session?.currentFrame ?? 0;
+  }
+
+  /** Scheduler stats (undefined before the start). */
+  get stats(): SessionStats | undefined {
+    return this.session?.stats;
+  }
+
+  /** Per-peer scheduler stats (empty before the start). */
+  peerStats(): readonly PeerStats[] {
+    return this.session?.peerStats() ?? [];
+  }
+
+  /** Every connected peer, in connection order. */
+  peerList(): HostPeerInfo[] {
+    const out: HostPeerInfo[] = [];
+    for (const p of this.peers) {
+      if (p.stage === 'closed') continue;
+      const stage =
+        p.stage === 'hello' || p.stage === 'info' ? 'handshaking' : (p.stage satisfies HostPeerInfo['stage']);
+      out.push({ nick: p.nick, slot: p.slot, stage, remoteAddress: p.conn.remoteAddress });
+    }
+    return out;
+  }
+
+  /** Accepts every connection of `listener` (they must declare `SESSION_CHANNELS`). Returns an unsubscribe. */
+  listen(listener: Listener): Unsubscribe {
+    return listener.on('connection', (conn) => this.accept(conn));
+  }
+
+  /** Starts the handshake on a new connection (declaring `SESSION_CHANNELS`). */
+  accept(conn: Connection): void {
+    if (this.closed) {
+      conn.close('closed: the host is closed');
+      return;
+    }
+    const peer: Peer = {
+      conn,
+      stage: 'hello',
+      nick: undefined,
+      spectate: false,
+      salt: 0,
+      slot: undefined,
+      timer: undefined,
+      offs: [],
+    };
+    this.peers.add(peer);
+    peer.timer = this.clock.setTimer(this.handshakeTimeoutMs, () => {
+      peer.timer = undefined;
+      if (peer.stage === 'hello' || peer.stage === 'info')
+        this.refuse(peer, new SessionError('timeout', `handshake not done within ${this.handshakeTimeoutMs} ms`));
+    });
+    peer.offs.push(
+      conn.on('message', ({ channel, data }) => this.onMessage(peer, channel, data)),
+      conn.on('close', ({ reason }) => this.onClose(peer, reason)),
+    );
+    if (conn.state === 'closed') this.onClose(peer, 'closed before the handshake');
+  }
+
+  /**
+   * Runs one frame: before the start it does nothing and returns false; afterwards it follows the
+   * scheduler's time sync (skipping a frame when it recommends waiting, while still polling) or
+   * adds `input` (the host's `core.inputBytes` bytes) and runs the frame's requests on the core.
+   * Returns true when a new frame was simulated.
+   */
+  tick(input: Uint8Array): boolean {
+    const s = this.session;
+    const d = this.coreDriver;
+    if (s === undefined || d === undefined) return false;
+    if (this.wait > 0) {
+      this.wait--;
+      s.poll();
+      return false;
+    }
+    const before = s.currentFrame;
+    s.addLocalInput(input);
+    d.run(s.advanceFrame(), s);
+    return s.currentFrame > before;
+  }
+
+  /** Closes every connection with `reason` (default `"closed: the host left"`). */
+  close(reason = 'closed: the host left'): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const p of [...this.peers]) p.conn.close(reason);
+  }
+
+  private onMessage(peer: Peer, channel: string, data: Uint8Array): void {
+    if (peer.stage === 'closed') return;
+    if (channel !== SESSION_CONTROL_CHANNEL) {
+      if ((peer.stage === 'playing' || peer.stage === 'spectating') && peer.nick !== undefined && this.session)
+        this.session.receive(peer.nick, channel, data);
+      else if (peer.stage !== 'waiting')
+        this.refuse(peer, new SessionError('protocol', `game message on ${channel} before the handshake finished`));
+      return;
+    }
+    let m: ReturnType<typeof decodeSessionMessage>;
+    try {
+      m = decodeSessionMessage(data);
+    } catch (e) {
+      if (!(e instanceof DecodeError)) throw e;
+      this.refuse(peer, new SessionError('protocol', `bad session message: ${e.message}`));
+      return;
+    }
+    if (m.type === SessionMessageType.Refuse) {
+      // The client gives up (e.g. unsupported mode); it closes itself.
+      peer.stage = 'closed';
+      return;
+    }
+    if (peer.stage === 'hello' && m.type === SessionMessageType.Hello) {
+      if (m.magic !== SESSION_MAGIC) {
+        this.refuse(peer, new SessionError('version-mismatch', 'not a netplay session client (bad magic)'));
+        return;
+      }
+      if (m.version !== SESSION_PROTOCOL_VERSION) {
+        this.refuse(
+          peer,
+          new SessionError(
+            'version-mismatch',
+            `version mismatch: host speaks session protocol ${SESSION_PROTOCOL_VERSION}, you speak ${m.version}`,
+          ),
+        );
+        return;
+      }
+      const n = utf8Length(m.nick);
+      if (n === 0 || n > MAX_NICK_BYTES) {
+        this.refuse(peer, new SessionError('bad-nick', `nick must be 1..${MAX_NICK_BYTES} UTF-8 bytes, got ${n}`));
+        return;
+      }
+      peer.spectate = m.spectate;
+      const full = this.fullError(peer.spectate);
+      if (full) {
+        this.refuse(peer, full);
+        return;
+      }
+      peer.nick = this.uniqueNick(m.nick);
+      this.byNick.set(peer.nick, peer);
+      peer.salt = this.randomU32() >>> 0;
+      peer.stage = 'info';
+      this.sendTo(
+        peer,
+        encodeChallenge({
+          passwordRequired: this.hasPassword(),
+          salt: peer.salt,
+          nick: peer.nick,
+          hostNick: this.nick,
+        }),
+      );
+      return;
+    }
+    if (peer.stage === 'info' && m.type === SessionMessageType.Info) {
+      if (this.hasPassword()) {
+        const expected = passwordProof(peer.salt, this.options.password ?? '');
+        if (m.passwordHash.length === 0) {
+          this.refuse(peer, new SessionError('bad-password', 'this session needs a password'));
+          return;
+        }
+        if (!equalBytes(m.passwordHash, expected)) {
+          this.refuse(peer, new SessionError('bad-password', 'wrong password'));
+          return;
+        }
+      }
+      const c = this.options.content;
+      if (m.coreId !== c.coreId || m.coreVersion !== c.coreVersion) {
+        this.refuse(
+          peer,
+          new SessionError(
+            'core-mismatch',
+            `core mismatch: host runs ${c.coreId} ${c.coreVersion}, you have ${m.coreId} ${m.coreVersion}`,
+          ),
+        );
+        return;
+      }
+      if (m.contentHash !== c.contentHash) {
+        this.refuse(
+          peer,
+          new SessionError(
+            'content-mismatch',
+            `content mismatch: host runs ${c.contentHash}, you have ${m.contentHash}`,
+          ),
+        );
+        return;
+      }
+      const full = this.fullError(peer.spectate, peer);
+      if (full) {
+        this.refuse(peer, full);
+        return;
+      }
+      this.admit(peer);
+      return;
+    }
+    this.refuse(peer, new SessionError('protocol', `unexpected session message ${m.type} at stage ${peer.stage}`));
+  }
+
+  private hasPassword(): boolean {
+    return this.options.password !== undefined && this.options.password !== '';
+  }
+
+  /** The refusal for one more player (or spectator), if there is no room. */
+  private fullError(spectate: boolean, self?: Peer): SessionError | undefined {
+    let spectators = 0;
+    let players = 1;
+    for (const p of this.peers) {
+      if (p === self || p.stage === 'closed' || p.stage === 'hello') continue;
+      if (p.spectate) spectators++;
+      else players++;
+    }
+    if (spectate) {
+      if (spectators >= this.maxSpectators)
+        return new SessionError('server-full', `server full: ${this.maxSpectators} spectators already watch`);
+      return undefined;
+    }
+    if (this.session !== undefined || players >= this.players)
+      return new SessionError('server-full', `server full: all ${this.players} player slots are taken`);
+    return undefined;
+  }
+
+  private uniqueNick(nick: string): string {
+    if (nick !== this.nick && !this.byNick.has(nick)) return nick;
+    for (let i = 2; ; i++) {
+      const candidate = `${nick} (${i})`;
+      if (candidate !== this.nick && !this.byNick.has(candidate)) return candidate;
+    }
+  }
+
+  private admit(peer: Peer): void {
+    peer.timer?.cancel();
+    peer.timer = undefined;
+    const nick = peer.nick ?? '';
+    if (peer.spectate) {
+      if (this.session === undefined) {
+        peer.stage = 'waiting';
+        return;
+      }
+      this.syncSpectator(peer);
+      return;
+    }
+    // A player: slot 1 (rollback has 2 slots in this version); the game starts now.
+    peer.slot = 1;
+    peer.stage = 'playing';
+    this.start(peer);
+    this.emitter.emit('peer-joined', { nick, slot: peer.slot });
+    for (const p of this.peers) if (p.stage === 'waiting') this.syncSpectator(p);
+  }
+
+  private roster(): RosterEntry[] {
+    const roster: RosterEntry[] = [{ slot: 0, nick: this.nick }];
+    for (const p of this.peers)
+      if (p.stage === 'playing' && p.nick !== undefined && p.slot !== undefined)
+        roster.push({ slot: p.slot, nick: p.nick });
+    return roster;
+  }
+
+  private start(player: Peer): void {
+    const nick = player.nick ?? '';
+    const state = new Uint8Array(this.core.stateBytes);
+    const n = this.core.saveInto(state);
+    const send: SendFn = (to, channel, data) => {
+      const p = this.byNick.get(to);
+      if (p === undefined || p.stage === 'closed' || p.conn.state === 'closed') return;
+      try {
+        p.conn.send(channel, data);
+      } catch (e) {
+        if (!(e instanceof TransportError)) throw e;
+      }
+    };
+    let driver: CoreDriver | undefined;
+    const session = new P2PSession({
+      players: this.players,
+      inputBytes: this.core.inputBytes,
+      localPlayer: 0,
+      remotes: [{ peer: nick, player: player.slot ?? 1 }],
+      isHost: true,
+      hostPeer: this.nick,
+      clock: this.clock,
+      send,
+      inputDelay: this.inputDelay,
+      fps: this.options.fps ?? 60,
+      stateSource: (f) => driver?.stateOf(f),
+      ...(this.options.maxPrediction !== undefined ? { maxPrediction: this.options.maxPrediction } : {}),
+      ...(this.options.checksumInterval !== undefined ? { checksumInterval: this.options.checksumInterval } : {}),
+    });
+    driver = new CoreDriver(this.core, session.ringFrames);
+    session.on('wait-recommended', ({ frames }) => {
+      this.wait = frames;
+    });
+    this.session = session;
+    this.coreDriver = driver;
+    const roster = this.roster();
+    this.sendTo(
+      player,
+      encodeSync({
+        mode: this.mode,
+        frame: 0,
+        players: this.players,
+        slot: player.slot ?? 1,
+        inputDelay: this.inputDelay,
+        inputBytes: this.core.inputBytes,
+        roster,
+        state: state.subarray(0, n),
+      }),
+    );
+    this.emitter.emit('started', { frame: 0, roster });
+  }
+
+  /** Admits a spectator into the running game: SYNC (no state: the scheduler sends it), then the scheduler takes over. */
+  private syncSpectator(peer: Peer): void {
+    peer.stage = 'spectating';
+    this.sendTo(
+      peer,
+      encodeSync({
+        mode: this.mode,
+        frame: this.frame,
+        players: this.players,
+        slot: SPECTATOR_SLOT,
+        inputDelay: this.inputDelay,
+        inputBytes: this.core.inputBytes,
+        roster: this.roster(),
+        state: new Uint8Array(0),
+      }),
+    );
+    this.emitter.emit('peer-joined', { nick: peer.nick ?? '', slot: undefined });
+  }
+
+  private sendTo(peer: Peer, data: Uint8Array): void {
+    if (peer.conn.state === 'closed') return;
+    try {
+      peer.conn.send(SESSION_CONTROL_CHANNEL, data);
+    } catch (e) {
+      if (!(e instanceof TransportError)) throw e;
+    }
+  }
+
+  private refuse(peer: Peer, error: SessionError): void {
+    const nick = peer.nick;
+    this.sendTo(peer, encodeRefuse({ code: error.code, message: error.message }));
+    this.drop(peer);
+    peer.conn.close(error.closeReason);
+    this.emitter.emit('peer-refused', { nick, remoteAddress: peer.conn.remoteAddress, error });
+  }
+
+  /** Forgets a peer (before its connection closes). */
+  private drop(peer: Peer): void {
+    peer.stage = 'closed';
+    peer.timer?.cancel();
+    peer.timer = undefined;
+    this.peers.delete(peer);
+    if (peer.nick !== undefined && this.byNick.get(peer.nick) === peer) this.byNick.delete(peer.nick);
+  }
+
+  private onClose(peer: Peer, reason: string): void {
+    for (const off of peer.offs) off();
+    if (peer.stage === 'closed' || !this.peers.has(peer)) return;
+    const admitted = peer.stage === 'playing' || peer.stage === 'spectating' || peer.stage === 'waiting';
+    const nick = peer.nick;
+    this.drop(peer);
+    if (admitted && nick !== undefined) {
+      this.session?.disconnectPeer(nick);
+      this.emitter.emit('peer-left', { nick, slot: peer.slot, reason });
+    }
+  }
+}

@@ -1,0 +1,296 @@
+import { ByteReader, DecodeError } from '@netplay/protocol';
+import { SESSION_ERROR_CODES, type SessionErrorCode } from './errors.js';
+import type { SessionMode } from './mode.js';
+import { SESSION_MODES } from './mode.js';
+
+/** `"NPSN"`: the first four bytes of HELLO and CHALLENGE. */
+export const SESSION_MAGIC = 0x4e50534e;
+/** The session protocol version this package speaks. */
+export const SESSION_PROTOCOL_VERSION = 1;
+/** Longest nick in UTF-8 bytes. */
+export const MAX_NICK_BYTES = 32;
+/** Slot value of a spectator in SYNC. */
+export const SPECTATOR_SLOT = 0xff;
+
+/** Message types of the session control channel (first byte). */
+export const SessionMessageType = {
+  Hello: 1,
+  Challenge: 2,
+  Info: 3,
+  Sync: 4,
+  Refuse: 5,
+} as const;
+/** A session message type. */
+export type SessionMessageType = (typeof SessionMessageType)[keyof typeof SessionMessageType];
+
+/** Client → host, first message. */
+export interface HelloMessage {
+  readonly magic: number;
+  readonly version: number;
+  /** The rest is only decoded when magic and version match ours. */
+  readonly spectate: boolean;
+  readonly nick: string;
+}
+
+/** Host → client: the host's header, the salt and the nick the host assigned. */
+export interface ChallengeMessage {
+  readonly magic: number;
+  readonly version: number;
+  readonly passwordRequired: boolean;
+  readonly salt: number;
+  readonly nick: string;
+  readonly hostNick: string;
+}
+
+/** Client → host: password hash (empty if none) and what the client runs. */
+export interface InfoMessage {
+  readonly passwordHash: Uint8Array;
+  readonly coreId: string;
+  readonly coreVersion: string;
+  readonly contentHash: string;
+}
+
+/** One entry of the roster in SYNC. */
+export interface RosterEntry {
+  /** Player slot (0-based) or {@link SPECTATOR_SLOT}. */
+  readonly slot: number;
+  readonly nick: string;
+}
+
+/** Host → client: start. */
+export interface SyncMessage {
+  readonly mode: SessionMode;
+  readonly frame: number;
+  readonly players: number;
+  /** The client's slot, or {@link SPECTATOR_SLOT}. */
+  readonly slot: number;
+  readonly inputDelay: number;
+  readonly inputBytes: number;
+  readonly roster: readonly RosterEntry[];
+  /** Host's savestate of `frame` (may be empty when the scheduler syncs it itself). */
+  readonly state: Uint8Array;
+}
+
+/** Either way: a refusal, then the sender closes. */
+export interface RefuseMessage {
+  readonly code: SessionErrorCode;
+  readonly message: string;
+}
+
+const utf8 = new TextEncoder();
+const utf8d = new TextDecoder('utf-8', { fatal: true });
+
+/** UTF-8 length of a string. */
+export function utf8Length(s: string): number {
+  return utf8.encode(s).length;
+}
+
+class Writer {
+  private buf = new Uint8Array(64);
+  private view = new DataView(this.buf.buffer);
+  length = 0;
+  private grow(n: number): void {
+    if (this.length + n <= this.buf.length) return;
+    let size = this.buf.length * 2;
+    while (size < this.length + n) size *= 2;
+    const b = new Uint8Array(size);
+    b.set(this.buf.subarray(0, this.length));
+    this.buf = b;
+    this.view = new DataView(b.buffer);
+  }
+  u8(v: number): this {
+    this.grow(1);
+    this.view.setUint8(this.length, v);
+    this.length += 1;
+    return this;
+  }
+  u16(v: number): this {
+    this.grow(2);
+    this.view.setUint16(this.length, v);
+    this.length += 2;
+    return this;
+  }
+  u32(v: number): this {
+    this.grow(4);
+    this.view.setUint32(this.length, v >>> 0);
+    this.length += 4;
+    return this;
+  }
+  bytes(b: Uint8Array): this {
+    this.grow(b.length);
+    this.buf.set(b, this.length);
+    this.length += b.length;
+    return this;
+  }
+  /** u8 length + UTF-8 (cut to 255 bytes at a character boundary). */
+  str8(s: string): this {
+    return this.strN(s, 255, (n) => this.u8(n));
+  }
+  /** u16 length + UTF-8. */
+  str16(s: string): this {
+    return this.strN(s, 0xffff, (n) => this.u16(n));
+  }
+  private strN(s: string, max: number, len: (n: number) => void): this {
+    let b = utf8.encode(s);
+    if (b.length > max) {
+      let cut = max;
+      while (cut > 0 && ((b[cut] ?? 0) & 0xc0) === 0x80) cut--;
+      b = b.subarray(0, cut);
+    }
+    len(b.length);
+    return this.bytes(b);
+  }
+  done(): Uint8Array {
+    return this.buf.slice(0, this.length);
+  }
+}
+
+function str(r: ByteReader, lenBytes: 1 | 2, field: string): string {
+  const n = lenBytes === 1 ? r.u8(`${field} length`) : r.u16(`${field} length`);
+  const at = r.offset;
+  const b = r.bytesView(n, field);
+  try {
+    return utf8d.decode(b);
+  } catch {
+    throw new DecodeError('bad-value', at, `${field} is not valid UTF-8`);
+  }
+}
+
+/** Encodes HELLO. */
+export function encodeHello(
+  m: Omit<HelloMessage, 'magic' | 'version'> & { magic?: number; version?: number },
+): Uint8Array {
+  return new Writer()
+    .u8(SessionMessageType.Hello)
+    .u32(m.magic ?? SESSION_MAGIC)
+    .u16(m.version ?? SESSION_PROTOCOL_VERSION)
+    .u8(m.spectate ? 1 : 0)
+    .str8(m.nick)
+    .done();
+}
+
+/** Encodes CHALLENGE. */
+export function encodeChallenge(
+  m: Omit<ChallengeMessage, 'magic' | 'version'> & { magic?: number; version?: number },
+): Uint8Array {
+  return new Writer()
+    .u8(SessionMessageType.Challenge)
+    .u32(m.magic ?? SESSION_MAGIC)
+    .u16(m.version ?? SESSION_PROTOCOL_VERSION)
+    .u8(m.passwordRequired ? 1 : 0)
+    .u32(m.salt)
+    .str8(m.nick)
+    .str8(m.hostNick)
+    .done();
+}
+
+/** Encodes INFO. */
+export function encodeInfo(m: InfoMessage): Uint8Array {
+  return new Writer()
+    .u8(SessionMessageType.Info)
+    .u8(m.passwordHash.length)
+    .bytes(m.passwordHash)
+    .str8(m.coreId)
+    .str8(m.coreVersion)
+    .str8(m.contentHash)
+    .done();
+}
+
+/** Encodes SYNC. */
+export function encodeSync(m: SyncMessage): Uint8Array {
+  const w = new Writer()
+    .u8(SessionMessageType.Sync)
+    .u8(SESSION_MODES.indexOf(m.mode))
+    .u32(m.frame)
+    .u8(m.players)
+    .u8(m.slot)
+    .u8(m.inputDelay)
+    .u16(m.inputBytes)
+    .u8(m.roster.length);
+  for (const e of m.roster) w.u8(e.slot).str8(e.nick);
+  return w.u32(m.state.length).bytes(m.state).done();
+}
+
+/** Encodes REFUSE. */
+export function encodeRefuse(m: RefuseMessage): Uint8Array {
+  return new Writer().u8(SessionMessageType.Refuse).u8(SESSION_ERROR_CODES.indexOf(m.code)).str16(m.message).done();
+}
+
+/** Any decoded session message. */
+export type SessionMessage =
+  | ({ readonly type: typeof SessionMessageType.Hello } & HelloMessage)
+  | ({ readonly type: typeof SessionMessageType.Challenge } & ChallengeMessage)
+  | ({ readonly type: typeof SessionMessageType.Info } & InfoMessage)
+  | ({ readonly type: typeof SessionMessageType.Sync } & SyncMessage)
+  | ({ readonly type: typeof SessionMessageType.Refuse } & RefuseMessage);
+
+/**
+ * Decodes one session control message. Throws only `DecodeError` (from @netplay/protocol), on any
+ * bytes. HELLO and CHALLENGE with another magic or version decode only their header (the rest is
+ * left empty) so the receiver can refuse with both versions named.
+ */
+export function decodeSessionMessage(data: Uint8Array): SessionMessage {
+  const r = new ByteReader(data);
+  const type = r.u8('type');
+  switch (type) {
+    case SessionMessageType.Hello: {
+      const magic = r.u32('magic');
+      const version = r.u16('version');
+      if (magic !== SESSION_MAGIC || version !== SESSION_PROTOCOL_VERSION)
+        return { type, magic, version, spectate: false, nick: '' };
+      const flags = r.u8('flags');
+      const nick = str(r, 1, 'nick');
+      r.expectEnd('HELLO');
+      return { type, magic, version, spectate: (flags & 1) !== 0, nick };
+    }
+    case SessionMessageType.Challenge: {
+      const magic = r.u32('magic');
+      const version = r.u16('version');
+      if (magic !== SESSION_MAGIC || version !== SESSION_PROTOCOL_VERSION)
+        return { type, magic, version, passwordRequired: false, salt: 0, nick: '', hostNick: '' };
+      const flags = r.u8('flags');
+      const salt = r.u32('salt');
+      const nick = str(r, 1, 'nick');
+      const hostNick = str(r, 1, 'host nick');
+      r.expectEnd('CHALLENGE');
+      return { type, magic, version, passwordRequired: (flags & 1) !== 0, salt, nick, hostNick };
+    }
+    case SessionMessageType.Info: {
+      const n = r.u8('password hash length');
+      if (n !== 0 && n !== 32) throw new DecodeError('bad-value', r.offset - 1, `password hash of ${n} bytes`);
+      const passwordHash = r.bytesCopy(n, 'password hash');
+      const coreId = str(r, 1, 'core id');
+      const coreVersion = str(r, 1, 'core version');
+      const contentHash = str(r, 1, 'content hash');
+      r.expectEnd('INFO');
+      return { type, passwordHash, coreId, coreVersion, contentHash };
+    }
+    case SessionMessageType.Sync: {
+      const modeAt = r.offset;
+      const mode = SESSION_MODES[r.u8('mode')];
+      if (mode === undefined) throw new DecodeError('bad-value', modeAt, 'unknown mode');
+      const frame = r.u32('frame');
+      const players = r.u8('players');
+      const slot = r.u8('slot');
+      const inputDelay = r.u8('input delay');
+      const inputBytes = r.u16('input bytes');
+      const count = r.u8('roster count');
+      const roster: RosterEntry[] = [];
+      for (let i = 0; i < count; i++) roster.push({ slot: r.u8('roster slot'), nick: str(r, 1, 'roster nick') });
+      const len = r.u32('state length');
+      const state = r.bytesCopy(len, 'state');
+      r.expectEnd('SYNC');
+      return { type, mode, frame, players, slot, inputDelay, inputBytes, roster, state };
+    }
+    case SessionMessageType.Refuse: {
+      const at = r.offset;
+      const code = SESSION_ERROR_CODES[r.u8('code')];
+      if (code === undefined) throw new DecodeError('bad-value', at, 'unknown refusal code');
+      const message = str(r, 2, 'message');
+      r.expectEnd('REFUSE');
+      return { type, code, message };
+    }
+    default:
+      throw new DecodeError('unknown-type', 0, `unknown session message type ${type}`);
+  }
+}

@@ -1,0 +1,68 @@
+import { TestCore } from '@netplay/state/testing';
+import { Prng, SimulatedNetwork } from '@netplay/transport';
+import {
+  type ContentInfo,
+  NetplayClient,
+  type NetplayClientOptions,
+  NetplayHost,
+  type NetplayHostOptions,
+  SESSION_CHANNELS,
+  SessionError,
+} from '../src/index.js';
+
+export const FRAME_MS = 16;
+export const CONTENT: ContentInfo = { coreId: 'test-core', coreVersion: '1.0.0', contentHash: '00112233aabbccdd' };
+
+/** A seeded simulated network with a host listening on `host`. */
+export function setup(
+  seed: number,
+  hostOptions: Partial<Omit<NetplayHostOptions, 'clock'>> = {},
+  link: { latencyMs?: number; jitterMs?: number; loss?: number } = { latencyMs: 20, jitterMs: 5, loss: 0.01 },
+) {
+  const net = new SimulatedNetwork({ seed, link });
+  const salt = new Prng(seed ^ 0x5a17);
+  const host = new NetplayHost({
+    core: new TestCore({ players: 2, seed: 7 }),
+    content: CONTENT,
+    clock: net.clock,
+    randomU32: () => salt.nextU32(),
+    fps: 1000 / FRAME_MS,
+    ...hostOptions,
+  });
+  const listener = net.listen('host', { channels: SESSION_CHANNELS });
+  host.listen(listener);
+  const closes: SessionError[] = [];
+  const join = (name: string, options: Partial<Omit<NetplayClientOptions, 'clock'>> = {}): NetplayClient => {
+    const conn = net.connect(name, 'host', { channels: SESSION_CHANNELS });
+    const client = new NetplayClient(conn, {
+      core: new TestCore({ players: 2, seed: 7 }),
+      content: CONTENT,
+      clock: net.clock,
+      nick: name,
+      fps: 1000 / FRAME_MS,
+      ...options,
+    });
+    client.on('closed', ({ error }) => closes.push(error));
+    return client;
+  };
+  return { net, host, join, closes };
+}
+
+/** Deterministic per-peer inputs: 2 bytes from a seeded PRNG, changing every few frames. */
+export function inputSource(seed: number): () => Uint8Array {
+  const rng = new Prng(seed);
+  const buf = new Uint8Array(2);
+  let hold = 0;
+  return () => {
+    if (hold-- <= 0) {
+      rng.fill(buf);
+      hold = rng.int(0, 8);
+    }
+    return buf;
+  };
+}
+
+export function asSessionError(e: unknown): SessionError {
+  if (e instanceof SessionError) return e;
+  throw e;
+}
