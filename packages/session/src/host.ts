@@ -525,10 +525,14 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
 
   private refuse(peer: Peer, error: SessionError): void {
     const nick = peer.nick;
+    const admitted = peer.stage === 'playing' || peer.stage === 'spectating' || peer.stage === 'waiting';
     this.sendTo(peer, encodeRefuse({ code: error.code, message: error.message }));
     this.drop(peer);
+    if (admitted && nick !== undefined) this.session?.disconnectPeer(nick);
     peer.conn.close(error.closeReason);
     this.emitter.emit('peer-refused', { nick, remoteAddress: peer.conn.remoteAddress, error });
+    if (admitted && nick !== undefined)
+      this.emitter.emit('peer-left', { nick, slot: peer.slot, reason: error.closeReason });
   }
 
   /** Forgets a peer (before its connection closes). */

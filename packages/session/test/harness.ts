@@ -1,3 +1,4 @@
+import { hash64 } from '@netplay/state';
 import { TestCore } from '@netplay/state/testing';
 import { Prng, SimulatedNetwork } from '@netplay/transport';
 import {
@@ -65,4 +66,60 @@ export function inputSource(seed: number): () => Uint8Array {
 export function asSessionError(e: unknown): SessionError {
   if (e instanceof SessionError) return e;
   throw e;
+}
+
+/** Something that plays frames: a host or a client. */
+interface Runs {
+  readonly driver: { stateOf(frame: number): Uint8Array | undefined } | undefined;
+}
+
+/**
+ * Records hash64 of the state of every frame once it is final (every input known and used) on a
+ * rollback peer, like the demo's agreement check.
+ */
+export class Finals {
+  readonly hashes = new Map<number, bigint>();
+  private checked = -1;
+  constructor(
+    private readonly peer: Runs,
+    private readonly frames: () => { current: number; confirmed: number } | undefined,
+  ) {}
+  record(): void {
+    const f = this.frames();
+    const d = this.peer.driver;
+    if (f === undefined || d === undefined) return;
+    const upTo = Math.min(f.confirmed, f.current);
+    for (let i = Math.max(this.checked + 1, upTo - 8); i <= upTo; i++) {
+      const st = d.stateOf(i);
+      if (st !== undefined) this.hashes.set(i, hash64(st));
+    }
+    this.checked = Math.max(this.checked, upTo);
+  }
+}
+
+export function hostFinals(host: NetplayHost): Finals {
+  return new Finals(host, () =>
+    host.rollback ? { current: host.rollback.currentFrame, confirmed: host.rollback.confirmedFrame } : undefined,
+  );
+}
+
+export function clientFinals(client: NetplayClient): Finals {
+  return new Finals(client, () => {
+    if (client.rollback) return { current: client.rollback.currentFrame, confirmed: client.rollback.confirmedFrame };
+    const f = client.spectator?.currentFrame;
+    return f === undefined ? undefined : { current: f, confirmed: f };
+  });
+}
+
+/** Frames present in both maps with their hashes; and how many differ. */
+export function compareFinals(a: Finals, b: Finals): { compared: number; differing: number } {
+  let compared = 0;
+  let differing = 0;
+  for (const [f, h] of a.hashes) {
+    const o = b.hashes.get(f);
+    if (o === undefined) continue;
+    compared++;
+    if (o !== h) differing++;
+  }
+  return { compared, differing };
 }
