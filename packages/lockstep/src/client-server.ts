@@ -1,10 +1,10 @@
 import {
+  crc32,
   DecodeError,
   decodeFceuClientText,
+  decodeFceuFrameData,
   decodeFceuServerInit,
   decodeFceuServerTcpMessage,
-  decodeFceuUdpFrame,
-  decodeFceuUdpInput,
   EncodeError,
   encodeFceuClientText,
   encodeFceuServerInit,
@@ -13,7 +13,10 @@ import {
   encodeFceuUdpFrame,
   encodeFceuUdpInput,
   FCEU_TCP_FRAME_SIZE,
+  FCEU_TCP_HEADER_SIZE,
+  FCEU_TEXT_COUNTER,
   FCEU_UDP_FRAME_SIZE,
+  FCEU_UDP_HEADER_SIZE,
   FCEU_UDP_INPUT_SIZE,
   type FceuFrameData,
   fceuServerTextSize,
@@ -22,6 +25,7 @@ import {
 import { applyDelta, DeltaError, pageDelta } from '@netplay/state';
 import type { ChannelSpec } from '@netplay/transport';
 import { LockstepError } from './errors.js';
+import { type BufferPool, OutboxPool, readU32BE, readU32LE, writeU32BE } from './pool.js';
 import type { Envelope, FrameRequest, LockstepScheduler, StatefulScheduler } from './types.js';
 
 /**
@@ -81,16 +85,31 @@ export interface ChatLine {
 }
 
 const GENERIC_FRAME_HEADER = 5;
+/** Slots of the client's ring of early frames (frames further ahead go to a map). */
+const EARLY_RING = 64;
 
-function putU32(t: Uint8Array, o: number, v: number): void {
-  t[o] = v >>> 24;
-  t[o + 1] = v >>> 16;
-  t[o + 2] = v >>> 8;
-  t[o + 3] = v;
+interface EarlyFrame {
+  frame: number;
+  readonly inputs: Uint8Array;
+  command: number;
 }
 
-function getU32(b: Uint8Array, o: number): number {
-  return ((b[o]! << 24) | (b[o + 1]! << 16) | (b[o + 2]! << 8) | b[o + 3]!) >>> 0;
+const putU32 = writeU32BE;
+const getU32 = readU32BE;
+
+/** The request object a scheduler reuses from frame to frame. */
+interface MutableRequest {
+  frame: number;
+  inputs: Uint8Array;
+  command: number;
+}
+
+/** Checks an FCE Ultra UDP datagram of `size` bytes (length, CRC32) as `decodeFceuUdpPacket` does. */
+function checkUdp(data: Uint8Array, size: number): void {
+  if (data.length < FCEU_UDP_HEADER_SIZE)
+    throw new DecodeError('truncated', data.length, `FCEU UDP header needs 12 bytes, got ${data.length}`);
+  if (crc32(data, 4) !== readU32LE(data, 0)) throw new DecodeError('bad-checksum', 0, 'FCEU UDP CRC32 mismatch');
+  if (data.length !== size) throw new DecodeError('bad-length', FCEU_UDP_HEADER_SIZE, 'FCEU UDP data size');
 }
 
 /** Chat text as the FCE Ultra codec accepts it: Latin-1 without NUL, at most 255 characters. */
@@ -127,8 +146,14 @@ export class ClientServerServer implements LockstepScheduler, StatefulScheduler 
   private next = 0;
   private readonly inputs: Uint8Array;
   private readonly local: Uint8Array;
-  private readonly clients = new Map<number, { port: number; counter: number }>();
+  private readonly clients = new Map<number, { id: number; port: number; counter: number }>();
+  /** The clients again, in insertion order, for iteration without an iterator object. */
+  private readonly clientList: { id: number; port: number; counter: number }[] = [];
   private readonly commands: number[] = [];
+  private readonly pool: OutboxPool;
+  private readonly reliablePool: BufferPool;
+  private readonly unreliablePool: BufferPool | undefined;
+  private readonly request: MutableRequest;
   private readonly frameData: FceuFrameData = { controllers: new Uint8Array(4), command: 0 };
   private readonly layoutHash: bigint;
   private readonly pageSize: number;
@@ -158,6 +183,10 @@ export class ClientServerServer implements LockstepScheduler, StatefulScheduler 
     if (this.localPort >= this.ports) throw new LockstepError('bad-argument', `port ${this.localPort} >= ports`);
     this.inputs = new Uint8Array(this.ports * this.inputBytes);
     this.local = new Uint8Array(this.inputBytes);
+    this.pool = new OutboxPool(this.outbox);
+    this.reliablePool = this.pool.buffers(this.fceu ? FCEU_TCP_FRAME_SIZE : GENERIC_FRAME_HEADER + this.inputs.length);
+    this.unreliablePool = this.fceu && this.udpCopy ? this.pool.buffers(FCEU_UDP_FRAME_SIZE) : undefined;
+    this.request = { frame: 0, inputs: this.inputs, command: 0 };
   }
 
   get port(): number {
@@ -172,9 +201,13 @@ export class ClientServerServer implements LockstepScheduler, StatefulScheduler 
   addClient(peer: number, port: number): void {
     if (!Number.isInteger(port) || port < 0 || port >= this.ports || port === this.localPort)
       throw new LockstepError('bad-argument', `port ${port} is not a free player port`);
-    for (const c of this.clients.values())
+    for (const c of this.clientList)
       if (c.port === port) throw new LockstepError('bad-argument', `port ${port} is taken`);
-    this.clients.set(peer, { port, counter: -1 });
+    const old = this.clients.get(peer);
+    if (old) this.clientList.splice(this.clientList.indexOf(old), 1);
+    const client = { id: peer, port, counter: -1 };
+    this.clients.set(peer, client);
+    this.clientList.push(client);
     let data: Uint8Array;
     if (this.fceu) {
       data = new Uint8Array(12);
@@ -215,6 +248,7 @@ export class ClientServerServer implements LockstepScheduler, StatefulScheduler 
     if (!c) return;
     this.inputs.fill(0, c.port * this.inputBytes, (c.port + 1) * this.inputBytes);
     this.clients.delete(peer);
+    this.clientList.splice(this.clientList.indexOf(c), 1);
   }
 
   /** Queues a machine command (FCE Ultra command byte); it applies on a coming frame, one per frame. */
@@ -229,6 +263,7 @@ export class ClientServerServer implements LockstepScheduler, StatefulScheduler 
   }
 
   receive(from: number, channel: string, data: Uint8Array): void {
+    this.pool.recycle();
     const c = this.clients.get(from);
     if (!c) {
       this.dropped++;
@@ -236,25 +271,27 @@ export class ClientServerServer implements LockstepScheduler, StatefulScheduler 
     }
     try {
       if (channel === 'input') {
+        // Decoded in place (the protocol's decoders return new objects): nothing is allocated.
         let counter: number;
-        let input: Uint8Array;
+        let at: number;
         if (this.fceu) {
-          const m = decodeFceuUdpInput(data);
-          if (m.magic !== this.magic) {
+          checkUdp(data, FCEU_UDP_INPUT_SIZE);
+          if (readU32LE(data, 4) !== this.magic) {
             this.dropped++;
             return;
           }
-          counter = m.counter;
-          input = data.subarray(FCEU_UDP_INPUT_SIZE - 1);
+          counter = readU32LE(data, 8);
+          at = FCEU_UDP_INPUT_SIZE - 1;
         } else {
           if (data.length !== 4 + this.inputBytes) throw new DecodeError('bad-length', 0, 'input size');
           counter = getU32(data, 0);
-          input = data.subarray(4);
+          at = 4;
         }
         // Seed 002: use the packet with the highest counter, and remember it.
         if (counter <= c.counter) return;
         c.counter = counter;
-        this.inputs.set(input, c.port * this.inputBytes);
+        const o = c.port * this.inputBytes;
+        for (let i = 0; i < this.inputBytes; i++) this.inputs[o + i] = data[at + i]!;
       } else if (channel === 'chat') {
         this.relay(from, decodeFceuClientText(data));
       } else if (channel === 'control') {
@@ -283,13 +320,21 @@ export class ClientServerServer implements LockstepScheduler, StatefulScheduler 
     return Infinity;
   }
 
+  /**
+   * The next frame, if due. The returned object (and its `inputs`) is reused by the next call:
+   * copy what you keep (see `logEntry`).
+   */
   poll(now: number): FrameRequest | undefined {
+    this.pool.recycle();
     if (now < this.dueAt()) return undefined;
     if (this.localPort >= 0) this.inputs.set(this.local, this.localPort * this.inputBytes);
     const frame = this.next++;
-    const command = this.commands.shift() ?? 0;
+    const command = this.commands.length > 0 ? this.commands.shift()! : 0;
     this.broadcastFrame(frame, command);
-    return { frame, inputs: this.inputs, command };
+    const r = this.request;
+    r.frame = frame;
+    r.command = command;
+    return r;
   }
 
   private broadcastFrame(frame: number, command: number): void {
@@ -300,22 +345,23 @@ export class ClientServerServer implements LockstepScheduler, StatefulScheduler 
       fd.controllers.fill(0);
       fd.controllers.set(this.inputs);
       fd.command = command;
-      reliable = new Uint8Array(FCEU_TCP_FRAME_SIZE);
+      reliable = this.reliablePool.take();
       encodeFceuTcpFrame(frame, fd, reliable);
-      if (this.udpCopy) {
-        unreliable = new Uint8Array(FCEU_UDP_FRAME_SIZE);
+      if (this.unreliablePool) {
+        unreliable = this.unreliablePool.take();
         encodeFceuUdpFrame(this.magic, frame, fd, unreliable);
       }
     } else {
-      reliable = new Uint8Array(GENERIC_FRAME_HEADER + this.inputs.length);
+      reliable = this.reliablePool.take();
       putU32(reliable, 0, frame);
       reliable[4] = command;
       reliable.set(this.inputs, GENERIC_FRAME_HEADER);
       if (this.udpCopy) unreliable = reliable;
     }
-    for (const peer of this.clients.keys()) {
-      this.outbox.push({ to: peer, channel: 'frame', data: reliable });
-      if (unreliable) this.outbox.push({ to: peer, channel: 'frame-u', data: unreliable });
+    for (let i = 0; i < this.clientList.length; i++) {
+      const peer = this.clientList[i]!.id;
+      this.pool.push(peer, 'frame', reliable);
+      if (unreliable) this.pool.push(peer, 'frame-u', unreliable);
     }
   }
 
@@ -351,7 +397,14 @@ export class ClientServerClient implements LockstepScheduler, StatefulScheduler 
   private counter = 0;
   private lastRunAt = Infinity;
   private readonly local: Uint8Array;
-  private readonly early = new Map<number, { inputs: Uint8Array; command: number }>();
+  /** Frames that arrived before their turn, at `frame % EARLY_RING` (those within reach of `next`). */
+  private readonly early: EarlyFrame[] = [];
+  /** Frames that arrived even earlier (rare: copies kept in a map). */
+  private readonly farEarly = new Map<number, { inputs: Uint8Array; command: number }>();
+  private readonly fd: FceuFrameData = { controllers: new Uint8Array(4), command: 0 };
+  private readonly pool: OutboxPool;
+  private readonly inputPool: BufferPool;
+  private readonly request: MutableRequest;
   private readonly inputs: Uint8Array;
   private readonly layoutHash: bigint;
   private initialState: Uint8Array | undefined;
@@ -369,6 +422,11 @@ export class ClientServerClient implements LockstepScheduler, StatefulScheduler 
     this.local = new Uint8Array(this.inputBytes);
     this.inputs = new Uint8Array(this.ports * this.inputBytes);
     this.layoutHash = options.layoutHash ?? 0n;
+    for (let i = 0; i < EARLY_RING; i++)
+      this.early.push({ frame: -1, inputs: new Uint8Array(this.inputs.length), command: 0 });
+    this.pool = new OutboxPool(this.outbox);
+    this.inputPool = this.pool.buffers(this.fceu ? FCEU_UDP_INPUT_SIZE : 4 + this.inputBytes);
+    this.request = { frame: 0, inputs: this.inputs, command: 0 };
   }
 
   wantsState(frame: number): boolean {
@@ -408,6 +466,7 @@ export class ClientServerClient implements LockstepScheduler, StatefulScheduler 
   }
 
   receive(from: number, channel: string, data: Uint8Array, now: number): void {
+    this.pool.recycle();
     if (from !== this.server) {
       this.dropped++;
       return;
@@ -423,7 +482,8 @@ export class ClientServerClient implements LockstepScheduler, StatefulScheduler 
         this.synced = true;
         this.load = { frame, state };
         this.next = frame;
-        for (const f of [...this.early.keys()]) if (f < frame) this.early.delete(f);
+        for (const e of this.early) if (e.frame < frame) e.frame = -1;
+        for (const f of [...this.farEarly.keys()]) if (f < frame) this.farEarly.delete(f);
       } else if (channel === 'control') {
         if (this.fceu) {
           const init = decodeFceuServerInit(data);
@@ -449,6 +509,7 @@ export class ClientServerClient implements LockstepScheduler, StatefulScheduler 
   }
 
   setLocalInput(input: Uint8Array): void {
+    this.pool.recycle();
     if (input.length !== this.inputBytes) throw new LockstepError('bad-argument', 'input size');
     let changed = false;
     for (let i = 0; i < input.length; i++) if (input[i] !== this.local[i]) changed = true;
@@ -466,64 +527,98 @@ export class ClientServerClient implements LockstepScheduler, StatefulScheduler 
     return Infinity;
   }
 
+  /**
+   * The next frame, once the server's data for it arrived. The returned object (and its
+   * `inputs`) is reused by the next call: copy what you keep (see `logEntry`).
+   */
   poll(now: number): FrameRequest | undefined {
+    this.pool.recycle();
     if (this.load) return undefined;
-    const f = this.early.get(this.next);
-    if (!f) return undefined;
-    this.early.delete(this.next);
-    this.inputs.set(f.inputs);
+    let command: number;
+    const slot = this.early[this.next % EARLY_RING]!;
+    if (slot.frame === this.next) {
+      slot.frame = -1;
+      if (this.farEarly.size > 0) this.farEarly.delete(this.next);
+      this.inputs.set(slot.inputs);
+      command = slot.command;
+    } else {
+      const f = this.farEarly.size > 0 ? this.farEarly.get(this.next) : undefined;
+      if (!f) return undefined;
+      this.farEarly.delete(this.next);
+      this.inputs.set(f.inputs);
+      command = f.command;
+    }
     const frame = this.next++;
     this.lastRunAt = now;
     this.sendInput();
-    return { frame, inputs: this.inputs, command: f.command };
+    const r = this.request;
+    r.frame = frame;
+    r.command = command;
+    return r;
   }
 
   private onFrame(channel: string, data: Uint8Array, _now: number): void {
+    // Decoded in place, into reused objects (the protocol's message decoders allocate).
     let frame: number;
     let command: number;
     let inputs: Uint8Array;
+    let at: number;
     if (this.fceu) {
-      let m: { counter: number; frame: FceuFrameData };
+      const fd = this.fd;
       if (channel === 'frame') {
-        const t = decodeFceuServerTcpMessage(data);
-        if (t.kind !== 'frame') throw new DecodeError('bad-value', 0, 'text on the frame channel');
-        m = t;
+        // As decodeFceuServerTcpMessage: a text (counter 0xFFFFFFFF) is not a frame; 9 bytes exactly.
+        if (data.length < FCEU_TCP_HEADER_SIZE) throw new DecodeError('truncated', data.length, 'FCEU TCP message');
+        if (readU32LE(data, 0) === FCEU_TEXT_COUNTER)
+          throw new DecodeError('bad-value', 0, 'text on the frame channel');
+        if (data.length !== FCEU_TCP_FRAME_SIZE) throw new DecodeError('bad-length', 0, 'FCEU TCP frame size');
+        decodeFceuFrameData(data, FCEU_TCP_HEADER_SIZE, fd);
+        frame = readU32LE(data, 0);
       } else {
-        const u = decodeFceuUdpFrame(data);
-        if (u.magic !== this.magic) {
+        checkUdp(data, FCEU_UDP_FRAME_SIZE);
+        decodeFceuFrameData(data, FCEU_UDP_HEADER_SIZE, fd);
+        if (readU32LE(data, 4) !== this.magic) {
           this.dropped++;
           return;
         }
-        m = u;
+        frame = readU32LE(data, 8);
       }
-      frame = m.counter;
-      command = m.frame.command;
-      inputs = m.frame.controllers.subarray(0, this.ports);
+      command = fd.command;
+      inputs = fd.controllers;
+      at = 0;
     } else {
       if (data.length !== GENERIC_FRAME_HEADER + this.inputs.length)
         throw new DecodeError('bad-length', 0, 'frame size');
       frame = getU32(data, 0);
       command = data[4]!;
-      inputs = data.subarray(GENERIC_FRAME_HEADER);
+      inputs = data;
+      at = GENERIC_FRAME_HEADER;
     }
     // Duplicates (the other channel's copy) and frames already run are discarded.
-    if (frame < this.next || this.early.has(frame)) return;
+    if (frame < this.next) return;
+    const n = this.inputs.length;
+    if (frame < this.next + EARLY_RING) {
+      const slot = this.early[frame % EARLY_RING]!;
+      if (slot.frame === frame) return;
+      slot.frame = frame;
+      slot.command = command;
+      for (let i = 0; i < n; i++) slot.inputs[i] = inputs[at + i]!;
+      return;
+    }
+    if (this.farEarly.has(frame)) return;
     if (frame > this.next + 1_000_000) throw new DecodeError('bad-value', 0, 'frame too far ahead');
-    this.early.set(frame, { inputs: inputs.slice(), command });
+    this.farEarly.set(frame, { inputs: inputs.slice(at, at + n), command });
   }
 
   private sendInput(): void {
     if (this.localPort < 0) return;
     const counter = this.counter++;
-    let data: Uint8Array;
+    const data = this.inputPool.take();
     if (this.fceu) {
-      data = new Uint8Array(FCEU_UDP_INPUT_SIZE);
       encodeFceuUdpInput(this.magic, counter, this.local[0]!, data);
     } else {
-      data = new Uint8Array(4 + this.inputBytes);
       putU32(data, 0, counter);
       data.set(this.local, 4);
     }
-    this.outbox.push({ to: this.server, channel: 'input', data });
+    this.pool.push(this.server, 'input', data);
   }
 }

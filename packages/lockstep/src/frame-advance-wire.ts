@@ -1,5 +1,17 @@
 import type { FsUaeMessage } from '@netplay/protocol';
-import { ByteReader, DecodeError, decodeFsUaeMessage, encodeFsUaeMessage, fsUaeMessageSize } from '@netplay/protocol';
+import {
+  ByteReader,
+  DecodeError,
+  decodeFsUaeMessage,
+  EncodeError,
+  encodeFsUaeMessage,
+  FSUAE_FRAME_ADVANCE_SIZE,
+  FSUAE_INPUT_EVENT_HEADER_SIZE,
+  FSUAE_MAX_PAYLOAD,
+  FSUAE_PING_SIZE,
+  FSUAE_PONG_SIZE,
+  fsUaeMessageSize,
+} from '@netplay/protocol';
 
 /**
  * Wire format of the frame-advance mode: the FS-UAE message codec of @netplay/protocol (seed 004;
@@ -111,5 +123,208 @@ export function decodeFaMessage(bytes: Uint8Array, inputBytes: number): FrameAdv
       return { type: 'ping', seq: m.sequence, sentAtUs: m.sentAt };
     case 'pong':
       return { type: 'pong', seq: m.sequence, pingSentAtUs: m.pingSentAt, repliedAtUs: m.repliedAt };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The per-frame path: the same bytes, written into and read from caller buffers (no allocation).
+// ---------------------------------------------------------------------------------------------
+
+/** Size of an encoded latency-info message. */
+export const FA_LATENCY_INFO_SIZE = 9;
+
+/** Size of an encoded input event of `inputBytes` input bytes. */
+export function faEventSize(inputBytes: number): number {
+  return FSUAE_INPUT_EVENT_HEADER_SIZE + 1 + inputBytes;
+}
+
+function putU32(t: Uint8Array, o: number, v: number): void {
+  t[o] = v >>> 24;
+  t[o + 1] = v >>> 16;
+  t[o + 2] = v >>> 8;
+  t[o + 3] = v;
+}
+
+function getU32(b: Uint8Array, o: number): number {
+  return ((b[o]! << 24) | (b[o + 1]! << 16) | (b[o + 2]! << 8) | b[o + 3]!) >>> 0;
+}
+
+function checkU32(v: number, field: string): void {
+  if (!Number.isInteger(v) || v < 0 || v > 0xffffffff) throw new EncodeError('out-of-range', `${field} ${v}`);
+}
+
+function putTime(t: Uint8Array, o: number, v: number, field: string): void {
+  if (!Number.isSafeInteger(v) || v < 0) throw new EncodeError('out-of-range', `${field} ${v} is not in 0..2^53−1`);
+  putU32(t, o, Math.floor(v / 0x100000000));
+  putU32(t, o + 4, v >>> 0);
+}
+
+function getTime(b: Uint8Array, o: number): number {
+  const high = getU32(b, o);
+  if (high > 0x1fffff) throw new DecodeError('bad-value', o, 'time exceeds 2^53 − 1');
+  return high * 0x100000000 + getU32(b, o + 4);
+}
+
+function room(target: Uint8Array, n: number, what: string): void {
+  if (target.length < n) throw new EncodeError('buffer-too-small', `${what} needs ${n} bytes, got ${target.length}`);
+}
+
+/** {@link encodeFaEvent} into `target` (at least {@link faEventSize} bytes); returns the size. */
+export function encodeFaEventInto(e: FrameAdvanceEvent, target: Uint8Array): number {
+  const n = faEventSize(e.input.length);
+  checkU32(e.frame, 'frame');
+  checkU32(e.key, 'key');
+  if ((e.client & 0xffff) !== e.client) throw new EncodeError('out-of-range', `client ${e.client}`);
+  if (1 + e.input.length > FSUAE_MAX_PAYLOAD) throw new EncodeError('too-long', 'event payload');
+  room(target, n, 'event');
+  target[0] = 1;
+  putU32(target, 1, e.frame);
+  putU32(target, 5, e.key);
+  target[9] = e.client >>> 8;
+  target[10] = e.client;
+  target[11] = 1 + e.input.length;
+  target[12] = e.port;
+  target.set(e.input, 13);
+  return n;
+}
+
+/** {@link encodeFaAdvance} into `target` (5 bytes); returns 5. */
+export function encodeFaAdvanceInto(frame: number, target: Uint8Array): number {
+  checkU32(frame, 'frame');
+  room(target, FSUAE_FRAME_ADVANCE_SIZE, 'advance');
+  target[0] = 2;
+  putU32(target, 1, frame);
+  return FSUAE_FRAME_ADVANCE_SIZE;
+}
+
+/** {@link encodeFaPing} into `target` (13 bytes); returns 13. */
+export function encodeFaPingInto(seq: number, nowMs: number, target: Uint8Array): number {
+  room(target, FSUAE_PING_SIZE, 'ping');
+  target[0] = 3;
+  putU32(target, 1, seq >>> 0);
+  putTime(target, 5, toMicros(nowMs), 'sentAt');
+  return FSUAE_PING_SIZE;
+}
+
+/** {@link encodeFaPong} into `target` (21 bytes); returns 21. */
+export function encodeFaPongInto(seq: number, pingSentAtUs: number, nowMs: number, target: Uint8Array): number {
+  room(target, FSUAE_PONG_SIZE, 'pong');
+  putTime(target, 5, pingSentAtUs, 'pingSentAt');
+  putTime(target, 13, toMicros(nowMs), 'repliedAt');
+  target[0] = 4;
+  putU32(target, 1, seq >>> 0);
+  return FSUAE_PONG_SIZE;
+}
+
+const f64 = new Float64Array(1);
+const f64Bytes = new Uint8Array(f64.buffer);
+const littleEndian = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+/** {@link encodeFaLatencyInfo} into `target` (9 bytes); returns 9. */
+export function encodeFaLatencyInfoInto(maxOneWayMs: number, target: Uint8Array): number {
+  room(target, FA_LATENCY_INFO_SIZE, 'latency info');
+  target[0] = FA_LATENCY_INFO;
+  f64[0] = maxOneWayMs;
+  for (let i = 0; i < 8; i++) target[1 + i] = f64Bytes[littleEndian ? 7 - i : i]!;
+  return FA_LATENCY_INFO_SIZE;
+}
+
+/** Message types of {@link FaMessageScratch}. */
+export const FaType = { Event: 1, Advance: 2, Ping: 3, Pong: 4, Latency: FA_LATENCY_INFO } as const;
+/** One of {@link FaType}'s values. */
+export type FaType = (typeof FaType)[keyof typeof FaType];
+
+/**
+ * A decoded message, reused by {@link decodeFaMessageInto}: only the fields of `type` are set.
+ * An event's input is `bytes[inputAt .. inputAt + inputBytes)` of the decoded bytes (not a copy).
+ */
+export interface FaMessageScratch {
+  type: FaType;
+  frame: number;
+  key: number;
+  client: number;
+  port: number;
+  inputAt: number;
+  seq: number;
+  sentAtUs: number;
+  pingSentAtUs: number;
+  repliedAtUs: number;
+  maxOneWayMs: number;
+}
+
+/** A blank {@link FaMessageScratch}. */
+export function faMessageScratch(): FaMessageScratch {
+  return {
+    type: FaType.Advance,
+    frame: 0,
+    key: 0,
+    client: 0,
+    port: 0,
+    inputAt: 0,
+    seq: 0,
+    sentAtUs: 0,
+    pingSentAtUs: 0,
+    repliedAtUs: 0,
+    maxOneWayMs: 0,
+  };
+}
+
+function exact(bytes: Uint8Array, n: number, what: string): void {
+  if (bytes.length < n) throw new DecodeError('truncated', bytes.length, `${what} needs ${n} bytes`);
+  if (bytes.length > n) throw new DecodeError('trailing-bytes', n, `${bytes.length - n} bytes after the ${what}`);
+}
+
+/**
+ * {@link decodeFaMessage} into `out`, allocating nothing (the per-frame path). Accepts and rejects
+ * exactly the bytes `decodeFaMessage` does; throws only `DecodeError` (and then `out` may be
+ * partly overwritten).
+ */
+export function decodeFaMessageInto(bytes: Uint8Array, inputBytes: number, out: FaMessageScratch): FaMessageScratch {
+  if (bytes.length === 0) throw new DecodeError('truncated', 0, 'FS-UAE message type');
+  const type = bytes[0]!;
+  switch (type) {
+    case FA_LATENCY_INFO: {
+      exact(bytes, FA_LATENCY_INFO_SIZE, 'latency info');
+      for (let i = 0; i < 8; i++) f64Bytes[littleEndian ? 7 - i : i] = bytes[1 + i]!;
+      const v = f64[0]!;
+      if (!(v >= 0) || !Number.isFinite(v)) throw new DecodeError('bad-value', 1, 'latency');
+      out.type = FaType.Latency;
+      out.maxOneWayMs = v;
+      return out;
+    }
+    case 1: {
+      if (bytes.length < FSUAE_INPUT_EVENT_HEADER_SIZE) throw new DecodeError('truncated', bytes.length, 'event');
+      const length = bytes[11]!;
+      exact(bytes, FSUAE_INPUT_EVENT_HEADER_SIZE + length, 'event');
+      if (length !== 1 + inputBytes)
+        throw new DecodeError('bad-length', 11, `event payload of ${length} bytes, expected ${1 + inputBytes}`);
+      out.type = FaType.Event;
+      out.frame = getU32(bytes, 1);
+      out.key = getU32(bytes, 5);
+      out.client = (bytes[9]! << 8) | bytes[10]!;
+      out.port = bytes[12]!;
+      out.inputAt = 13;
+      return out;
+    }
+    case 2:
+      exact(bytes, FSUAE_FRAME_ADVANCE_SIZE, 'frame advance');
+      out.type = FaType.Advance;
+      out.frame = getU32(bytes, 1);
+      return out;
+    case 3:
+      exact(bytes, FSUAE_PING_SIZE, 'ping');
+      out.type = FaType.Ping;
+      out.seq = getU32(bytes, 1);
+      out.sentAtUs = getTime(bytes, 5);
+      return out;
+    case 4:
+      exact(bytes, FSUAE_PONG_SIZE, 'pong');
+      out.type = FaType.Pong;
+      out.seq = getU32(bytes, 1);
+      out.pingSentAtUs = getTime(bytes, 5);
+      out.repliedAtUs = getTime(bytes, 13);
+      return out;
+    default:
+      throw new DecodeError('unknown-type', 0, `FS-UAE message type ${type}`);
   }
 }

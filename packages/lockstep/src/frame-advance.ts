@@ -3,15 +3,22 @@ import { applyDelta, DeltaError, pageDelta } from '@netplay/state';
 import { type ChannelSpec, Prng } from '@netplay/transport';
 import { LockstepError } from './errors.js';
 import {
-  decodeFaMessage,
+  decodeFaMessageInto,
   encodeFaAdvance,
+  encodeFaAdvanceInto,
   encodeFaEvent,
-  encodeFaLatencyInfo,
-  encodeFaPing,
-  encodeFaPong,
+  encodeFaEventInto,
+  encodeFaLatencyInfoInto,
+  encodeFaPingInto,
+  encodeFaPongInto,
+  FA_LATENCY_INFO_SIZE,
+  FaType,
   type FrameAdvanceEvent,
+  faEventSize,
+  faMessageScratch,
 } from './frame-advance-wire.js';
 import { PingHistory, type PingHistoryOptions } from './latency.js';
+import { type BufferPool, OutboxPool, Ring } from './pool.js';
 import type { Envelope, FrameRequest, LockstepScheduler, StatefulScheduler } from './types.js';
 
 /** Channels of the frame-advance mode: events and advances reliable and ordered (seed 004), pings apart. */
@@ -64,8 +71,26 @@ export interface FrameAdvanceOptions {
 const X_ADMIT = 0x11;
 const X_WELCOME = 0x12;
 const X_JOIN = 0x13;
+/** Frames ahead of `next` whose events live in the ring (events further ahead go to a map). */
+const EVENT_RING = 256;
+
+/** A reused event (its `input` is its own buffer). */
+interface Ev {
+  frame: number;
+  key: number;
+  client: number;
+  port: number;
+  readonly input: Uint8Array;
+}
+
+/** The events of one frame, in the ring. */
+interface FrameSlot {
+  frame: number;
+  readonly list: Ev[];
+}
 
 interface Remote {
+  readonly id: number;
   readonly history: PingHistory;
   advanced: number;
   maxOneWay: number;
@@ -96,7 +121,8 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
   private initialState: Uint8Array | undefined;
   private load: { frame: number; state: Uint8Array } | undefined;
   private readonly admitQueue: { id: number; port: number }[] = [];
-  private readonly ownLog: FrameAdvanceEvent[] = [];
+  /** Own events kept for late joiners (copies; the last `retainFrames` frames). */
+  private readonly ownLog: Ring<Ev>;
   private held: { from: number; channel: string; data: Uint8Array }[] = [];
   private strangers: { from: number; channel: string; data: Uint8Array }[] = [];
   private readonly ports: number;
@@ -109,7 +135,21 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
   private readonly historyOptions: PingHistoryOptions;
   private readonly prng: Prng;
   private readonly remotes = new Map<number, Remote>();
-  private readonly events = new Map<number, FrameAdvanceEvent[]>();
+  /** The remotes again, for iteration without an iterator object. */
+  private readonly remoteList: Remote[] = [];
+  /** Events of frame f at `f % EVENT_RING` while f < next + EVENT_RING. */
+  private readonly slots: FrameSlot[] = [];
+  /** Events of frames further ahead (rare; a map of arrays). */
+  private readonly farEvents = new Map<number, Ev[]>();
+  private readonly freeEvents: Ev[] = [];
+  private readonly msg = faMessageScratch();
+  private readonly pool: OutboxPool;
+  private readonly eventPool: BufferPool;
+  private readonly advancePool: BufferPool;
+  private readonly pingPool: BufferPool;
+  private readonly pongPool: BufferPool;
+  private readonly latencyPool: BufferPool;
+  private readonly request: { frame: number; inputs: Uint8Array; command: number };
   private readonly inputs: Uint8Array;
   private readonly local: Uint8Array;
   private readonly sentLocal: Uint8Array;
@@ -117,6 +157,9 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
   private promised = -1;
   private pingSeq = 0;
   private nextPingAt: number;
+  private delayDirty = true;
+  private delay = 0.5;
+  private ownMaxMs = 0.5;
 
   constructor(options: FrameAdvanceOptions) {
     const { ports, inputBytes, frameMs } = options;
@@ -153,6 +196,15 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
     this.local = new Uint8Array(inputBytes);
     this.sentLocal = new Uint8Array(inputBytes);
     this.historyOptions = options.history ?? {};
+    this.ownLog = new Ring(() => this.newEvent());
+    for (let i = 0; i < EVENT_RING; i++) this.slots.push({ frame: -1, list: [] });
+    this.pool = new OutboxPool(this.outbox);
+    this.eventPool = this.pool.buffers(faEventSize(inputBytes));
+    this.advancePool = this.pool.buffers(5);
+    this.pingPool = this.pool.buffers(13);
+    this.pongPool = this.pool.buffers(21);
+    this.latencyPool = this.pool.buffers(FA_LATENCY_INFO_SIZE);
+    this.request = { frame: 0, inputs: this.inputs, command: 0 };
     for (const p of options.peers) {
       if (p === this.id) throw new LockstepError('bad-argument', 'a peer cannot list itself');
       // A candidate waits for nobody until it is welcomed.
@@ -208,8 +260,25 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
 
   /** The delay an input of this peer gets before every peer can have it: largest estimate (or the session's, equalized) + extra. */
   delayMs(): number {
+    if (this.delayDirty) this.refreshDelay();
+    return this.delay;
+  }
+
+  /**
+   * Recomputes the cached delay and largest own estimate. They change only with a ping sample,
+   * a peer's latency info or a new peer, so frames read the cached numbers instead of sorting the
+   * histories (and boxing their results) every time.
+   */
+  private refreshDelay(): void {
+    this.delayDirty = false;
+    this.ownMaxMs = this.computeOwnMax();
+    this.delay = this.computeDelay();
+  }
+
+  private computeDelay(): number {
     let d = 0;
-    for (const r of this.remotes.values()) {
+    for (let i = 0; i < this.remoteList.length; i++) {
+      const r = this.remoteList[i]!;
       d = Math.max(d, r.history.oneWayMs());
       if (this.equalize) d = Math.max(d, r.maxOneWay);
     }
@@ -222,6 +291,7 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
   }
 
   receive(from: number, channel: string, data: Uint8Array, now: number): void {
+    this.pool.recycle();
     if (channel === 'sched' && data.length > 0 && data[0]! >= X_ADMIT && data[0]! <= X_JOIN) {
       try {
         this.onJoinMessage(from, data, now);
@@ -233,19 +303,20 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
     }
     if (!this.joined) {
       // Before the welcome: keep what members already send us (channels are not ordered together).
-      if (channel === 'sched' && this.held.length < 100_000) this.held.push({ from, channel, data });
+      if (channel === 'sched' && this.held.length < 100_000) this.held.push({ from, channel, data: data.slice() });
       return;
     }
     const r = this.remotes.get(from);
     if (!r) {
       // A newcomer may reach us before the host's admission does: keep its schedule for then.
-      if (channel === 'sched' && this.strangers.length < 100_000) this.strangers.push({ from, channel, data });
+      if (channel === 'sched' && this.strangers.length < 100_000)
+        this.strangers.push({ from, channel, data: data.slice() });
       else this.dropped++;
       return;
     }
-    let m: ReturnType<typeof decodeFaMessage>;
+    const m = this.msg;
     try {
-      m = decodeFaMessage(data, this.inputBytes);
+      decodeFaMessageInto(data, this.inputBytes, m);
     } catch (e) {
       if (e instanceof DecodeError) {
         this.dropped++;
@@ -254,32 +325,44 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
       throw e;
     }
     const sched = channel === 'sched';
-    if (m.type === 'event' && sched) {
-      const e = m.event;
+    if (m.type === FaType.Event && sched) {
       // An event must come before its sender's advance for that frame, for a port that exists.
-      if (e.frame <= r.advanced || e.frame < this.next || e.port >= this.ports || e.client !== from) {
+      if (m.frame <= r.advanced || m.frame < this.next || m.port >= this.ports || m.client !== from) {
         this.dropped++;
         return;
       }
+      const e = this.takeEvent();
+      e.frame = m.frame;
+      e.key = m.key;
+      e.client = m.client;
+      e.port = m.port;
+      for (let i = 0; i < this.inputBytes; i++) e.input[i] = data[m.inputAt + i]!;
       this.addEvent(e);
-    } else if (m.type === 'advance' && sched) {
+    } else if (m.type === FaType.Advance && sched) {
       if (m.frame > r.advanced) r.advanced = m.frame;
-    } else if (m.type === 'ping' && !sched) {
+    } else if (m.type === FaType.Ping && !sched) {
+      const out = this.pongPool.take();
       try {
-        this.outbox.push({ to: from, channel: 'ping', data: encodeFaPong(m.seq, m.sentAtUs, now) });
+        encodeFaPongInto(m.seq, m.sentAtUs, now, out);
+        this.pool.push(from, 'ping', out);
       } catch (e) {
         if (!(e instanceof EncodeError)) throw e;
         this.dropped++;
       }
-    } else if (m.type === 'pong' && !sched) {
+    } else if (m.type === FaType.Pong && !sched) {
       const rtt = now - m.pingSentAtUs / 1000;
-      if (rtt >= 0) r.history.add(rtt);
-    } else if (m.type === 'latency' && !sched) {
+      if (rtt >= 0) {
+        r.history.add(rtt);
+        this.delayDirty = true;
+      }
+    } else if (m.type === FaType.Latency && !sched) {
       r.maxOneWay = m.maxOneWayMs;
+      this.delayDirty = true;
     } else this.dropped++;
   }
 
   setLocalInput(input: Uint8Array, now: number): void {
+    this.pool.recycle();
     if (input.length !== this.inputBytes) throw new LockstepError('bad-argument', 'input size');
     this.local.set(input);
     if (this.myPort < 0 || !this.joined) return;
@@ -288,25 +371,23 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
     if (!changed) return;
     this.sentLocal.set(input);
     this.tick(now);
-    const e: FrameAdvanceEvent = {
-      frame: this.promised + 1,
-      key: this.prng.nextU32(),
-      client: this.id,
-      port: this.myPort,
-      input: input.slice(),
-    };
+    const e = this.takeEvent();
+    e.frame = this.promised + 1;
+    e.key = this.prng.nextU32();
+    e.client = this.id;
+    e.port = this.myPort;
+    e.input.set(input);
     this.addEvent(e);
-    this.ownLog.push(e);
-    if (this.ownLog.length > 0 && this.ownLog[0]!.frame < this.next - this.retainFrames) {
-      let k = 0;
-      while (k < this.ownLog.length && this.ownLog[k]!.frame < this.next - this.retainFrames) k++;
-      this.ownLog.splice(0, k);
-    }
-    const data = encodeFaEvent(e);
-    for (const p of this.remotes.keys()) this.outbox.push({ to: p, channel: 'sched', data });
+    // The log keeps its own copy (the event itself goes back to the free list once applied).
+    while (this.ownLog.length > 0 && this.ownLog.at(0).frame < this.next - this.retainFrames) this.ownLog.shift();
+    copyEvent(e, this.ownLog.push());
+    const data = this.eventPool.take();
+    encodeFaEventInto(e, data);
+    for (let i = 0; i < this.remoteList.length; i++) this.pool.push(this.remoteList[i]!.id, 'sched', data);
   }
 
   tick(now: number): void {
+    this.pool.recycle();
     if (!this.joined) {
       // Ask the host, again every second until welcomed (the connection may not be there yet).
       if (now >= this.nextJoinAt) {
@@ -323,16 +404,21 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
     const bound = this.bound(now);
     if (bound > this.promised) {
       this.promised = bound;
-      const data = encodeFaAdvance(bound);
-      for (const p of this.remotes.keys()) this.outbox.push({ to: p, channel: 'sched', data });
+      const data = this.advancePool.take();
+      encodeFaAdvanceInto(bound, data);
+      for (let i = 0; i < this.remoteList.length; i++) this.pool.push(this.remoteList[i]!.id, 'sched', data);
     }
     if (now >= this.nextPingAt) {
       this.nextPingAt = now + this.pingIntervalMs;
-      const data = encodeFaPing(this.pingSeq++, now);
-      const info = encodeFaLatencyInfo(this.ownMax());
-      for (const p of this.remotes.keys()) {
-        this.outbox.push({ to: p, channel: 'ping', data });
-        this.outbox.push({ to: p, channel: 'ping', data: info });
+      const data = this.pingPool.take();
+      encodeFaPingInto(this.pingSeq++, now, data);
+      const info = this.latencyPool.take();
+      if (this.delayDirty) this.refreshDelay();
+      encodeFaLatencyInfoInto(this.ownMaxMs, info);
+      for (let i = 0; i < this.remoteList.length; i++) {
+        const p = this.remoteList[i]!.id;
+        this.pool.push(p, 'ping', data);
+        this.pool.push(p, 'ping', info);
       }
     }
   }
@@ -347,20 +433,39 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
     return Math.min(advanceAt, this.nextPingAt);
   }
 
+  /**
+   * The next frame, once every peer advanced past it. The returned object (and its `inputs`) is
+   * reused by the next call: copy what you keep (see `logEntry`).
+   */
   poll(now: number): FrameRequest | undefined {
+    this.pool.recycle();
     if (!this.joined || this.load || now < this.dueAt()) return undefined;
     this.tick(now);
     const f = this.next;
     if (this.promised < f) return undefined;
-    for (const r of this.remotes.values()) if (r.advanced < f) return undefined;
-    const list = this.events.get(f);
-    if (list) {
-      list.sort(compareEvents);
-      for (const e of list) this.inputs.set(e.input, e.port * this.inputBytes);
-      this.events.delete(f);
+    for (let i = 0; i < this.remoteList.length; i++) if (this.remoteList[i]!.advanced < f) return undefined;
+    const slot = this.slots[f % EVENT_RING]!;
+    if (this.farEvents.size > 0) {
+      const far = this.farEvents.get(f);
+      if (far) {
+        this.farEvents.delete(f);
+        if (slot.frame !== f) this.resetSlot(slot, f);
+        for (const e of far) slot.list.push(e);
+      }
+    }
+    if (slot.frame === f) {
+      const list = slot.list;
+      sortEvents(list);
+      for (let i = 0; i < list.length; i++) {
+        const e = list[i]!;
+        this.inputs.set(e.input, e.port * this.inputBytes);
+      }
+      this.resetSlot(slot, -1);
     }
     this.next++;
-    return { frame: f, inputs: this.inputs, command: 0 };
+    const r = this.request;
+    r.frame = f;
+    return r;
   }
 
   /** Host: admit `cand` (on the port it asked for; the shell hands out free ports) with the state at the start of frame `sync`. */
@@ -402,8 +507,10 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
   private welcome(cand: number, port: number, from: number, sync: number): void {
     if (this.remotes.has(cand) || cand === this.id) return;
     this.addRemote(cand, port, from - 1);
-    for (const e of this.ownLog)
+    for (let i = 0; i < this.ownLog.length; i++) {
+      const e = this.ownLog.at(i);
       if (e.frame >= sync) this.outbox.push({ to: cand, channel: 'sched', data: encodeFaEvent(e) });
+    }
     if (this.promised >= 0) this.outbox.push({ to: cand, channel: 'sched', data: encodeFaAdvance(this.promised) });
     const mine = this.strangers.filter((m) => m.from === cand);
     this.strangers = this.strangers.filter((m) => m.from !== cand);
@@ -415,7 +522,10 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
       ...this.historyOptions,
       ...(initial !== undefined ? { initialOneWayMs: initial } : {}),
     });
-    this.remotes.set(id, { history, advanced, maxOneWay: 0, port });
+    const r = { id, history, advanced, maxOneWay: 0, port };
+    this.remotes.set(id, r);
+    this.delayDirty = true;
+    this.remoteList.push(r);
   }
 
   private onJoinMessage(from: number, data: Uint8Array, now: number): void {
@@ -474,25 +584,71 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
     // The last frame an input made now can no longer reach everyone in time for.
     // Computed so that `now >= startMs + (bound + 1) * frameMs - delay` never holds afterwards,
     // the same expression nextWakeAt uses (no float disagreement, no zero-delay wake loop).
-    const d = this.delayMs();
+    if (this.delayDirty) this.refreshDelay();
+    const d = this.delay;
     let b = Math.floor((now - this.startMs + d) / this.frameMs);
     while (this.startMs + (b + 1) * this.frameMs - d <= now) b++;
     return b;
   }
 
-  private ownMax(): number {
+  private computeOwnMax(): number {
     let d = 0;
-    for (const r of this.remotes.values()) d = Math.max(d, r.history.oneWayMs());
+    for (let i = 0; i < this.remoteList.length; i++) d = Math.max(d, this.remoteList[i]!.history.oneWayMs());
     return d;
   }
 
-  private addEvent(e: FrameAdvanceEvent): void {
-    let list = this.events.get(e.frame);
+  private newEvent(): Ev {
+    return { frame: 0, key: 0, client: 0, port: 0, input: new Uint8Array(this.inputBytes) };
+  }
+
+  private takeEvent(): Ev {
+    return this.freeEvents.pop() ?? this.newEvent();
+  }
+
+  /** Empties `slot` (its events go back to the free list) and gives it to `frame`. */
+  private resetSlot(slot: FrameSlot, frame: number): void {
+    const list = slot.list;
+    while (list.length > 0) this.freeEvents.push(list.pop()!);
+    slot.frame = frame;
+  }
+
+  private addEvent(e: Ev): void {
+    if (e.frame < this.next + EVENT_RING) {
+      const slot = this.slots[e.frame % EVENT_RING]!;
+      // A slot still holding an older frame (not run: a late joiner's jump) is stale.
+      if (slot.frame !== e.frame && slot.frame < this.next) this.resetSlot(slot, e.frame);
+      if (slot.frame === e.frame) {
+        slot.list.push(e);
+        return;
+      }
+    }
+    let list = this.farEvents.get(e.frame);
     if (!list) {
       list = [];
-      this.events.set(e.frame, list);
+      this.farEvents.set(e.frame, list);
     }
     list.push(e);
+  }
+}
+
+function copyEvent(from: Ev, to: Ev): void {
+  to.frame = from.frame;
+  to.key = from.key;
+  to.client = from.client;
+  to.port = from.port;
+  to.input.set(from.input);
+}
+
+/** Insertion sort by {@link compareEvents} (few events per frame; `Array.prototype.sort` allocates). */
+function sortEvents(list: Ev[]): void {
+  for (let i = 1; i < list.length; i++) {
+    const e = list[i]!;
+    let j = i - 1;
+    while (j >= 0 && compareEvents(list[j]!, e) > 0) {
+      list[j + 1] = list[j]!;
+      j--;
+    }
+    list[j + 1] = e;
   }
 }
 

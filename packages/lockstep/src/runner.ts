@@ -238,13 +238,16 @@ export class LockstepRunner<C extends Core = Core> {
   private flush(): void {
     const out = this.scheduler.outbox;
     if (out.length === 0) return;
-    for (const e of out) {
+    for (let i = 0; i < out.length; i++) {
+      const e = out[i]!;
       const c = this.conns.get(e.to);
       if (!c || c.conn.state === 'closed') continue;
       this.payload += e.data.length;
       c.conn.send(e.channel, e.data);
     }
-    out.length = 0;
+    // pop(), not `length = 0`: V8 frees an array's storage on `length = 0`, and the next push
+    // allocates it again; emptied by pop the outbox keeps its storage and a frame allocates nothing.
+    while (out.length > 0) out.pop();
   }
 
   private arm(now: number): void {
