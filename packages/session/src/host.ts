@@ -72,8 +72,8 @@ export interface HostPeerInfo {
   readonly nick: string | undefined;
   /** Player slot (0 is the host), or undefined for a spectator or before admission. */
   readonly slot: number | undefined;
-  /** `handshaking` (before SYNC), `waiting` (spectator admitted, game not started), `playing`, `spectating`. */
-  readonly stage: 'handshaking' | 'waiting' | 'playing' | 'spectating';
+  /** `handshaking` (before SYNC), `playing` or `spectating` (a spectator admitted before the start waits for it). */
+  readonly stage: 'handshaking' | 'playing' | 'spectating';
   /** The transport's remote address. */
   readonly remoteAddress: string;
 }
@@ -92,14 +92,18 @@ export interface NetplayHostEventMap {
 
 interface Peer {
   readonly conn: Connection;
-  stage: 'hello' | 'info' | 'waiting' | 'playing' | 'spectating' | 'closed';
+  stage: 'hello' | 'info' | 'playing' | 'spectating' | 'closed';
   nick: string | undefined;
   spectate: boolean;
   salt: number;
   slot: number | undefined;
   timer: Timer | undefined;
   offs: Unsubscribe[];
+  /** Game messages of a spectator that arrived before the scheduler started. */
+  early: Array<{ channel: string; data: Uint8Array }>;
 }
+
+const MAX_EARLY_MESSAGES = 64;
 
 const defaultRandomU32 = (): number => {
   const a = new Uint32Array(1);
@@ -235,6 +239,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
       slot: undefined,
       timer: undefined,
       offs: [],
+      early: [],
     };
     this.peers.add(peer);
     peer.timer = this.clock.setTimer(this.handshakeTimeoutMs, () => {
@@ -280,9 +285,11 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
   private onMessage(peer: Peer, channel: string, data: Uint8Array): void {
     if (peer.stage === 'closed') return;
     if (channel !== SESSION_CONTROL_CHANNEL) {
-      if ((peer.stage === 'playing' || peer.stage === 'spectating') && peer.nick !== undefined && this.session)
-        this.session.receive(peer.nick, channel, data);
-      else if (peer.stage !== 'waiting')
+      if ((peer.stage === 'playing' || peer.stage === 'spectating') && peer.nick !== undefined) {
+        if (this.session !== undefined) this.session.receive(peer.nick, channel, data);
+        else if (peer.early.length < MAX_EARLY_MESSAGES) peer.early.push({ channel, data });
+        else this.refuse(peer, new SessionError('protocol', 'too many game messages before the start'));
+      } else
         this.refuse(peer, new SessionError('protocol', `game message on ${channel} before the handshake finished`));
       return;
     }
@@ -420,10 +427,6 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
     peer.timer = undefined;
     const nick = peer.nick ?? '';
     if (peer.spectate) {
-      if (this.session === undefined) {
-        peer.stage = 'waiting';
-        return;
-      }
       this.syncSpectator(peer);
       return;
     }
@@ -432,7 +435,12 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
     peer.stage = 'playing';
     this.start(peer);
     this.emitter.emit('peer-joined', { nick, slot: peer.slot });
-    for (const p of this.peers) if (p.stage === 'waiting') this.syncSpectator(p);
+    // Spectators admitted before the start: their SPECTATE requests reach the scheduler now.
+    for (const p of this.peers) {
+      const early = p.early.splice(0);
+      if (p.stage === 'spectating' && p.nick !== undefined)
+        for (const e of early) this.session?.receive(p.nick, e.channel, e.data);
+    }
   }
 
   private roster(): RosterEntry[] {
@@ -495,7 +503,10 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
     this.emitter.emit('started', { frame: 0, roster });
   }
 
-  /** Admits a spectator into the running game: SYNC (no state: the scheduler sends it), then the scheduler takes over. */
+  /**
+   * Admits a spectator: SYNC without a state (the rollback scheduler syncs it from the host's
+   * savestate when its SPECTATE request arrives; before the start that request waits).
+   */
   private syncSpectator(peer: Peer): void {
     peer.stage = 'spectating';
     this.sendTo(
@@ -525,7 +536,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
 
   private refuse(peer: Peer, error: SessionError): void {
     const nick = peer.nick;
-    const admitted = peer.stage === 'playing' || peer.stage === 'spectating' || peer.stage === 'waiting';
+    const admitted = peer.stage === 'playing' || peer.stage === 'spectating';
     this.sendTo(peer, encodeRefuse({ code: error.code, message: error.message }));
     this.drop(peer);
     if (admitted && nick !== undefined) this.session?.disconnectPeer(nick);
@@ -547,7 +558,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
   private onClose(peer: Peer, reason: string): void {
     for (const off of peer.offs) off();
     if (peer.stage === 'closed' || !this.peers.has(peer)) return;
-    const admitted = peer.stage === 'playing' || peer.stage === 'spectating' || peer.stage === 'waiting';
+    const admitted = peer.stage === 'playing' || peer.stage === 'spectating';
     const nick = peer.nick;
     this.drop(peer);
     if (admitted && nick !== undefined) {
