@@ -1,5 +1,28 @@
 /**
- * @netplay/retroarch: not implemented yet; see the package README.
+ * @netplay/retroarch: talk to real RetroArch 1.14 netplay (protocol 6). A sans-I/O client that
+ * spectates or plays, and a recorder of a session's input log. The `node:net` shell and the
+ * record command are in `@netplay/retroarch/node`.
  * @packageDocumentation
  */
-export {};
+export {
+  RetroArchClient,
+  type RetroArchClientEvent,
+  type RetroArchClientOptions,
+  type RetroArchClientState,
+  type RetroArchCoreInfo,
+  type RetroArchInputEvent,
+  type RetroArchSessionInfo,
+  retroArchDeviceWords,
+  retroArchInputWords,
+} from './client.js';
+export { RetroArchError, type RetroArchErrorCode } from './errors.js';
+export {
+  parseRecording,
+  RECORDING_FORMAT,
+  RECORDING_VERSION,
+  type Recording,
+  type RecordingEntry,
+  type RecordingHeader,
+  RetroArchRecorder,
+} from './recorder.js';
+export { inflateSavestate } from './savestate.js';

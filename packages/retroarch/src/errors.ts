@@ -1,0 +1,36 @@
+/** Why a RetroArch session failed. */
+export type RetroArchErrorCode =
+  /** The host answered the connection header with `FULL`. */
+  | 'host-full'
+  /** The host answered the connection header with `DENY` (banned). */
+  | 'host-denied'
+  /** The host's header is not a RetroArch header or speaks a protocol other than 5–6. */
+  | 'bad-header'
+  /** The host asks for a password and none was given. */
+  | 'password-required'
+  /** The host dropped the connection after our PASSWORD (wrong password). */
+  | 'password-rejected'
+  /** The peer sent bytes that do not decode, or a message that is not allowed at this point. */
+  | 'protocol'
+  /** The peer sent NAK: it drops us. */
+  | 'nak'
+  /** The handshake did not finish within the configured time. */
+  | 'timeout'
+  /** A savestate could not be inflated, or announces more than the configured maximum. */
+  | 'savestate'
+  /** The connection closed before the session ended cleanly. */
+  | 'closed'
+  /** An API call that is not allowed in the current state (e.g. input before playing). */
+  | 'state';
+
+/** The error the RetroArch client, host and recorder report: a typed `code` and a message. */
+export class RetroArchError extends Error {
+  override readonly name = 'RetroArchError';
+  constructor(
+    /** What kind of failure it is. */
+    readonly code: RetroArchErrorCode,
+    message: string,
+  ) {
+    super(`${message} (${code})`);
+  }
+}
