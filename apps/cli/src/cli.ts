@@ -1,4 +1,6 @@
 import { type DemoDeps, demoCommand } from './commands/demo.js';
+import { type HostDeps, hostCommand } from './commands/host.js';
+import { type JoinDeps, joinCommand } from './commands/join.js';
 import { type SyncTestDeps, synctestCommand } from './commands/synctest.js';
 import { CliError, ExitCode, type ExitCodeValue } from './exit-codes.js';
 import type { CliIo } from './io.js';
@@ -10,7 +12,7 @@ Commands:
   netplay demo [--seconds N] [--mode rollback] [--seed N]      host + two bots over an impaired UDP relay
   netplay synctest --rom FILE [--frames N --check-distance N]  find non-determinism in a ROM's run
   netplay host --rom FILE [--port N --transport udp|ws ...]    host a game (see its --help)
-  netplay join HOST:PORT [--spectate]                          join a game and play in the terminal
+  netplay join HOST:PORT [--spectate] [--rom FILE]             join a game and play in the terminal
 
 Run "netplay COMMAND --help" for a command's options. Exit codes: see the README.`;
 
@@ -18,6 +20,8 @@ Run "netplay COMMAND --help" for a command's options. Exit codes: see the README
 export interface CliDeps {
   readonly synctest?: SyncTestDeps;
   readonly demo?: DemoDeps;
+  readonly host?: HostDeps;
+  readonly join?: JoinDeps;
 }
 
 /**
@@ -32,6 +36,10 @@ export async function runCli(argv: readonly string[], io: CliIo, deps: CliDeps =
         return await synctestCommand(rest, io, deps.synctest);
       case 'demo':
         return await demoCommand(rest, io, deps.demo);
+      case 'host':
+        return await hostCommand(rest, io, deps.host);
+      case 'join':
+        return await joinCommand(rest, io, deps.join);
       case undefined:
       case 'help':
       case '--help':

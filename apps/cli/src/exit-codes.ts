@@ -14,14 +14,16 @@ export const ExitCode = {
   Network: 4,
   /** The host refused the password. */
   PasswordRefused: 5,
-  /** The host speaks another protocol version, or runs another core or ROM. */
-  Mismatch: 6,
+  /** The host speaks another session protocol version (or is not a netplay host). */
+  VersionMismatch: 6,
   /** The host is full. */
   Full: 7,
   /** A peer or the host was lost mid-game. */
   PeerLost: 8,
-  /** The feature is not supported yet (e.g. a demo mode). */
+  /** The feature is not supported yet (e.g. a scheduler mode). */
   Unsupported: 9,
+  /** The host runs another core, core version or ROM. */
+  ContentMismatch: 10,
   /** An unexpected internal error (a bug: please report it with the stack trace). */
   Internal: 70,
   /** Interrupted by the user (Ctrl-C). */

@@ -12,7 +12,12 @@ process.on('SIGINT', () => {
 });
 
 try {
-  const code = await runCli(process.argv.slice(2), processIo(abort.signal));
+  const stdin = process.stdin.isTTY ? process.stdin : undefined;
+  const code = await runCli(
+    process.argv.slice(2),
+    processIo(abort.signal),
+    stdin ? { host: { stdin }, join: { stdin } } : {},
+  );
   process.exitCode = interrupted && code === ExitCode.Ok ? ExitCode.Interrupted : code;
 } catch (e) {
   process.stderr.write(`netplay: internal error: ${(e as Error).stack ?? String(e)}\n`);

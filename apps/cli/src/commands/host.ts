@@ -1,0 +1,152 @@
+import { parseArgs } from 'node:util';
+import { NetplayHost, SESSION_MODES, type SessionMode } from '@netplay/session';
+import { type Clock, systemClock } from '@netplay/transport';
+import { FinalStates } from '../agreement.js';
+import { choiceOption, intOption, numberOption, usageErrors } from '../args.js';
+import { chip8Content } from '../content.js';
+import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes.js';
+import type { CliIo } from '../io.js';
+import type { RawInput } from '../keyboard.js';
+import { DEFAULT_PORT, listenSession, TRANSPORTS } from '../net.js';
+import { Display, inputSource, paceFrames } from '../play.js';
+import { statsLine } from '../render.js';
+import { makeCore, readRom } from '../rom.js';
+import { sessionFailure } from '../session-errors.js';
+
+/** Usage text of `netplay host`. */
+export const HOST_USAGE = `netplay host --rom FILE [--port N] [--bind ADDRESS] [--transport udp|ws] [--mode rollback]
+                [--players N] [--password TEXT] [--delay N] [--nick NAME] [--bot] [--seconds N]
+
+Hosts a game of the ROM and plays player 1 from the keyboard (W/S/A/D or arrows, Space/J, K; Q quits).
+Others join with "netplay join HOST:PORT" (the same ROM), spectators with --spectate.
+  --port N        port to listen on (default ${DEFAULT_PORT}; 0 picks a free one)
+  --bind ADDRESS  address to listen on (default 0.0.0.0: reachable by others; 127.0.0.1: this machine only)
+  --transport T   udp (default) or ws (WebSocket, for browsers)
+  --mode M        rollback (lockstep-cs, lockstep-p2p, frame-advance: not supported yet, exit 9)
+  --players N     player slots including the host (rollback: 2)
+  --password P    password joiners must give (sent as a salted SHA-256 proof, never in clear)
+  --delay N       frames of input delay (default 0)
+  --nick NAME     the host's nick (default "host")
+  --bot           a bot plays instead of the keyboard
+  --seconds N     stop after N seconds (default: until Q or Ctrl-C)`;
+
+/** In-process hooks for tests. */
+export interface HostDeps {
+  readonly clock?: Clock;
+  /** Keyboard (default: none; main.ts passes process.stdin). */
+  readonly stdin?: RawInput;
+  /** Called once the host listens, with the port. */
+  readonly onListening?: (port: number) => void;
+  /** Receives the host's final-state hashes at the end. */
+  readonly onFinals?: (finals: FinalStates) => void;
+}
+
+/** `netplay host`. */
+export async function hostCommand(argv: string[], io: CliIo, deps: HostDeps = {}): Promise<ExitCodeValue> {
+  const { values } = usageErrors(() =>
+    parseArgs({
+      args: argv,
+      options: {
+        rom: { type: 'string' },
+        port: { type: 'string' },
+        bind: { type: 'string' },
+        transport: { type: 'string' },
+        mode: { type: 'string' },
+        players: { type: 'string' },
+        password: { type: 'string' },
+        delay: { type: 'string' },
+        nick: { type: 'string' },
+        bot: { type: 'boolean' },
+        seconds: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+    }),
+  );
+  if (values.help) {
+    io.out(`${HOST_USAGE}\n`);
+    return ExitCode.Ok;
+  }
+  if (values.rom === undefined) throw new CliError(ExitCode.Usage, `host needs --rom FILE\n\n${HOST_USAGE}`);
+  const port = intOption('port', values.port, DEFAULT_PORT, 0, 65535);
+  const transport = choiceOption('transport', values.transport, TRANSPORTS, 'udp');
+  const mode: SessionMode = choiceOption('mode', values.mode, SESSION_MODES, 'rollback');
+  const players = intOption('players', values.players, 2, 2, 16);
+  const delay = intOption('delay', values.delay, 0, 0, 30);
+  const seconds = values.seconds === undefined ? undefined : numberOption('seconds', values.seconds, 0, 0.1, 1e6);
+  const bind = values.bind ?? '0.0.0.0';
+  const clock = deps.clock ?? systemClock;
+
+  const rom = await readRom(values.rom);
+  const core = makeCore(rom, values.rom, { ports: Math.max(2, Math.min(4, players)) });
+  let host: NetplayHost;
+  try {
+    host = new NetplayHost({
+      core,
+      content: chip8Content(rom),
+      clock,
+      mode,
+      players,
+      inputDelay: delay,
+      ...(values.nick !== undefined ? { nick: values.nick } : {}),
+      ...(values.password ? { password: values.password } : {}),
+    });
+  } catch (e) {
+    throw sessionFailure(e);
+  }
+  const bound = await listenSession(transport, bind, port, clock);
+  const finals = new FinalStates(host.nick);
+  const input = inputSource(values.bot ? { bot: 1 } : deps.stdin ? { stdin: deps.stdin } : {}, clock);
+  const display = new Display(io, {
+    title: `netplay host: ${core.title ?? values.rom} on ${transport} ${bind}:${bound.port}, ${mode}, ${players} players`,
+    screen: () => (host.started ? core.framebuffer() : undefined),
+    stats: () => {
+      const s = host.rollback;
+      if (s === undefined) return [`${host.nick} waiting for players (${host.peerList().length} connected)`];
+      return [statsLine(host.nick, s, 0)];
+    },
+  });
+  host.on('peer-joined', ({ nick, slot }) =>
+    display.event(`${nick} joined ${slot === undefined ? 'as a spectator' : `as P${slot + 1}`}`),
+  );
+  host.on('peer-refused', ({ nick, remoteAddress, error }) =>
+    display.event(`refused ${nick ?? remoteAddress}: ${error.code}: ${error.message}`),
+  );
+  host.on('peer-left', ({ nick, slot, reason }) =>
+    display.event(
+      `${nick} left${slot === undefined ? '' : ` (P${slot + 1}; the game goes on without it)`}: ${reason || 'connection closed'}`,
+    ),
+  );
+  host.on('started', ({ frame }) => display.event(`all players are in: the game starts at frame ${frame}`));
+  io.out(
+    `hosting on ${transport} ${bind}:${bound.port}: join with ` +
+      `"netplay join HOST:${bound.port}${transport === 'ws' ? ' --transport ws' : ''} --rom ${values.rom}"\n`,
+  );
+  deps.onListening?.(bound.port);
+  const off = host.listen(bound.listener);
+  const start = clock.now();
+  try {
+    await paceFrames(clock, io.signal, (now) => {
+      if (input.quit) return false;
+      if (seconds !== undefined && now - start >= seconds * 1000) return false;
+      host.tick(input.next(now));
+      const s = host.rollback;
+      const d = host.driver;
+      if (s !== undefined && d !== undefined)
+        finals.record(Math.min(s.confirmedFrame, s.currentFrame), (f) => d.stateOf(f));
+      display.frame(now);
+      return true;
+    });
+  } finally {
+    input.close();
+    off();
+    host.close('closed: the host left');
+    // Let the close reach the peers before the socket goes.
+    await new Promise<void>((resolve) => clock.setTimer(100, resolve));
+    bound.listener.close('closed: the host left');
+  }
+  display.final();
+  io.out(`host: stopped at frame ${host.frame}\n`);
+  deps.onFinals?.(finals);
+  return ExitCode.Ok;
+}

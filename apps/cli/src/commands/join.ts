@@ -1,0 +1,137 @@
+import { parseArgs } from 'node:util';
+import { NetplayClient, type SessionError } from '@netplay/session';
+import { type Clock, systemClock } from '@netplay/transport';
+import { FinalStates } from '../agreement.js';
+import { choiceOption, numberOption, usageErrors } from '../args.js';
+import { chip8Content } from '../content.js';
+import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes.js';
+import type { CliIo } from '../io.js';
+import type { RawInput } from '../keyboard.js';
+import { connectSession, parseAddress, TRANSPORTS } from '../net.js';
+import { Display, inputSource, paceFrames } from '../play.js';
+import { statsLine } from '../render.js';
+import { makeCore, readRom, SPACE_RACER_URL } from '../rom.js';
+import { sessionFailure } from '../session-errors.js';
+
+/** Usage text of `netplay join`. */
+export const JOIN_USAGE = `netplay join HOST:PORT [--rom FILE] [--transport udp|ws] [--spectate] [--nick NAME]
+                [--password TEXT] [--bot] [--seconds N]
+
+Joins a game and plays from the keyboard (W/S/A/D or arrows, Space/J, K; Q quits), or watches it.
+  --rom FILE      the ROM the host runs (default: the embedded Space Racer)
+  --transport T   udp (default) or ws
+  --spectate      watch instead of taking a player slot
+  --nick NAME     your nick (default "player"; the host renames duplicates)
+  --password P    the session's password
+  --bot           a bot plays instead of the keyboard
+  --seconds N     leave after N seconds of play (default: until Q or Ctrl-C)`;
+
+/** In-process hooks for tests. */
+export interface JoinDeps {
+  readonly clock?: Clock;
+  readonly stdin?: RawInput;
+  /** Receives this peer's final-state hashes at the end. */
+  readonly onFinals?: (finals: FinalStates) => void;
+  /** Test hook: the session protocol version announced (default the session package's). */
+  readonly protocolVersion?: number;
+}
+
+/** `netplay join`. */
+export async function joinCommand(argv: string[], io: CliIo, deps: JoinDeps = {}): Promise<ExitCodeValue> {
+  const { values, positionals } = usageErrors(() =>
+    parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        rom: { type: 'string' },
+        transport: { type: 'string' },
+        spectate: { type: 'boolean' },
+        nick: { type: 'string' },
+        password: { type: 'string' },
+        bot: { type: 'boolean' },
+        seconds: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+    }),
+  );
+  if (values.help) {
+    io.out(`${JOIN_USAGE}\n`);
+    return ExitCode.Ok;
+  }
+  if (positionals.length !== 1) throw new CliError(ExitCode.Usage, `join needs one HOST:PORT\n\n${JOIN_USAGE}`);
+  const { host: address, port } = parseAddress(positionals[0]!);
+  const transport = choiceOption('transport', values.transport, TRANSPORTS, 'udp');
+  const seconds = values.seconds === undefined ? undefined : numberOption('seconds', values.seconds, 0, 0.1, 1e6);
+  const clock = deps.clock ?? systemClock;
+  const rom = await readRom(values.rom ?? SPACE_RACER_URL);
+  const core = makeCore(rom, values.rom ?? 'Space Racer', { ports: 2 });
+
+  const conn = await connectSession(transport, address, port, clock);
+  const client = new NetplayClient(conn, {
+    core,
+    content: chip8Content(rom),
+    clock,
+    nick: values.nick ?? 'player',
+    spectate: values.spectate === true,
+    ...(deps.protocolVersion !== undefined ? { protocolVersion: deps.protocolVersion } : {}),
+    ...(values.password ? { password: values.password } : {}),
+  });
+  let info: Awaited<ReturnType<NetplayClient['joined']>>;
+  try {
+    info = await client.joined();
+  } catch (e) {
+    conn.close('closed: the client left');
+    throw sessionFailure(e);
+  }
+  const role = info.slot === undefined ? 'a spectator' : `P${info.slot + 1}`;
+  io.out(`joined ${address}:${port} as ${info.nick} (${role}), ${info.mode}, host ${info.hostNick}\n`);
+  const finals = new FinalStates(info.nick);
+  const input = inputSource(
+    info.slot === undefined ? {} : values.bot ? { bot: 2 + info.slot } : deps.stdin ? { stdin: deps.stdin } : {},
+    clock,
+  );
+  const display = new Display(io, {
+    title: `netplay join: ${core.title ?? 'ROM'} at ${address}:${port} as ${info.nick} (${role})`,
+    screen: () => core.framebuffer(),
+    stats: () => {
+      const s = client.rollback;
+      if (s !== undefined) return [statsLine(info.nick, s, info.slot)];
+      return [
+        `${info.nick.padEnd(10)}    frame ${String(client.frame ?? '-').padStart(5)}  (spectating: confirmed inputs only)`,
+      ];
+    },
+  });
+  let lost: SessionError | undefined;
+  const offClosed = client.on('closed', ({ error }) => {
+    lost = error;
+  });
+  const start = clock.now();
+  try {
+    await paceFrames(clock, io.signal, (now) => {
+      if (lost !== undefined || input.quit) return false;
+      if (seconds !== undefined && now - start >= seconds * 1000) return false;
+      client.tick(input.next(now));
+      const d = client.driver;
+      const s = client.rollback;
+      if (d !== undefined) {
+        if (s !== undefined) finals.record(Math.min(s.confirmedFrame, s.currentFrame), (f) => d.stateOf(f));
+        else if (client.frame !== undefined) finals.record(client.frame, (f) => d.stateOf(f));
+      }
+      display.frame(now);
+      return true;
+    });
+  } finally {
+    input.close();
+    offClosed();
+    if (lost === undefined) {
+      client.close('closed: the client left');
+      await new Promise<void>((resolve) => clock.setTimer(100, resolve));
+    }
+  }
+  display.final();
+  deps.onFinals?.(finals);
+  if (lost !== undefined) throw sessionFailure(lost, true);
+  io.out(`join: left at frame ${client.frame ?? '-'}\n`);
+  return ExitCode.Ok;
+}

@@ -1,0 +1,117 @@
+import type { Framebuffer } from '@netplay/core-wasm';
+import type { Clock } from '@netplay/transport';
+import { RacerBot } from './bot.js';
+import type { CliIo } from './io.js';
+import { attachKeyboard, KeyState, type RawInput } from './keyboard.js';
+import { CLEAR, drawScreen } from './render.js';
+
+/** 60 frames per second. */
+export const FRAME_MS = 1000 / 60;
+
+/** Where a player's input comes from each frame. */
+export interface InputSource {
+  /** This frame's 2-byte pad input (the same array may be returned every call). */
+  next(now: number): Uint8Array;
+  /** True once the person asked to quit (q, Esc, Ctrl-C). */
+  readonly quit: boolean;
+  /** Restores the terminal. */
+  close(): void;
+}
+
+/**
+ * The input of a local player: a bot (`--bot`, seeded), the keyboard of a TTY stdin (raw mode),
+ * or no input at all (stdin is not a terminal).
+ */
+export function inputSource(kind: { bot?: number; stdin?: RawInput }, clock: Clock): InputSource {
+  if (kind.bot !== undefined) {
+    const bot = new RacerBot(kind.bot);
+    return { next: () => bot.next(), quit: false, close: () => {} };
+  }
+  const keys = new KeyState();
+  const detach = kind.stdin ? attachKeyboard(kind.stdin, keys, () => clock.now()) : () => {};
+  const input = new Uint8Array(2);
+  return {
+    next(now) {
+      const pad = keys.pad(now);
+      input[0] = pad & 0xff;
+      input[1] = pad >>> 8;
+      return input;
+    },
+    get quit() {
+      return keys.quit;
+    },
+    close: detach,
+  };
+}
+
+/** What the screen shows: a title, the game (once it runs), stats lines and recent events. */
+export interface View {
+  readonly title: string;
+  screen(): Framebuffer | undefined;
+  stats(): readonly string[];
+}
+
+/** Draws the view on a terminal every other frame, or prints the stats every 5 s otherwise. */
+export class Display {
+  private readonly events: string[] = [];
+  private frames = 0;
+  private lastPrint = Number.NEGATIVE_INFINITY;
+
+  constructor(
+    private readonly io: CliIo,
+    private readonly view: View,
+  ) {}
+
+  /** An event line ("alice joined as P2"): printed at once without a terminal, kept on screen with one. */
+  event(text: string): void {
+    if (this.io.live) {
+      this.events.push(text);
+      if (this.events.length > 4) this.events.shift();
+    } else this.io.out(`${text}\n`);
+  }
+
+  /** Called once per frame. */
+  frame(now: number): void {
+    if (this.io.live) {
+      if (this.frames++ % 2 !== 0) return;
+      const fb = this.view.screen();
+      const lines = [
+        this.view.title,
+        fb ? drawScreen(fb) : '(waiting for the game to start)',
+        ...this.view.stats(),
+        ...this.events,
+        'keys: W/S/A/D or arrows, Space/J = A, K = B, Q to quit',
+      ];
+      this.io.out(`${CLEAR}${lines.join('\n')}\n`);
+    } else if (now - this.lastPrint >= 5000) {
+      this.lastPrint = now;
+      for (const line of this.view.stats()) this.io.out(`${line}\n`);
+    }
+  }
+
+  /** Prints the final stats (and leaves the terminal's last picture in place). */
+  final(): void {
+    for (const line of this.view.stats()) this.io.out(`${line}\n`);
+  }
+}
+
+/**
+ * Calls `frame` 60 times a second (paced by `clock`, without bursting after a stall) until it
+ * returns false or `signal` aborts.
+ */
+export async function paceFrames(
+  clock: Clock,
+  signal: AbortSignal | undefined,
+  frame: (now: number) => boolean,
+): Promise<void> {
+  let due = clock.now();
+  for (;;) {
+    if (signal?.aborted) return;
+    const now = clock.now();
+    if (!frame(now)) return;
+    due += FRAME_MS;
+    const after = clock.now();
+    if (due < after - 100) due = after;
+    await new Promise<void>((resolve) => clock.setTimer(Math.max(0, due - after), resolve));
+  }
+}
