@@ -1,17 +1,25 @@
 import {
   ByteReader,
   DecodeError,
-  decodeMameHubInputPacket,
   encodeMameHubInputPacket,
+  MAMEHUB_PACKET_HEADER_SIZE,
+  MAMEHUB_PORT_HEADER_SIZE,
+  type MameHubInputPacket,
   type MameInputState,
   mameHubInputPacketSize,
-  mergeMameInputStates,
 } from '@netplay/protocol';
 import { applyDelta, DeltaError, pageDelta } from '@netplay/state';
 import type { ChannelSpec } from '@netplay/transport';
 import { LockstepError } from './errors.js';
-import { decodeFaMessage, encodeFaPing, encodeFaPong } from './frame-advance-wire.js';
+import {
+  decodeFaMessageInto,
+  encodeFaPingInto,
+  encodeFaPongInto,
+  FaType,
+  faMessageScratch,
+} from './frame-advance-wire.js';
 import { PingHistory, type PingHistoryOptions } from './latency.js';
+import { type BufferPool, OutboxPool, Ring, readU32BE } from './pool.js';
 import type { Envelope, FrameRequest, LockstepScheduler, StatefulScheduler } from './types.js';
 
 /**
@@ -81,11 +89,12 @@ export interface MeshOptions {
   readonly onAction?: (action: MeshAction) => void;
 }
 
+/** A received (or sent) input packet, in a reused ring slot. */
 interface Packet {
-  readonly id: number;
-  readonly time: number;
-  /** The port inputs this packet sets (all ports, OR-merged with the other peers'). */
-  readonly state: MameInputState;
+  id: number;
+  time: number;
+  /** Every port's `currentMask` (OR-merged with the other peers'; the other fields are not used). */
+  readonly masks: Uint32Array;
 }
 
 interface Remote {
@@ -94,16 +103,19 @@ interface Remote {
   readonly history: PingHistory;
   /** Next packet id expected; -1 until a joiner learns the base. */
   expected: number;
+  /** Input messages ahead of `expected` (copies), put back in id order. */
   readonly early: Map<number, Uint8Array>;
-  readonly packets: Packet[];
+  /** The packets still needed: the last one at or before the next frame, and every later one. */
+  readonly packets: Ring<Packet>;
   /** First frame this peer's input counts and is waited for. */
   activeFrom: number;
 }
 
+/** An item of this peer's input stream, kept for late joiners (a reused ring slot). */
 interface OwnItem {
-  readonly id: number;
-  readonly time: number;
-  readonly bytes: Uint8Array;
+  id: number;
+  time: number;
+  bytes: Uint8Array;
 }
 
 const K_PACKET = 1;
@@ -151,8 +163,25 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
   private joined: boolean;
   private activeFrom = 0;
   private readonly remotes = new Map<number, Remote>();
-  private readonly own: OwnItem[] = [];
-  private readonly ownPackets: Packet[] = [];
+  /**
+   * This peer's input stream since the oldest sync block a late joiner can still be sent: items
+   * older than `retainFrames` before the next frame are dropped (the last one at or before that
+   * point stays: it sets the input in force there).
+   */
+  private readonly own: Ring<OwnItem>;
+  private readonly ownPackets: Ring<Packet>;
+  private readonly retainFrames: number;
+  private readonly remoteList: Remote[] = [];
+  private readonly packetSize: number;
+  private readonly packetOut: MameHubInputPacket;
+  private readonly msg = faMessageScratch();
+  private readonly pool: OutboxPool;
+  private readonly inputPool: BufferPool;
+  private readonly pingPool: BufferPool;
+  private readonly pongPool: BufferPool;
+  private readonly request: { frame: number; inputs: Uint8Array; command: number };
+  private oneWayDirty = true;
+  private oneWayMax = 0.5;
   private nextId = 0;
   private lastTime = -1;
   private sentFor = -1;
@@ -221,6 +250,21 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     this.local = new Uint8Array(inputBytes);
     this.merged = blankState(ports);
     this.inputs = new Uint8Array(ports * inputBytes);
+    this.packetOut = { inputId: 0, futureInputTime: 0, state: blankState(ports) };
+    this.packetSize = mameHubInputPacketSize(this.packetOut.state);
+    this.retainFrames = 2 * this.syncInterval + 120;
+    this.own = new Ring(() => ({ id: 0, time: 0, bytes: new Uint8Array(1 + this.packetSize) }));
+    this.ownPackets = new Ring(() => ({ id: 0, time: 0, masks: new Uint32Array(ports) }));
+    this.pool = new OutboxPool(this.outbox);
+    this.inputPool = this.pool.buffers(1 + this.packetSize);
+    this.pingPool = this.pool.buffers(13);
+    this.pongPool = this.pool.buffers(21);
+    this.request = { frame: 0, inputs: this.inputs, command: 0 };
+  }
+
+  /** Items of this peer's input stream kept for late joiners (bounded: about `2 × syncIntervalFrames + 120`). */
+  get historyLength(): number {
+    return this.own.length;
   }
 
   get port(): number {
@@ -243,8 +287,14 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
 
   /** The latency estimate in frames (future input time minus current time): one-way estimate plus extra delay, in frames, plus one. */
   latencyFrames(): number {
-    let d = 0;
-    for (const r of this.remotes.values()) d = Math.max(d, r.history.oneWayMs());
+    if (this.oneWayDirty) {
+      // Only a ping sample or a new peer changes it: frames read the cached figure.
+      this.oneWayDirty = false;
+      let m = 0;
+      for (let i = 0; i < this.remoteList.length; i++) m = Math.max(m, this.remoteList[i]!.history.oneWayMs());
+      this.oneWayMax = m;
+    }
+    const d = this.oneWayMax;
     // A packet with time T is sent while frame T - L starts and is needed when frame T - 1 starts
     // (that frame waits for a packet beyond it): L - 1 frames must cover the one-way time.
     return Math.ceil((d + this.extraDelayMs) / this.frameMs) + 1;
@@ -279,13 +329,14 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
   }
 
   receive(from: number, channel: string, data: Uint8Array, now: number): void {
+    this.pool.recycle();
     try {
       if (channel === 'join') this.onJoin(from, data, now);
       else if (channel === 'ping') this.onPing(from, data, now);
       else if (channel === 'input' || channel === 'input-u') {
         if (!this.joined && this.hello) {
           if (this.early.length >= 100_000) throw new DecodeError('too-large', 0, 'too many inputs before acceptance');
-          this.early.push({ from, channel, data });
+          this.early.push({ from, channel, data: data.slice() });
         } else this.onInput(from, channel, data);
       } else this.dropped++;
     } catch (e) {
@@ -300,14 +351,16 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
   }
 
   tick(now: number): void {
+    this.pool.recycle();
     if (this.hello && now >= this.nextHelloAt) {
       this.nextHelloAt = now + 1000;
       this.outbox.push({ to: this.host, channel: 'join', data: this.hello });
     }
     if (now >= this.nextPingAt && this.remotes.size > 0) {
       this.nextPingAt = now + this.pingIntervalMs;
-      const data = encodeFaPing(this.pingSeq++, now);
-      for (const p of this.remotes.keys()) this.outbox.push({ to: p, channel: 'ping', data });
+      const data = this.pingPool.take();
+      encodeFaPingInto(this.pingSeq++, now, data);
+      for (let i = 0; i < this.remoteList.length; i++) this.pool.push(this.remoteList[i]!.id, 'ping', data);
     }
     if (this.pending && now >= this.pending.deadline) this.reject(this.pending.id);
   }
@@ -341,22 +394,36 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     return l;
   }
 
+  /**
+   * The next frame, once every active peer's packets reach beyond it. The returned object (and
+   * its `inputs`) is reused by the next call: copy what you keep (see `logEntry`).
+   */
   poll(now: number): FrameRequest | undefined {
+    this.pool.recycle();
     if (!this.joined || this.load || now < this.dueAt()) return undefined;
     const f = this.next;
     if (this.sentFor < f) this.sendPacket(f);
-    for (const r of this.remotes.values()) {
+    const remotes = this.remoteList;
+    for (let i = 0; i < remotes.length; i++) {
+      const r = remotes[i]!;
       if (f < r.activeFrom) continue;
-      const last = r.packets[r.packets.length - 1];
+      const last = r.packets.last();
       if (!last || last.time <= f) return undefined;
     }
-    const states: MameInputState[] = [];
-    if (f >= this.activeFrom) pick(this.ownPackets, f, states);
-    for (const r of this.remotes.values()) if (f >= r.activeFrom) pick(r.packets, f, states);
-    mergeMameInputStates(states, this.merged);
-    stateToBytes(this.merged, this.inputBytes, this.inputs);
+    // The OR-merge (`mergeMameInputStates`) of every active peer's most recent packet at or
+    // before f, on the current masks (the only field a frame's inputs come from).
+    const masks = this.merged;
+    for (let p = 0; p < this.ports; p++) masks[p]!.currentMask = 0;
+    if (f >= this.activeFrom) orPick(this.ownPackets, f, masks);
+    for (let i = 0; i < remotes.length; i++) {
+      const r = remotes[i]!;
+      if (f >= r.activeFrom) orPick(r.packets, f, masks);
+    }
+    stateToBytes(masks, this.inputBytes, this.inputs);
     this.next++;
-    return { frame: f, inputs: this.inputs, command: 0 };
+    const req = this.request;
+    req.frame = f;
+    return req;
   }
 
   private sendPacket(f: number): void {
@@ -367,19 +434,41 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     if (time < this.lastTime) time = this.lastTime + 1;
     if (time < this.activeFrom) time = this.activeFrom;
     this.lastTime = time;
-    const state = blankState(this.ports);
-    if (this.myPort >= 0) state[this.myPort]!.currentMask = bytesToMask(this.local);
-    const packet: Packet = { id: this.nextId++, time, state };
-    const bytes = new Uint8Array(1 + mameHubInputPacketSize(state));
-    bytes[0] = K_PACKET;
-    encodeMameHubInputPacket({ inputId: packet.id, futureInputTime: time, state }, bytes, 1);
-    this.ownPackets.push(packet);
+    const id = this.nextId++;
+    const mask = this.myPort >= 0 ? bytesToMask(this.local) : 0;
+    const packet = this.ownPackets.push();
+    packet.id = id;
+    packet.time = time;
+    packet.masks.fill(0);
+    if (this.myPort >= 0) packet.masks[this.myPort] = mask;
     prune(this.ownPackets, f);
-    this.own.push({ id: packet.id, time, bytes });
-    for (const p of this.remotes.keys()) {
-      this.outbox.push({ to: p, channel: 'input', data: bytes });
-      this.outbox.push({ to: p, channel: 'input-u', data: bytes });
+    // Encoded once into the history slot, copied into a pooled buffer for the outbox.
+    const out = this.packetOut;
+    out.inputId = id;
+    out.futureInputTime = time;
+    for (let p = 0; p < this.ports; p++) out.state[p]!.currentMask = p === this.myPort ? mask : 0;
+    const item = this.pushOwn(id, time);
+    if (item.bytes.length !== 1 + this.packetSize) item.bytes = new Uint8Array(1 + this.packetSize);
+    const bytes = item.bytes;
+    bytes[0] = K_PACKET;
+    encodeMameHubInputPacket(out, bytes, 1);
+    const data = this.inputPool.take();
+    data.set(bytes);
+    for (let i = 0; i < this.remoteList.length; i++) {
+      const p = this.remoteList[i]!.id;
+      this.pool.push(p, 'input', data);
+      this.pool.push(p, 'input-u', data);
     }
+  }
+
+  /** Appends an item to the own stream (dropping what no late joiner can need any more). */
+  private pushOwn(id: number, time: number): OwnItem {
+    const limit = this.next - this.retainFrames;
+    while (this.own.length >= 2 && this.own.at(1).time <= limit) this.own.shift();
+    const item = this.own.push();
+    item.id = id;
+    item.time = time;
+    return item;
   }
 
   private emitNotice(): void {
@@ -400,7 +489,7 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     bytes[9] = n.port;
     dv.setUint32(10, activeFrom);
     dv.setUint32(14, sync);
-    this.own.push({ id, time, bytes });
+    this.pushOwn(id, time).bytes = bytes;
     for (const p of this.remotes.keys()) {
       this.outbox.push({ to: p, channel: 'input', data: bytes });
       this.outbox.push({ to: p, channel: 'input-u', data: bytes });
@@ -437,23 +526,28 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     this.addRemote(cand, port, activeFrom, 0);
     // From the last item at or before the sync frame (it sets the input in force there) onwards.
     let from = 0;
-    for (let i = 0; i < this.own.length; i++) if (this.own[i]!.time <= sync) from = i;
-    const firstId = this.own[from]?.id ?? this.nextId;
+    for (let i = 0; i < this.own.length; i++) if (this.own.at(i).time <= sync) from = i;
+    const firstId = this.own.length > 0 ? this.own.at(from).id : this.nextId;
     this.outbox.push({ to: cand, channel: 'input', data: u32msg(K_BASE, firstId) });
+    // Copies: the history's slots are reused.
     for (let i = from; i < this.own.length; i++)
-      this.outbox.push({ to: cand, channel: 'input', data: this.own[i]!.bytes });
+      this.outbox.push({ to: cand, channel: 'input', data: this.own.at(i).bytes.slice() });
   }
 
   private addRemote(id: number, port: number, activeFrom: number, expected: number): void {
-    this.remotes.set(id, {
+    const ports = this.ports;
+    const r: Remote = {
       id,
       port,
       history: new PingHistory(this.historyOptions),
       expected,
       early: new Map(),
-      packets: [],
+      packets: new Ring(() => ({ id: 0, time: 0, masks: new Uint32Array(ports) })),
       activeFrom,
-    });
+    };
+    this.remotes.set(id, r);
+    this.remoteList.push(r);
+    this.oneWayDirty = true;
   }
 
   private settleCandidate(): void {
@@ -560,10 +654,15 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
 
   private onPing(from: number, data: Uint8Array, now: number): void {
     const r = this.remotes.get(from);
-    const m = decodeFaMessage(data, this.inputBytes);
-    if (m.type === 'ping') {
-      this.outbox.push({ to: from, channel: 'ping', data: encodeFaPong(m.seq, m.sentAtUs, now) });
-    } else if (m.type === 'pong' && r && m.pingSentAtUs / 1000 <= now) r.history.add(now - m.pingSentAtUs / 1000);
+    const m = decodeFaMessageInto(data, this.inputBytes, this.msg);
+    if (m.type === FaType.Ping) {
+      const out = this.pongPool.take();
+      encodeFaPongInto(m.seq, m.sentAtUs, now, out);
+      this.pool.push(from, 'ping', out);
+    } else if (m.type === FaType.Pong && r && m.pingSentAtUs / 1000 <= now) {
+      r.history.add(now - m.pingSentAtUs / 1000);
+      this.oneWayDirty = true;
+    }
   }
 
   private onInput(from: number, channel: string, data: Uint8Array): void {
@@ -576,16 +675,22 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     if (kind === K_BASE) {
       if (channel !== 'input' || data.length !== 5) throw new DecodeError('bad-value', 0, 'base');
       if (r.expected >= 0) return;
-      r.expected = new DataView(data.buffer, data.byteOffset).getUint32(1);
+      r.expected = readU32BE(data, 1);
       for (const id of [...r.early.keys()]) if (id < r.expected) r.early.delete(id);
       this.drain(r);
       return;
     }
-    const id = new DataView(data.buffer, data.byteOffset).getUint32(1);
+    const id = readU32BE(data, 1);
     if (kind !== K_PACKET && kind !== K_NOTICE) throw new DecodeError('unknown-type', 0, `input kind ${kind}`);
     if (r.expected >= 0 && id < r.expected) return;
+    if (id === r.expected && r.early.size === 0) {
+      // The steady state: the next message in order, used at once (nothing kept, nothing allocated).
+      r.expected++;
+      this.consume(r, data);
+      return;
+    }
     if (r.early.size > 100_000) throw new DecodeError('too-large', 0, 'too many packets ahead');
-    if (!r.early.has(id)) r.early.set(id, data);
+    if (!r.early.has(id)) r.early.set(id, data.slice());
     this.drain(r);
   }
 
@@ -596,24 +701,42 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
       if (!data) return;
       r.early.delete(r.expected);
       r.expected++;
-      if (data[0] === K_PACKET) {
-        const p = decodeMameHubInputPacket(data.subarray(1));
-        const last = r.packets[r.packets.length - 1];
-        if (p.state.length !== this.ports || p.state.some((s) => s.analogs.length !== 0))
-          throw new DecodeError('bad-value', 1, 'packet shape');
-        // Assumption 1 of the seed: input times never go back.
-        if (last && p.futureInputTime < last.time) throw new DecodeError('bad-value', 5, 'input time went back');
-        r.packets.push({ id: p.inputId, time: p.futureInputTime, state: p.state });
-        prune(r.packets, this.next);
-      } else {
-        const dv = new DataView(data.buffer, data.byteOffset, data.length);
-        if (data.length !== 18) throw new DecodeError('bad-length', 0, 'notice');
-        const cand = dv.getUint32(5);
-        const port = data[9]!;
-        const activeFrom = dv.getUint32(10);
-        const sync = dv.getUint32(14);
-        if (r.id === this.host && port < this.ports) this.admit(cand, port, activeFrom, sync);
-      }
+      this.consume(r, data);
+    }
+  }
+
+  /** Applies the next message of `r`'s input stream (a packet or a join notice). */
+  private consume(r: Remote, data: Uint8Array): void {
+    if (data[0] === K_PACKET) {
+      // The session's packets have one shape (every port, no analog device), so they are read
+      // in place: the MAMEHub layout (seed 000, as `decodeMameHubInputPacket` reads it), every
+      // other shape or length a `DecodeError`. (`decodeMameHubInputPacketInto` of
+      // @netplay/protocol would do, but it has no offset for our kind byte and builds its error
+      // texts on every call, ~100 B per packet.)
+      const n = 1 + MAMEHUB_PACKET_HEADER_SIZE + this.ports * MAMEHUB_PORT_HEADER_SIZE;
+      if (data.length !== n) throw new DecodeError('bad-length', 1, 'packet shape');
+      if (data[13] !== this.ports) throw new DecodeError('bad-value', 13, 'packet ports');
+      for (let i = 0; i < this.ports; i++)
+        if (data[22 + i * MAMEHUB_PORT_HEADER_SIZE] !== 0) throw new DecodeError('bad-value', 1, 'packet shape');
+      const high = readU32BE(data, 5);
+      if (high > 0x1fffff) throw new DecodeError('bad-value', 5, 'futureInputTime exceeds 2^53 − 1');
+      const time = high * 0x100000000 + readU32BE(data, 9);
+      const last = r.packets.last();
+      // Assumption 1 of the seed: input times never go back.
+      if (last && time < last.time) throw new DecodeError('bad-value', 5, 'input time went back');
+      const slot = r.packets.push();
+      slot.id = readU32BE(data, 1);
+      slot.time = time;
+      for (let i = 0; i < this.ports; i++) slot.masks[i] = readU32BE(data, 18 + i * MAMEHUB_PORT_HEADER_SIZE);
+      prune(r.packets, this.next);
+    } else {
+      const dv = new DataView(data.buffer, data.byteOffset, data.length);
+      if (data.length !== 18) throw new DecodeError('bad-length', 0, 'notice');
+      const cand = dv.getUint32(5);
+      const port = data[9]!;
+      const activeFrom = dv.getUint32(10);
+      const sync = dv.getUint32(14);
+      if (r.id === this.host && port < this.ports) this.admit(cand, port, activeFrom, sync);
     }
   }
 }
@@ -636,6 +759,7 @@ function bytesToMask(b: Uint8Array): number {
 }
 
 function stateToBytes(state: MameInputState, inputBytes: number, out: Uint8Array): void {
+  // (state: only the current masks are read)
   for (let p = 0; p < state.length; p++) {
     let m = state[p]!.currentMask;
     for (let k = 0; k < inputBytes; k++) {
@@ -645,19 +769,18 @@ function stateToBytes(state: MameInputState, inputBytes: number, out: Uint8Array
   }
 }
 
-/** Pushes the most recent packet at or before `frame` (if any) onto `out`. */
-function pick(packets: readonly Packet[], frame: number, out: MameInputState[]): void {
+/** ORs the masks of the most recent packet at or before `frame` (if any) into `out`. */
+function orPick(packets: Ring<Packet>, frame: number, out: MameInputState): void {
   for (let i = packets.length - 1; i >= 0; i--) {
-    if (packets[i]!.time <= frame) {
-      out.push(packets[i]!.state);
+    const p = packets.at(i);
+    if (p.time <= frame) {
+      for (let k = 0; k < out.length; k++) out[k]!.currentMask = (out[k]!.currentMask | p.masks[k]!) >>> 0;
       return;
     }
   }
 }
 
-/** Drops packets superseded before `frame` (keeps the last one at or before it). */
-function prune(packets: Packet[], frame: number): void {
-  let keep = 0;
-  for (let i = 0; i < packets.length; i++) if (packets[i]!.time <= frame) keep = i;
-  if (keep > 0) packets.splice(0, keep);
+/** Drops packets superseded before `frame` (keeps the last one at or before it; times never go back). */
+function prune(packets: Ring<Packet>, frame: number): void {
+  while (packets.length >= 2 && packets.at(1).time <= frame) packets.shift();
 }
