@@ -1,3 +1,4 @@
+import { ClientServerClient, LockstepRunner, type PeerReport } from '@netplay/lockstep';
 import { DecodeError } from '@netplay/protocol';
 import {
   CoreDriver,
@@ -86,6 +87,8 @@ export interface JoinInfo {
 export interface NetplayClientEventMap {
   /** The handshake is done; the scheduler runs from now on. */
   joined: JoinInfo;
+  /** Lockstep modes: frame `frame` ran on the client's core (read its state in the handler). */
+  frame: { readonly frame: number };
   /** The session ended: `error` says why (a refusal, a timeout, or `closed`). Last event. */
   closed: { readonly error: SessionError };
 }
@@ -117,6 +120,8 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
   private p2p: P2PSession | undefined;
   private watch: SpectatorSession | undefined;
   private coreDriver: CoreDriver | undefined;
+  private csClient: ClientServerClient | undefined;
+  private runner: LockstepRunner | undefined;
   private readonly early: Array<{ channel: string; data: Uint8Array }> = [];
   private wait = 0;
 
@@ -181,9 +186,19 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
     return this.coreDriver;
   }
 
+  /** The lockstep runner (mode `lockstep-cs`, after `joined`). */
+  get lockstep(): LockstepRunner | undefined {
+    return this.runner;
+  }
+
+  /** Lockstep report (latency, stalls, bytes/s); undefined in rollback or before `joined`. */
+  lockstepReport(): PeerReport | undefined {
+    return this.runner?.report();
+  }
+
   /** The next frame to simulate (undefined before the scheduler knows it). */
   get frame(): number | undefined {
-    return this.p2p?.currentFrame ?? this.watch?.currentFrame;
+    return this.p2p?.currentFrame ?? this.watch?.currentFrame ?? this.csClient?.nextFrame;
   }
 
   /** Player scheduler stats (undefined for spectators and before `joined`). */
@@ -218,13 +233,20 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
   }
 
   /**
-   * Runs one frame. A player passes its input (`core.inputBytes` bytes): the client follows the
-   * scheduler's time sync (skipping the frame while polling when it recommends waiting) or adds
-   * the input and runs the frame's requests on the core. A spectator's input is ignored (it may
-   * run two frames when behind). Before `joined` and after `closed` it does nothing. Returns
+   * Runs one frame. A player passes its input (`core.inputBytes` bytes). Rollback: the client
+   * follows the scheduler's time sync (skipping the frame while polling when it recommends
+   * waiting) or adds the input and runs the frame's requests on the core. Lockstep: frames run
+   * when the server's frame data arrives (`frame` events); `tick` hands over the input. A
+   * spectator's input is ignored (it may run two frames when behind). Before `joined` and after `closed` it does nothing. Returns
    * true when at least one frame was simulated.
    */
   tick(input?: Uint8Array): boolean {
+    if (this.runner !== undefined) {
+      if (this.stage === 'closed') return false;
+      const before = this.runner.framesRun;
+      this.runner.setLocalInput(input ?? new Uint8Array(this.core.inputBytes));
+      return this.runner.framesRun > before;
+    }
     const d = this.coreDriver;
     if (d === undefined || this.stage === 'closed') return false;
     if (this.watch !== undefined) {
@@ -279,6 +301,7 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
   private onMessage(channel: string, data: Uint8Array): void {
     if (this.stage === 'closed') return;
     if (channel !== SESSION_CONTROL_CHANNEL) {
+      if (this.runner !== undefined) return; // the runner reads them itself
       const host = this.challenge?.hostNick ?? '';
       if (this.p2p !== undefined) this.p2p.receive(host, channel, data);
       else if (this.watch !== undefined) this.watch.receive(host, channel, data);
@@ -367,6 +390,41 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
       roster: m.roster,
     };
     const o = this.options;
+    if (m.mode === 'lockstep-cs') {
+      if (spectating) {
+        this.fail(new SessionError('unsupported-mode', 'spectators are not supported in mode lockstep-cs'));
+        return;
+      }
+      if (m.state.length > 0) {
+        try {
+          this.core.load(m.state);
+        } catch (e) {
+          this.fail(new SessionError('protocol', `the host's savestate does not load: ${(e as Error).message}`));
+          return;
+        }
+      }
+      const cs = new ClientServerClient({
+        id: m.slot,
+        server: 0,
+        ports: m.players,
+        inputBytes: m.inputBytes,
+        frameMs: 1000 / (o.fps ?? 60),
+      });
+      this.csClient = cs;
+      this.runner = new LockstepRunner({
+        clock: o.clock,
+        scheduler: cs,
+        core: this.core,
+        onFrame: (req) => this.emitter.emit('frame', { frame: req.frame }),
+      });
+      this.stage = 'playing';
+      this.joinInfo = info;
+      const early = this.early.splice(0);
+      for (const e of early) cs.receive(0, e.channel, e.data, o.clock.now());
+      this.emitter.emit('joined', info);
+      this.runner.addPeer(0, this.conn);
+      return;
+    }
     if (spectating) {
       const s = new SpectatorSession({ hostPeer: ch.hostNick, send: this.send });
       this.watch = s;
@@ -419,6 +477,7 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
     this.timer?.cancel();
     this.timer = undefined;
     for (const off of this.offs) off();
+    this.runner?.stop();
     if (this.p2p !== undefined && this.challenge !== undefined) this.p2p.disconnectPeer(this.challenge.hostNick);
     this.failure ??=
       reason === undefined

@@ -1,3 +1,4 @@
+import { ClientServerServer, LockstepRunner, type PeerReport } from '@netplay/lockstep';
 import { DecodeError } from '@netplay/protocol';
 import { CoreDriver, P2PSession, type PeerStats, type SendFn, type SessionStats } from '@netplay/rollback';
 import type { Core } from '@netplay/state';
@@ -41,9 +42,12 @@ export interface NetplayHostOptions {
   readonly clock: Clock;
   /** The host's own nick (default `"host"`); it is also its peer id in the scheduler. */
   readonly nick?: string;
-  /** The scheduler (default `rollback`; the only one supported in this version). */
+  /** The scheduler (default `rollback`; `rollback` and `lockstep-cs` are supported in this version). */
   readonly mode?: SessionMode;
-  /** Player slots including the host's (default 2; rollback supports exactly 2 in this version). */
+  /**
+   * Player slots including the host's (default 2). Rollback supports exactly 2 in this version;
+   * lockstep-cs 2 up to the core's ports (at most 255).
+   */
   readonly players?: number;
   /** Spectators admitted at most (default 8). */
   readonly maxSpectators?: number;
@@ -86,8 +90,10 @@ export interface NetplayHostEventMap {
   'peer-refused': { readonly nick: string | undefined; readonly remoteAddress: string; readonly error: SessionError };
   /** An admitted client's connection closed. */
   'peer-left': { readonly nick: string; readonly slot: number | undefined; readonly reason: string };
-  /** Every player slot is filled: the scheduler runs from `frame`. */
+  /** The first player joined: the scheduler runs from `frame`. */
   started: { readonly frame: number; readonly roster: readonly RosterEntry[] };
+  /** Lockstep modes: frame `frame` ran on the host's core (read its state in the handler). */
+  frame: { readonly frame: number };
 }
 
 interface Peer {
@@ -139,6 +145,10 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
   private readonly peers = new Set<Peer>();
   private readonly byNick = new Map<string, Peer>();
   private session: P2PSession | undefined;
+  private server: ClientServerServer | undefined;
+  private runner: LockstepRunner | undefined;
+  /** The host's state when the session was created (lockstep: the power-on state every peer shares). */
+  private readonly initialState: Uint8Array;
   private coreDriver: CoreDriver | undefined;
   private wait = 0;
   private closed = false;
@@ -157,11 +167,13 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
     this.randomU32 = options.randomU32 ?? defaultRandomU32;
     if (!SUPPORTED_MODES.includes(this.mode))
       throw new SessionError('unsupported-mode', `mode ${this.mode} is not supported yet (supported: rollback)`);
-    if (this.players !== 2)
+    if (this.mode === 'rollback' && this.players !== 2)
       throw new SessionError(
         'bad-argument',
         `rollback sessions have exactly 2 players (host + 1 client) in this version, got ${this.players}`,
       );
+    if (!Number.isInteger(this.players) || this.players < 2 || this.players > 255)
+      throw new SessionError('bad-argument', `players must be 2..255, got ${this.players}`);
     if (this.core.ports < this.players)
       throw new SessionError(
         'bad-argument',
@@ -171,15 +183,27 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
       throw new SessionError('bad-argument', `inputDelay must be 0..255, got ${this.inputDelay}`);
     const n = utf8Length(this.nick);
     if (n === 0 || n > MAX_NICK_BYTES) throw new SessionError('bad-nick', `nick must be 1..${MAX_NICK_BYTES} bytes`);
+    const state = new Uint8Array(this.core.stateBytes);
+    this.initialState = state.subarray(0, this.core.saveInto(state));
   }
 
   on<K extends keyof NetplayHostEventMap>(type: K, handler: Handler<NetplayHostEventMap, K>): Unsubscribe {
     return this.emitter.on(type, handler);
   }
 
-  /** True once every player slot is filled and the scheduler runs. */
+  /** True once the first player joined and the scheduler runs. */
   get started(): boolean {
-    return this.session !== undefined;
+    return this.session !== undefined || this.runner !== undefined;
+  }
+
+  /** The lockstep runner (mode `lockstep-cs`, after {@link started}); `report()` gives latency and traffic. */
+  get lockstep(): LockstepRunner | undefined {
+    return this.runner;
+  }
+
+  /** Lockstep report (latency, stalls, bytes/s) of the host's player; undefined in rollback or before the start. */
+  lockstepReport(): PeerReport | undefined {
+    return this.runner?.report();
   }
 
   /** The rollback scheduler (after {@link started}). */
@@ -194,7 +218,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
 
   /** The next frame the host simulates (0 before the start). */
   get frame(): number {
-    return this.session?.currentFrame ?? 0;
+    return this.session?.currentFrame ?? this.server?.nextFrame ?? 0;
   }
 
   /** Scheduler stats (undefined before the start). */
@@ -255,12 +279,18 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
   }
 
   /**
-   * Runs one frame: before the start it does nothing and returns false; afterwards it follows the
+   * Runs one frame: before the start it does nothing and returns false. Rollback: it follows the
    * scheduler's time sync (skipping a frame when it recommends waiting, while still polling) or
    * adds `input` (the host's `core.inputBytes` bytes) and runs the frame's requests on the core.
-   * Returns true when a new frame was simulated.
+   * Lockstep: frames run on the clock by themselves (`frame` events); `tick` hands the input to
+   * the scheduler and runs what is due. Returns true when a new frame was simulated.
    */
   tick(input: Uint8Array): boolean {
+    if (this.runner !== undefined) {
+      const before = this.runner.framesRun;
+      this.runner.setLocalInput(input);
+      return this.runner.framesRun > before;
+    }
     const s = this.session;
     const d = this.coreDriver;
     if (s === undefined || d === undefined) return false;
@@ -280,11 +310,14 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
     if (this.closed) return;
     this.closed = true;
     for (const p of [...this.peers]) p.conn.close(reason);
+    this.runner?.stop();
   }
 
   private onMessage(peer: Peer, channel: string, data: Uint8Array): void {
     if (peer.stage === 'closed') return;
     if (channel !== SESSION_CONTROL_CHANNEL) {
+      // Lockstep: the runner reads the game channels of admitted peers itself.
+      if (this.mode !== 'rollback' && peer.stage === 'playing') return;
       if ((peer.stage === 'playing' || peer.stage === 'spectating') && peer.nick !== undefined) {
         if (this.session !== undefined) this.session.receive(peer.nick, channel, data);
         else if (peer.early.length < MAX_EARLY_MESSAGES) peer.early.push({ channel, data });
@@ -327,6 +360,10 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
         return;
       }
       peer.spectate = m.spectate;
+      if (peer.spectate && this.mode !== 'rollback') {
+        this.refuse(peer, new SessionError('unsupported-mode', `spectators are not supported in mode ${this.mode}`));
+        return;
+      }
       const full = this.fullError(peer.spectate);
       if (full) {
         this.refuse(peer, full);
@@ -409,7 +446,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
         return new SessionError('server-full', `server full: ${this.maxSpectators} spectators already watch`);
       return undefined;
     }
-    if (this.session !== undefined || players >= this.players)
+    if ((this.mode === 'rollback' && this.session !== undefined) || players >= this.players)
       return new SessionError('server-full', `server full: all ${this.players} player slots are taken`);
     return undefined;
   }
@@ -430,6 +467,10 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
       this.syncSpectator(peer);
       return;
     }
+    if (this.mode === 'lockstep-cs') {
+      this.admitLockstep(peer);
+      return;
+    }
     // A player: slot 1 (rollback has 2 slots in this version); the game starts now.
     peer.slot = 1;
     peer.stage = 'playing';
@@ -441,6 +482,53 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
       if (p.stage === 'spectating' && p.nick !== undefined)
         for (const e of early) this.session?.receive(p.nick, e.channel, e.data);
     }
+  }
+
+  /** lockstep-cs: the lowest free port; the server starts with the first player, later ones join late. */
+  private admitLockstep(peer: Peer): void {
+    const taken = new Set<number>([0]);
+    for (const p of this.peers) if (p.stage === 'playing' && p.slot !== undefined) taken.add(p.slot);
+    let slot = 1;
+    while (taken.has(slot)) slot++;
+    peer.slot = slot;
+    peer.stage = 'playing';
+    let first = false;
+    if (this.server === undefined || this.runner === undefined) {
+      first = true;
+      this.server = new ClientServerServer({
+        id: 0,
+        port: 0,
+        ports: this.players,
+        inputBytes: this.core.inputBytes,
+        frameMs: 1000 / (this.options.fps ?? 60),
+        startMs: this.clock.now(),
+        magic: this.randomU32() >>> 0,
+      });
+      this.runner = new LockstepRunner({
+        clock: this.clock,
+        scheduler: this.server,
+        core: this.core,
+        onFrame: (req) => this.emitter.emit('frame', { frame: req.frame }),
+      });
+    }
+    const roster = this.roster();
+    this.sendTo(
+      peer,
+      encodeSync({
+        mode: this.mode,
+        frame: this.server.nextFrame,
+        players: this.players,
+        slot,
+        inputDelay: this.inputDelay,
+        inputBytes: this.core.inputBytes,
+        roster,
+        state: this.initialState,
+      }),
+    );
+    this.server.addClient(slot, slot);
+    this.runner.addPeer(slot, peer.conn);
+    if (first) this.emitter.emit('started', { frame: 0, roster });
+    this.emitter.emit('peer-joined', { nick: peer.nick ?? '', slot });
   }
 
   private roster(): RosterEntry[] {
@@ -539,7 +627,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
     const admitted = peer.stage === 'playing' || peer.stage === 'spectating';
     this.sendTo(peer, encodeRefuse({ code: error.code, message: error.message }));
     this.drop(peer);
-    if (admitted && nick !== undefined) this.session?.disconnectPeer(nick);
+    if (admitted && nick !== undefined) this.forget(peer, nick);
     peer.conn.close(error.closeReason);
     this.emitter.emit('peer-refused', { nick, remoteAddress: peer.conn.remoteAddress, error });
     if (admitted && nick !== undefined)
@@ -555,6 +643,15 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
     if (peer.nick !== undefined && this.byNick.get(peer.nick) === peer) this.byNick.delete(peer.nick);
   }
 
+  /** Tells the scheduler an admitted peer is gone. */
+  private forget(peer: Peer, nick: string): void {
+    this.session?.disconnectPeer(nick);
+    if (this.server !== undefined && peer.slot !== undefined && !peer.spectate) {
+      this.server.removeClient(peer.slot);
+      this.runner?.removePeer(peer.slot);
+    }
+  }
+
   private onClose(peer: Peer, reason: string): void {
     for (const off of peer.offs) off();
     if (peer.stage === 'closed' || !this.peers.has(peer)) return;
@@ -562,7 +659,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
     const nick = peer.nick;
     this.drop(peer);
     if (admitted && nick !== undefined) {
-      this.session?.disconnectPeer(nick);
+      this.forget(peer, nick);
       this.emitter.emit('peer-left', { nick, slot: peer.slot, reason });
     }
   }

@@ -132,7 +132,7 @@ describe('refusals', () => {
           conn.send(
             SESSION_CONTROL_CHANNEL,
             encodeSync({
-              mode: 'lockstep-cs',
+              mode: 'lockstep-p2p',
               frame: 0,
               players: 2,
               slot: 1,
@@ -159,7 +159,9 @@ describe('refusals', () => {
     const core = new TestCore({ players: 4 });
     const make = (o: object) => () =>
       new NetplayHost({ core, content: CONTENT, clock: setup(1).net.clock, randomU32: () => 1, ...o });
-    expect(make({ mode: 'lockstep-cs' })).toThrow(expect.objectContaining({ code: 'unsupported-mode' }));
+    expect(make({ mode: 'frame-advance' })).toThrow(expect.objectContaining({ code: 'unsupported-mode' }));
+    expect(make({ mode: 'lockstep-p2p' })).toThrow(expect.objectContaining({ code: 'unsupported-mode' }));
+    expect(make({ mode: 'lockstep-cs', players: 1 })).toThrow(expect.objectContaining({ code: 'bad-argument' }));
     expect(make({ players: 3 })).toThrow(expect.objectContaining({ code: 'bad-argument' }));
   });
 
