@@ -17,6 +17,12 @@ export {
 } from './client.js';
 export { RetroArchError, type RetroArchErrorCode } from './errors.js';
 export {
+  RetroArchHostConnection,
+  type RetroArchHostEvent,
+  type RetroArchHostOptions,
+  type RetroArchHostState,
+} from './host.js';
+export {
   parseRecording,
   RECORDING_FORMAT,
   RECORDING_VERSION,

@@ -3,10 +3,11 @@
  * and the recorder's command.
  * @packageDocumentation
  */
-import { connect, type Socket } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { RetroArchClient, type RetroArchClientEvent, type RetroArchClientOptions } from './client.js';
 import { RetroArchError } from './errors.js';
+import { RetroArchHostConnection, type RetroArchHostEvent, type RetroArchHostOptions } from './host.js';
 
 export { runRecordCommand } from './record-command.js';
 
@@ -95,5 +96,86 @@ export function connectRetroArch(options: ConnectRetroArchOptions): Promise<Retr
         },
       });
     });
+  });
+}
+
+/** A client connected to a {@link listenRetroArchHost} server. */
+export interface RetroArchHostSocket {
+  readonly host: RetroArchHostConnection;
+  readonly socket: Socket;
+  /** Relays whole frames from the designated peer to this client and flushes. */
+  relay(bytes: Uint8Array): void;
+}
+
+/** Options of {@link listenRetroArchHost}. */
+export interface ListenRetroArchHostOptions {
+  /** Address to listen on. Default 127.0.0.1. */
+  readonly address?: string;
+  /** Port (0 = any free one). */
+  readonly port: number;
+  /** Options for each connection's {@link RetroArchHostConnection} (events go to `onEvent`). */
+  readonly host: Omit<RetroArchHostOptions, 'onEvent' | 'onOutput'>;
+  /** The session frame a new client is synchronised at. */
+  readonly frame?: () => number;
+  /** Every event of every connection. */
+  readonly onEvent?: (connection: RetroArchHostSocket, event: RetroArchHostEvent) => void;
+}
+
+/**
+ * Listens for RetroArch clients and runs a {@link RetroArchHostConnection} for each (client
+ * numbers 1, 2, … in connection order). Resolves with the server once it listens.
+ */
+export function listenRetroArchHost(options: ListenRetroArchHostOptions): Promise<Server> {
+  let next = 1;
+  const server = createServer((socket) => {
+    socket.setNoDelay(true);
+    const flush = (): void => {
+      const bytes = host.takeOutput();
+      if (bytes !== undefined && !socket.destroyed) socket.write(bytes);
+    };
+    let scheduled = false;
+    const conn: RetroArchHostSocket = {
+      get host() {
+        return host;
+      },
+      socket,
+      relay: (bytes) => {
+        host.relay(bytes);
+        flush();
+      },
+    };
+    const host = new RetroArchHostConnection(
+      {
+        ...options.host,
+        clientNumber: options.host.clientNumber ?? next++,
+        onEvent: (e) => {
+          options.onEvent?.(conn, e);
+          if (e.type === 'closed') {
+            flush();
+            socket.end();
+          }
+        },
+        onOutput: () => {
+          if (!scheduled) {
+            scheduled = true;
+            queueMicrotask(() => {
+              scheduled = false;
+              flush();
+            });
+          }
+        },
+      },
+      options.frame?.() ?? 0,
+    );
+    socket.on('data', (chunk: Buffer) => {
+      host.receive(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength), performance.now());
+      flush();
+    });
+    socket.on('close', () => host.connectionClosed());
+    socket.on('error', () => undefined);
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.address ?? '127.0.0.1', () => resolve(server));
   });
 }
