@@ -1,9 +1,10 @@
-import { ClientServerClient, LockstepRunner, type PeerReport } from '@netplay/lockstep';
+import { ClientServerClient, LockstepError, LockstepRunner, type PeerReport } from '@netplay/lockstep';
 import { DecodeError } from '@netplay/protocol';
 import {
   CoreDriver,
   P2PSession,
   type PeerStats,
+  RollbackError,
   type SendFn,
   type SessionStats,
   SpectatorSession,
@@ -350,7 +351,13 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
       return;
     }
     if (this.stage === 'handshaking' && this.challenge !== undefined && m.type === SessionMessageType.Sync) {
-      this.onSync(m, this.challenge);
+      try {
+        this.onSync(m, this.challenge);
+      } catch (e) {
+        // The schedulers refuse shapes they cannot run (e.g. 200 rollback players).
+        if (!(e instanceof RollbackError || e instanceof LockstepError)) throw e;
+        this.fail(new SessionError('protocol', `cannot run the host's session: ${e.message}`));
+      }
       return;
     }
     this.fail(new SessionError('protocol', `unexpected session message ${m.type} from the host`));
