@@ -29,7 +29,7 @@ async function join(port: number, password?: string) {
     ...(password === undefined ? {} : { password }),
     onEvent: (e) => {
       if (e.type === 'input') inputs.push({ frame: e.frame, client: e.client, words: Array.from(e.words) });
-      else events.push(e);
+      else events.push(e.type === 'crc' || e.type === 'noInput' ? { ...e } : e);
     },
   });
   conns.push(conn);

@@ -61,8 +61,9 @@ export interface RetroArchClientOptions {
   /** Frames of our input sent ahead of the newest host frame while playing. Default 2. */
   readonly inputLead?: number;
   /**
-   * Receives every event synchronously, during `receive` / `tick` / API calls. Objects passed for
-   * `input` events are reused: copy what you keep.
+   * Receives every event synchronously, during `receive` / `tick` / API calls. The per-frame
+   * `input`, `noInput` and `crc` event objects are reused (nothing is allocated per frame): copy
+   * what you keep.
    */
   readonly onEvent?: (event: RetroArchClientEvent) => void;
   /** Called when output becomes pending (so an I/O shell can schedule a flush). */
@@ -87,6 +88,19 @@ export interface RetroArchInputEvent {
   words: Uint32Array;
 }
 
+/** A NOINPUT from the host (reused object: valid during the callback only). */
+export interface RetroArchNoInputEvent {
+  type: 'noInput';
+  frame: number;
+}
+
+/** A CRC from the host (reused object: valid during the callback only). */
+export interface RetroArchCrcEvent {
+  type: 'crc';
+  frame: number;
+  crc: number;
+}
+
 /** Everything a {@link RetroArchClient} reports. */
 export type RetroArchClientEvent =
   | { readonly type: 'synced'; readonly session: RetroArchSessionInfo }
@@ -98,8 +112,8 @@ export type RetroArchClientEvent =
     }
   | { readonly type: 'savestate'; readonly frame: number; readonly state: Uint8Array }
   | RetroArchInputEvent
-  | { readonly type: 'noInput'; readonly frame: number }
-  | { readonly type: 'crc'; readonly frame: number; readonly crc: number }
+  | RetroArchNoInputEvent
+  | RetroArchCrcEvent
   | {
       readonly type: 'mode';
       readonly you: boolean;
@@ -156,7 +170,8 @@ export class RetroArchClient {
   private readonly out = new OutputQueue();
   private readonly inputFrame = new RetroArchInputFrame();
   private readonly inputEvent: RetroArchInputEvent = { type: 'input', frame: 0, client: 0, words: new Uint32Array(0) };
-  private readonly crcValue = { frame: 0, crc: 0 };
+  private readonly noInputEvent: RetroArchNoInputEvent = { type: 'noInput', frame: 0 };
+  private readonly crcEvent: RetroArchCrcEvent = { type: 'crc', frame: 0, crc: 0 };
   private readonly nick: string;
   private readonly maxSavestateBytes: number;
   private readonly handshakeTimeoutMs: number;
@@ -399,12 +414,12 @@ export class RetroArchClient {
       if (command === RetroArchCommand.NoInput) {
         const frame = decodeRetroArchNoInput(bytes, offset, length);
         this.hostFrameSeen(frame);
-        this.emit({ type: 'noInput', frame });
+        this.noInputEvent.frame = frame;
+        this.emit(this.noInputEvent);
         return;
       }
       if (command === RetroArchCommand.Crc) {
-        const c = decodeRetroArchCrcInto(this.crcValue, bytes, offset, length);
-        this.emit({ type: 'crc', frame: c.frame, crc: c.crc });
+        this.emit(decodeRetroArchCrcInto(this.crcEvent, bytes, offset, length));
         return;
       }
     }

@@ -87,7 +87,9 @@ export function newClient(options: RetroArchClientOptions = {}) {
   const client = new RetroArchClient({
     ...options,
     onEvent: (e) => {
-      events.push(e.type === 'input' ? { ...e, words: e.words.slice() } : e);
+      events.push(
+        e.type === 'input' ? { ...e, words: e.words.slice() } : e.type === 'noInput' || e.type === 'crc' ? { ...e } : e,
+      );
     },
   });
   return { client, events };
