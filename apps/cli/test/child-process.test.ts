@@ -1,34 +1,11 @@
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ExitCode } from '../src/exit-codes.js';
+import { spawnCli } from './child.js';
 
-const cwd = fileURLToPath(new URL('..', import.meta.url));
-
-/** Runs the CLI from its sources in a child process, killed by PID after `timeoutMs`. */
-function runChild(
-  args: string[],
-  timeoutMs = 30_000,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--conditions=@netplay/source', '--import', 'tsx', 'src/main.ts', ...args], {
-      cwd,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += String(d)));
-    child.stderr.on('data', (d) => (stderr += String(d)));
-    const timer = setTimeout(() => {
-      if (child.pid !== undefined) process.kill(child.pid, 'SIGKILL');
-      reject(new Error(`netplay ${args.join(' ')} timed out; stderr: ${stderr}`));
-    }, timeoutMs);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+async function runChild(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const c = spawnCli(args, 30_000);
+  const code = await c.exit;
+  return { code, stdout: c.stdout(), stderr: c.stderr() };
 }
 
 describe('the netplay command in a child process', () => {
@@ -48,5 +25,58 @@ describe('the netplay command in a child process', () => {
     const r = await runChild(['nonsense']);
     expect(r.stderr).toMatch(/unknown command "nonsense"/);
     expect(r.code).toBe(ExitCode.Usage);
+  });
+
+  it('host, player and spectator as child processes: the player leaves, the spectator loses the host', async () => {
+    const host = spawnCli([
+      'host',
+      '--rom',
+      'assets/spaceracer.ch8',
+      '--bind',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--bot',
+      '--seconds',
+      '7',
+    ]);
+    try {
+      const port = (await host.waitFor(/hosting on udp 127\.0\.0\.1:(\d+)/))[1]!;
+      const player = spawnCli(['join', `127.0.0.1:${port}`, '--bot', '--seconds', '2', '--nick', 'carol']);
+      const watcher = spawnCli(['join', `127.0.0.1:${port}`, '--spectate', '--nick', 'dave']);
+      try {
+        expect(await player.exit).toBe(ExitCode.Ok);
+        expect(player.stdout()).toMatch(/joined 127\.0\.0\.1:\d+ as carol \(P2\)/);
+        expect(await host.exit).toBe(ExitCode.Ok);
+        expect(host.stdout()).toMatch(/carol joined as P2/);
+        expect(host.stdout()).toMatch(/dave joined as a spectator/);
+        expect(await watcher.exit).toBe(ExitCode.PeerLost);
+        expect(watcher.stderr()).toMatch(/the host was lost mid-game/);
+      } finally {
+        player.kill();
+        watcher.kill();
+      }
+    } finally {
+      host.kill();
+    }
+  });
+
+  it('a host killed mid-game: the player gets PeerLost', async () => {
+    const host = spawnCli(['host', '--rom', 'assets/spaceracer.ch8', '--bind', '127.0.0.1', '--port', '0', '--bot']);
+    try {
+      const port = (await host.waitFor(/hosting on udp 127\.0\.0\.1:(\d+)/))[1]!;
+      const player = spawnCli(['join', `127.0.0.1:${port}`, '--bot']);
+      try {
+        await player.waitFor(/joined/);
+        await new Promise((r) => setTimeout(r, 1000));
+        host.kill();
+        expect(await player.exit).toBe(ExitCode.PeerLost);
+        expect(player.stderr()).toMatch(/the host was lost mid-game/);
+      } finally {
+        player.kill();
+      }
+    } finally {
+      host.kill();
+    }
   });
 });

@@ -37,6 +37,8 @@ export interface HostDeps {
   readonly stdin?: RawInput;
   /** Called once the host listens, with the port. */
   readonly onListening?: (port: number) => void;
+  /** Called once the host listens, with the session host (tests read its frame). */
+  readonly onHost?: (host: NetplayHost) => void;
   /** Receives the host's final-state hashes at the end. */
   readonly onFinals?: (finals: FinalStates) => void;
 }
@@ -122,6 +124,7 @@ export async function hostCommand(argv: string[], io: CliIo, deps: HostDeps = {}
     `hosting on ${transport} ${bind}:${bound.port}: join with ` +
       `"netplay join HOST:${bound.port}${transport === 'ws' ? ' --transport ws' : ''} --rom ${values.rom}"\n`,
   );
+  deps.onHost?.(host);
   deps.onListening?.(bound.port);
   const off = host.listen(bound.listener);
   const start = clock.now();
