@@ -9,7 +9,7 @@ import { RetroArchClient, type RetroArchClientEvent, type RetroArchClientOptions
 import { RetroArchError } from './errors.js';
 import { RetroArchHostConnection, type RetroArchHostEvent, type RetroArchHostOptions } from './host.js';
 
-export { runRecordCommand } from './record-command.js';
+export { RECORD_USAGE, runRecordCommand } from './record-command.js';
 
 /** Options of {@link connectRetroArch}. */
 export interface ConnectRetroArchOptions extends Omit<RetroArchClientOptions, 'onOutput'> {
