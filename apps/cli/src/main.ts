@@ -16,7 +16,7 @@ try {
   const code = await runCli(
     process.argv.slice(2),
     processIo(abort.signal),
-    stdin ? { host: { stdin }, join: { stdin } } : {},
+    stdin ? { host: { stdin }, join: { stdin }, demo: { stdin } } : {},
   );
   process.exitCode = interrupted && code === ExitCode.Ok ? ExitCode.Interrupted : code;
 } catch (e) {

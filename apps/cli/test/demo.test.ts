@@ -25,4 +25,37 @@ describe('netplay demo', () => {
     expect(await runCli(['demo', '--mode', 'teleport'], memoryIo())).toBe(ExitCode.Usage);
     expect(await runCli(['demo', '--seconds', '0'], memoryIo())).toBe(ExitCode.Usage);
   });
+
+  it('--interactive needs a terminal; with one, key presses are taken, Q ends the demo early and raw mode is restored', async () => {
+    expect(await runCli(['demo', '--interactive'], memoryIo())).toBe(ExitCode.Usage);
+    let feed: ((chunk: string) => void) | undefined;
+    const modes: boolean[] = [];
+    const stdin = {
+      isTTY: true,
+      setRawMode: (m: boolean) => modes.push(m),
+      setEncoding: () => {},
+      on: (_e: 'data', fn: (chunk: string) => void) => {
+        feed = fn;
+      },
+      off: () => {
+        feed = undefined;
+      },
+      resume: () => {},
+      pause: () => {},
+    };
+    const io = memoryIo();
+    const started = Date.now();
+    const run = runCli(['demo', '--interactive', '--seconds', '60'], io, { demo: { stdin } });
+    while (feed === undefined) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 20; i++) {
+      feed('w');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    feed('q');
+    expect(await run).toBe(ExitCode.Ok);
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(io.stdout.join('')).toMatch(/you play P1/);
+    expect(io.stdout.join('')).toMatch(/OK: all peers agree\./);
+    expect(modes).toEqual([true, false]); // raw mode on, then restored
+  });
 });

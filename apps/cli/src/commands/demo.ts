@@ -9,6 +9,8 @@ import { choiceOption, intOption, numberOption, usageErrors } from '../args.js';
 import { RacerBot } from '../bot.js';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import type { CliIo } from '../io.js';
+import type { RawInput } from '../keyboard.js';
+import { inputSource } from '../play.js';
 import { CLEAR, drawScreen, statsLine } from '../render.js';
 import { makeCore, readRom, SPACE_RACER_URL } from '../rom.js';
 
@@ -16,7 +18,7 @@ import { makeCore, readRom, SPACE_RACER_URL } from '../rom.js';
 export const DEMO_MODES = ['rollback', 'lockstep-cs', 'lockstep-p2p', 'frame-advance'] as const;
 
 /** Usage text of `netplay demo`. */
-export const DEMO_USAGE = `netplay demo [--seconds N] [--mode rollback] [--seed N] [--latency MS --jitter MS --loss F]
+export const DEMO_USAGE = `netplay demo [--seconds N] [--mode rollback] [--interactive] [--seed N] [--latency MS --jitter MS --loss F]
 
 Starts a host and two more peers on loopback over UDP, through a seeded impairment relay
 (default 40 ms ± 10 ms one way, 2 % loss): the host and a guest are bots racing in Space Racer
@@ -24,6 +26,7 @@ Starts a host and two more peers on loopback over UDP, through a seeded impairme
 stats live, then checks that every peer holds the same state hash at the last frame final on all
 of them (exit 0), or not (exit 1).
   --seconds N   seconds of play (default 20)
+  --interactive you play the host's side (P1) from the keyboard: W/S or arrows, Q to stop early
   --mode M      rollback (lockstep-cs, lockstep-p2p and frame-advance: not supported yet, exit 9)
   --seed N      seed of the relay's impairment and the bots (default 2024)
   --latency MS  mean one-way latency (default 40), --jitter MS ± (default 10), --loss F (default 0.02)`;
@@ -37,6 +40,8 @@ const DRAIN_FRAMES = 90;
 export interface DemoDeps {
   /** The clock given to the sessions and transports (default the system clock). */
   readonly clock?: Clock;
+  /** The keyboard for `--interactive` (main.ts passes process.stdin when it is a terminal). */
+  readonly stdin?: RawInput;
 }
 
 /** Options of {@link runDemo}. */
@@ -46,6 +51,8 @@ export interface DemoOptions {
   readonly latencyMs: number;
   readonly jitterMs: number;
   readonly loss: number;
+  /** The host's player reads the keyboard instead of being a bot. */
+  readonly interactive?: boolean;
 }
 
 /** What a demo run ended with. */
@@ -70,6 +77,7 @@ export async function demoCommand(argv: string[], io: CliIo, deps: DemoDeps = {}
         latency: { type: 'string' },
         jitter: { type: 'string' },
         loss: { type: 'string' },
+        interactive: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -90,7 +98,10 @@ export async function demoCommand(argv: string[], io: CliIo, deps: DemoDeps = {}
     latencyMs,
     jitterMs,
     loss: numberOption('loss', values.loss, 0.02, 0, 0.5),
+    interactive: values.interactive === true,
   };
+  if (options.interactive && deps.stdin === undefined)
+    throw new CliError(ExitCode.Usage, '--interactive needs a terminal (stdin is not a TTY)');
   const result = await runDemo(options, io, deps);
   io.out(`\n${formatAgreement(result.agreement)}\n`);
   return result.agreement.agree ? ExitCode.Ok : ExitCode.CheckFailed;
@@ -206,6 +217,9 @@ export async function runDemo(options: DemoOptions, io: CliIo, deps: DemoDeps = 
     host.conns.bind('spectator', spectatorLink.server, host.session);
 
     const idle = new Uint8Array(2);
+    const keyboard = options.interactive && deps.stdin ? inputSource({ stdin: deps.stdin }, clock) : undefined;
+    closers.push(() => keyboard?.close());
+    const hostInput = (now: number) => (keyboard ? keyboard.next(now) : host.bot.next());
     const tick = (botsPlay: boolean) => {
       for (const p of players) {
         const s = p.session;
@@ -213,7 +227,7 @@ export async function runDemo(options: DemoOptions, io: CliIo, deps: DemoDeps = 
           p.wait--;
           s.poll();
         } else {
-          s.addLocalInput(botsPlay ? p.bot.next() : idle);
+          s.addLocalInput(botsPlay ? (p === host ? hostInput(clock.now()) : p.bot.next()) : idle);
           p.driver.run(s.advanceFrame(), s);
         }
         p.finals.record(Math.min(s.confirmedFrame, s.currentFrame), (f) => p.driver.stateOf(f));
@@ -224,7 +238,7 @@ export async function runDemo(options: DemoOptions, io: CliIo, deps: DemoDeps = 
     };
     const header = () =>
       `netplay demo: Space Racer, rollback over UDP via a relay (${options.latencyMs} ± ${options.jitterMs} ms, ` +
-      `${(options.loss * 100).toFixed(1)} % loss, seed ${options.seed}); host and guest are bots, a spectator watches`;
+      `${(options.loss * 100).toFixed(1)} % loss, seed ${options.seed}); ${options.interactive ? 'you play P1 (W/S), a bot plays P2' : 'host and guest are bots'}, a spectator watches`;
     const draw = (t: number) => {
       const lines = [
         header(),
@@ -242,7 +256,7 @@ export async function runDemo(options: DemoOptions, io: CliIo, deps: DemoDeps = 
     const start = clock.now();
     let due = start;
     for (let f = 0; f < frames + DRAIN_FRAMES; f++) {
-      if (io.signal?.aborted && f < frames) f = frames;
+      if ((io.signal?.aborted || keyboard?.quit) && f < frames) f = frames;
       tick(f < frames);
       if (io.live ? f % 2 === 0 : f % snapshotEvery === 0 && f < frames) draw((clock.now() - start) / 1000);
       due += FRAME_MS;
