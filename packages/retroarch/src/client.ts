@@ -169,6 +169,7 @@ export class RetroArchClient {
   private readonly decoder = new FrameDecoder();
   private readonly out = new OutputQueue();
   private readonly inputFrame = new RetroArchInputFrame();
+  private readonly wordViews: (Uint32Array | undefined)[] = [];
   private readonly inputEvent: RetroArchInputEvent = { type: 'input', frame: 0, client: 0, words: new Uint32Array(0) };
   private readonly noInputEvent: RetroArchNoInputEvent = { type: 'noInput', frame: 0 };
   private readonly crcEvent: RetroArchCrcEvent = { type: 'crc', frame: 0, crc: 0 };
@@ -406,7 +407,8 @@ export class RetroArchClient {
         const e = this.inputEvent;
         e.frame = f.frame;
         e.client = f.client & 0xffff;
-        e.words = f.words.subarray(0, f.count);
+        // One view per word count, made once: no allocation per frame.
+        e.words = this.wordViews[f.count] ??= f.words.subarray(0, f.count);
         this.hostFrameSeen(f.frame);
         this.emit(e);
         return;
