@@ -1,10 +1,14 @@
-/** A message a scheduler wants sent: the runner (or your own shell) hands it to the transport. */
+/**
+ * A message a scheduler wants sent: the runner (or your own shell) hands it to the transport.
+ * Envelopes and their bytes are reused by the scheduler once the outbox has been emptied: send
+ * them (the transport copies) before emptying it, and keep neither afterwards.
+ */
 export interface Envelope {
   /** Peer id of the receiver. */
   readonly to: number;
   /** Channel name (see each mode's `channels`). */
   readonly channel: string;
-  /** The bytes; the scheduler does not touch them again. */
+  /** The bytes; valid until the driver empties the outbox and calls the scheduler again (the buffer is then reused). */
   readonly data: Uint8Array;
 }
 
@@ -12,7 +16,7 @@ export interface Envelope {
 export interface FrameRequest {
   /** The frame index (0-based: the first frame of the session is frame 0). */
   readonly frame: number;
-  /** Every port's input, `ports * inputBytes` bytes, port 0 first. Valid until the next `poll`. */
+  /** Every port's input, `ports * inputBytes` bytes, port 0 first. Valid until the next `poll` (the scheduler's own buffer). */
   readonly inputs: Uint8Array;
   /** A machine command applied on this frame before it runs (0 = none); see {@link CommandHandler}. */
   readonly command: number;
@@ -30,7 +34,11 @@ export interface LockstepScheduler {
   readonly port: number;
   /** Number of frames run so far: the index of the next frame. */
   readonly nextFrame: number;
-  /** Messages waiting to be sent. The driver empties the array. */
+  /**
+   * Messages waiting to be sent. The driver sends them, then empties the array, preferably with
+   * `pop()` (`length = 0` makes V8 free its storage, so the next push allocates). Once emptied, the
+   * envelopes and their bytes are reused by the scheduler's next call.
+   */
   readonly outbox: Envelope[];
   /** A message from peer `from` arrived on `channel`. */
   receive(from: number, channel: string, data: Uint8Array, now: number): void;
@@ -38,7 +46,10 @@ export interface LockstepScheduler {
   setLocalInput(input: Uint8Array, now: number): void;
   /** Time passed: send what is due (pings, advances). */
   tick(now: number): void;
-  /** The next frame, if its time has come and its inputs are complete; `undefined` means wait. */
+  /**
+   * The next frame, if its time has come and its inputs are complete; `undefined` means wait. The
+   * request object and its `inputs` are reused by the next call: copy what you keep (`logEntry`).
+   */
   poll(now: number): FrameRequest | undefined;
   /** When the next frame is due (ms, on the driver's clock). */
   dueAt(): number;
