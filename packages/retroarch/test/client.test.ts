@@ -90,6 +90,24 @@ describe('handshake', () => {
     ]);
   });
 
+  it('answers the captured bytes of a real 1.14 host (RETROARCH.md) with the captured INFO', () => {
+    const hex = (h: string) => Uint8Array.from(Buffer.from(h.replace(/\s/g, ''), 'hex'));
+    const pad = (text: string, n: number) => {
+      const b = new Uint8Array(n);
+      b.set(new TextEncoder().encode(text));
+      return b;
+    };
+    const header = hex('52414e50 00040008 00000001 00000000 00000006 00000469');
+    const nick = concat(hex('00000020 00000020'), pad('rahost', 32));
+    const info = concat(hex('00000022 00000044 ec4b5f44'), pad('Nestopia', 32), pad('1.52.0 ', 32));
+    const { client } = newClient();
+    client.start(0);
+    client.takeOutput();
+    client.receive(concat(header, nick, info), 0);
+    expect(client.takeOutput()).toEqual(info);
+    expect(client.state).toBe('handshake');
+  });
+
   it('answers INFO with the configured core identity', () => {
     const info = { contentCrc: 1, coreName: 'nestopia', coreVersion: 'x' };
     const { client } = newClient({ info });
