@@ -159,10 +159,11 @@ function putTime(t: Uint8Array, o: number, v: number, field: string): void {
   putU32(t, o + 4, v >>> 0);
 }
 
-function getTime(b: Uint8Array, o: number): number {
+/** Checks the high word of the time at `o` (a u64 below 2^53); the caller adds the words. */
+function timeHigh(b: Uint8Array, o: number): number {
   const high = getU32(b, o);
   if (high > 0x1fffff) throw new DecodeError('bad-value', o, 'time exceeds 2^53 − 1');
-  return high * 0x100000000 + getU32(b, o + 4);
+  return high;
 }
 
 function room(target: Uint8Array, n: number, what: string): void {
@@ -315,14 +316,16 @@ export function decodeFaMessageInto(bytes: Uint8Array, inputBytes: number, out: 
       exact(bytes, FSUAE_PING_SIZE, 'ping');
       out.type = FaType.Ping;
       out.seq = getU32(bytes, 1);
-      out.sentAtUs = getTime(bytes, 5);
+      // Times are stored straight into the (double) fields: a returned double past 2^30 would be
+      // boxed on every message.
+      out.sentAtUs = timeHigh(bytes, 5) * 0x100000000 + getU32(bytes, 9);
       return out;
     case 4:
       exact(bytes, FSUAE_PONG_SIZE, 'pong');
       out.type = FaType.Pong;
       out.seq = getU32(bytes, 1);
-      out.pingSentAtUs = getTime(bytes, 5);
-      out.repliedAtUs = getTime(bytes, 13);
+      out.pingSentAtUs = timeHigh(bytes, 5) * 0x100000000 + getU32(bytes, 9);
+      out.repliedAtUs = timeHigh(bytes, 13) * 0x100000000 + getU32(bytes, 17);
       return out;
     default:
       throw new DecodeError('unknown-type', 0, `FS-UAE message type ${type}`);
