@@ -3,7 +3,7 @@ import type { Clock } from '@netplay/transport';
 import { RacerBot } from './bot.js';
 import type { CliIo } from './io.js';
 import { attachKeyboard, KeyState, type RawInput } from './keyboard.js';
-import { CLEAR, drawScreen } from './render.js';
+import { drawScreen, redraw } from './render.js';
 
 /** 60 frames per second. */
 export const FRAME_MS = 1000 / 60;
@@ -82,7 +82,7 @@ export class Display {
         ...this.events,
         'keys: W/S/A/D or arrows, Space/J = A, K = B, Q to quit',
       ];
-      this.io.out(`${CLEAR}${lines.join('\n')}\n`);
+      this.io.out(redraw(lines));
     } else if (now - this.lastPrint >= 5000) {
       this.lastPrint = now;
       for (const line of this.view.stats()) this.io.out(`${line}\n`);

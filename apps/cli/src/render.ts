@@ -1,8 +1,13 @@
 import { type Framebuffer, framebufferToText } from '@netplay/core-wasm';
 import type { P2PSession } from '@netplay/rollback';
 
-/** Clears a terminal and moves the cursor home. */
-export const CLEAR = '\x1b[H\x1b[J';
+/**
+ * Redraws a terminal in place: cursor home, each line followed by clear-to-end-of-line, then clear
+ * below (no full clear, so no flicker).
+ */
+export function redraw(lines: readonly string[]): string {
+  return `\x1b[H${lines.join('\n').split('\n').join('\x1b[K\n')}\x1b[K\n\x1b[J`;
+}
 
 /** The game in half-blocks (▀▄█), one text row per two pixel rows. */
 export function drawScreen(fb: Framebuffer): string {

@@ -1,18 +1,19 @@
 import { parseArgs } from 'node:util';
-import type { Chip8Core } from '@netplay/core-wasm';
-import { ConnectionSet, CoreDriver, P2PSession, ROLLBACK_CHANNELS, SpectatorSession } from '@netplay/rollback';
-import { type Clock, type Connection, systemClock } from '@netplay/transport';
-import { connectUdp, listenUdp, type UdpListener } from '@netplay/transport-udp';
+import { NetplayClient, NetplayHost } from '@netplay/session';
+import { type Clock, Prng, systemClock } from '@netplay/transport';
 import { UdpRelay } from '@netplay/transport-udp/relay';
 import { type Agreement, checkAgreement, FinalStates, formatAgreement } from '../agreement.js';
 import { choiceOption, intOption, numberOption, usageErrors } from '../args.js';
 import { RacerBot } from '../bot.js';
+import { chip8Content } from '../content.js';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import type { CliIo } from '../io.js';
 import type { RawInput } from '../keyboard.js';
-import { inputSource } from '../play.js';
-import { CLEAR, drawScreen, statsLine } from '../render.js';
+import { connectSession, listenSession } from '../net.js';
+import { FRAME_MS, inputSource, paceFrames } from '../play.js';
+import { drawScreen, redraw, statsLine } from '../render.js';
 import { makeCore, readRom, SPACE_RACER_URL } from '../rom.js';
+import { sessionFailure } from '../session-errors.js';
 
 /** Scheduler modes named by the issue; the demo runs `rollback` so far. */
 export const DEMO_MODES = ['rollback', 'lockstep-cs', 'lockstep-p2p', 'frame-advance'] as const;
@@ -31,8 +32,6 @@ of them (exit 0), or not (exit 1).
   --seed N      seed of the relay's impairment and the bots (default 2024)
   --latency MS  mean one-way latency (default 40), --jitter MS ± (default 10), --loss F (default 0.02)`;
 
-/** 60 frames per second. */
-const FRAME_MS = 1000 / 60;
 /** Frames run after the timed part, with no input, so every peer's final frame catches up. */
 const DRAIN_FRAMES = 90;
 
@@ -107,52 +106,36 @@ export async function demoCommand(argv: string[], io: CliIo, deps: DemoDeps = {}
   return result.agreement.agree ? ExitCode.Ok : ExitCode.CheckFailed;
 }
 
-interface Player {
-  readonly name: string;
-  readonly player: number;
-  readonly core: Chip8Core;
-  readonly session: P2PSession;
-  readonly driver: CoreDriver;
-  readonly conns: ConnectionSet;
-  readonly bot: RacerBot;
-  readonly finals: FinalStates;
-  wait: number;
-}
-
 /**
- * Runs the demo: a UDP listener for the host, the impairment relay in front of it, a guest and a
- * spectator connecting through the relay, then `seconds` of bot play paced to real time.
- * The rollback sessions are wired to the UDP connections directly (no handshake).
+ * Runs the demo: a @netplay/session host on a UDP listener, the impairment relay in front of it,
+ * and a guest and a spectator joining through the relay with the session handshake (version, nick,
+ * INFO, SYNC), then `seconds` of bot play paced to real time, then a short drain with no input so
+ * every peer's final frame catches up.
  */
 export async function runDemo(options: DemoOptions, io: CliIo, deps: DemoDeps = {}): Promise<DemoResult> {
   const clock = deps.clock ?? systemClock;
   const rom = await readRom(SPACE_RACER_URL);
+  const content = chip8Content(rom);
   const newCore = () => makeCore(rom, 'Space Racer', { ports: 2 });
   const closers: (() => unknown)[] = [];
   try {
-    let listener: UdpListener;
-    try {
-      listener = await listenUdp({ channels: ROLLBACK_CHANNELS, host: '127.0.0.1', port: 0, clock });
-    } catch (e) {
-      throw new CliError(ExitCode.Network, `cannot listen on loopback: ${(e as Error).message}`);
-    }
-    closers.push(() => listener.close('demo over'));
-    const accepted: Connection[] = [];
-    const waiting: ((c: Connection) => void)[] = [];
-    listener.on('connection', (c) => {
-      const w = waiting.shift();
-      if (w) w(c);
-      else accepted.push(c);
+    const hostCore = newCore();
+    const host = new NetplayHost({
+      core: hostCore,
+      content,
+      clock,
+      nick: 'host',
+      players: 2,
+      randomU32: seeded(options.seed),
     });
-    const nextAccepted = () =>
-      new Promise<Connection>((resolve) => {
-        const c = accepted.shift();
-        if (c) resolve(c);
-        else waiting.push(resolve);
-      });
+    closers.push(() => host.close('closed: the demo is over'));
+    const bound = await listenSession('udp', '127.0.0.1', 0, clock);
+    closers.push(() => bound.listener.close('closed: the demo is over'));
+    host.listen(bound.listener);
+    host.on('peer-refused', ({ error }) => io.err(`demo: a peer was refused: ${error.message}\n`));
     const relay = await UdpRelay.start({
       targetHost: '127.0.0.1',
-      targetPort: listener.port,
+      targetPort: bound.port,
       seed: options.seed,
       impairment: {
         latencyMs: options.latencyMs - options.jitterMs,
@@ -161,120 +144,83 @@ export async function runDemo(options: DemoOptions, io: CliIo, deps: DemoDeps = 
       },
     });
     closers.push(() => relay.close());
-    // Connect one at a time, so the host knows which accepted connection is which peer.
-    const link = async (): Promise<{ client: Connection; server: Connection }> => {
-      const server = nextAccepted();
-      const client = await connectUdp({ channels: ROLLBACK_CHANNELS, host: relay.host, port: relay.port, clock });
-      closers.push(() => client.close('demo over'));
-      return { client, server: await server };
+    const join = async (nick: string, spectate: boolean): Promise<NetplayClient> => {
+      const conn = await connectSession('udp', relay.host, relay.port, clock);
+      const client = new NetplayClient(conn, { core: newCore(), content, clock, nick, spectate });
+      closers.push(() => client.close('closed: the demo is over'));
+      // The host only starts once every player slot is filled: tick it while the guest joins.
+      const timer = setInterval(() => host.tick(idle), FRAME_MS);
+      try {
+        await client.joined();
+      } catch (e) {
+        throw sessionFailure(e);
+      } finally {
+        clearInterval(timer);
+      }
+      return client;
     };
-    const guestLink = await link();
-    const spectatorLink = await link();
-
-    const names = ['host', 'guest'];
-    const players: Player[] = names.map((name, player) => {
-      const core = newCore();
-      const conns = new ConnectionSet();
-      let driver: CoreDriver | undefined;
-      const session = new P2PSession({
-        players: 2,
-        inputBytes: core.inputBytes,
-        localPlayer: player,
-        remotes: names.flatMap((peer, p) => (p === player ? [] : [{ peer, player: p }])),
-        isHost: player === 0,
-        hostPeer: 'host',
-        clock,
-        send: conns.send,
-        stateSource: (f) => driver?.stateOf(f),
-      });
-      driver = new CoreDriver(core, session.ringFrames);
-      const p: Player = {
-        name,
-        player,
-        core,
-        session,
-        driver,
-        conns,
-        bot: new RacerBot(options.seed + 17 * (player + 1)),
-        finals: new FinalStates(name),
-        wait: 0,
-      };
-      session.on('wait-recommended', ({ frames }) => {
-        p.wait = frames;
-      });
-      session.on('desync-detected', ({ frame }) => io.err(`[${name}] desync detected at frame ${frame}\n`));
-      return p;
-    });
-    const [host, guest] = players as [Player, Player];
-    host.conns.bind('guest', guestLink.server, host.session);
-    guest.conns.bind('host', guestLink.client, guest.session);
-
-    const spectatorConns = new ConnectionSet();
-    const spectatorSession = new SpectatorSession({ hostPeer: 'host', send: spectatorConns.send });
-    const spectatorDriver = new CoreDriver(newCore(), spectatorSession.ringFrames);
-    const spectatorFinals = new FinalStates('spectator');
-    spectatorConns.bind('host', spectatorLink.client, spectatorSession);
-    host.conns.bind('spectator', spectatorLink.server, host.session);
-
     const idle = new Uint8Array(2);
+    const guest = await join('guest', false);
+    const spectator = await join('spectator', true);
+    const hostBot = new RacerBot(options.seed + 17);
+    const guestBot = new RacerBot(options.seed + 34);
     const keyboard = options.interactive && deps.stdin ? inputSource({ stdin: deps.stdin }, clock) : undefined;
     closers.push(() => keyboard?.close());
-    const hostInput = (now: number) => (keyboard ? keyboard.next(now) : host.bot.next());
-    const tick = (botsPlay: boolean) => {
-      for (const p of players) {
-        const s = p.session;
-        if (p.wait > 0) {
-          p.wait--;
-          s.poll();
-        } else {
-          s.addLocalInput(botsPlay ? (p === host ? hostInput(clock.now()) : p.bot.next()) : idle);
-          p.driver.run(s.advanceFrame(), s);
-        }
-        p.finals.record(Math.min(s.confirmedFrame, s.currentFrame), (f) => p.driver.stateOf(f));
-      }
-      spectatorDriver.run(spectatorSession.advanceFrame(), spectatorSession);
-      const cur = spectatorSession.currentFrame;
-      if (cur !== undefined) spectatorFinals.record(cur, (f) => spectatorDriver.stateOf(f));
+    const finals = [new FinalStates('host'), new FinalStates('guest'), new FinalStates('spectator')] as const;
+    for (const s of [host.rollback, guest.rollback])
+      s?.on('desync-detected', ({ frame }) => io.err(`desync detected at frame ${frame}\n`));
+
+    const tick = (botsPlay: boolean, now: number) => {
+      host.tick(botsPlay ? (keyboard ? keyboard.next(now) : hostBot.next()) : idle);
+      guest.tick(botsPlay ? guestBot.next() : idle);
+      spectator.tick();
+      const hs = host.rollback;
+      const hd = host.driver;
+      if (hs && hd) finals[0].record(Math.min(hs.confirmedFrame, hs.currentFrame), (f) => hd.stateOf(f));
+      const gs = guest.rollback;
+      const gd = guest.driver;
+      if (gs && gd) finals[1].record(Math.min(gs.confirmedFrame, gs.currentFrame), (f) => gd.stateOf(f));
+      const sd = spectator.driver;
+      if (sd && spectator.frame !== undefined) finals[2].record(spectator.frame, (f) => sd.stateOf(f));
     };
     const header = () =>
       `netplay demo: Space Racer, rollback over UDP via a relay (${options.latencyMs} ± ${options.jitterMs} ms, ` +
       `${(options.loss * 100).toFixed(1)} % loss, seed ${options.seed}); ${options.interactive ? 'you play P1 (W/S), a bot plays P2' : 'host and guest are bots'}, a spectator watches`;
     const draw = (t: number) => {
-      const lines = [
-        header(),
-        `t = ${t.toFixed(1)} s   host's screen:`,
-        drawScreen(host.core.framebuffer()),
-        statsLine('host', host.session, 0),
-        statsLine('guest', guest.session, 1),
-        `${'spectator'.padEnd(10)}    frame ${String(spectatorSession.currentFrame ?? '-').padStart(5)}  (confirmed inputs only)`,
-      ];
-      io.out(io.live ? `${CLEAR}${lines.join('\n')}\n` : `${lines.join('\n')}\n\n`);
+      const lines = [header(), `t = ${t.toFixed(1)} s   host's screen:`, drawScreen(hostCore.framebuffer())];
+      if (host.rollback) lines.push(statsLine('host', host.rollback, 0));
+      if (guest.rollback) lines.push(statsLine('guest', guest.rollback, 1));
+      lines.push(
+        `${'spectator'.padEnd(10)}    frame ${String(spectator.frame ?? '-').padStart(5)}  (confirmed inputs only)`,
+      );
+      io.out(io.live ? redraw(lines) : `${lines.join('\n')}\n\n`);
     };
 
     const frames = Math.round((options.seconds * 1000) / FRAME_MS);
     const snapshotEvery = Math.round(5000 / FRAME_MS);
     const start = clock.now();
-    let due = start;
-    for (let f = 0; f < frames + DRAIN_FRAMES; f++) {
+    let f = 0;
+    await paceFrames(clock, undefined, (now) => {
       if ((io.signal?.aborted || keyboard?.quit) && f < frames) f = frames;
-      tick(f < frames);
-      if (io.live ? f % 2 === 0 : f % snapshotEvery === 0 && f < frames) draw((clock.now() - start) / 1000);
-      due += FRAME_MS;
-      const now = clock.now();
-      if (due < now - 100) due = now; // far behind (a busy machine): do not burst to catch up
-      await sleep(clock, Math.max(0, due - now));
-    }
+      if (f >= frames + DRAIN_FRAMES) return false;
+      tick(f < frames, now);
+      if (io.live ? f % 2 === 0 : f % snapshotEvery === 0 && f < frames) draw((now - start) / 1000);
+      f++;
+      return true;
+    });
     draw((clock.now() - start) / 1000);
     return {
-      agreement: checkAgreement([host.finals, guest.finals, spectatorFinals]),
-      frames: host.session.currentFrame,
-      rollbacks: players.map((p) => p.session.stats.rollbacks),
+      agreement: checkAgreement(finals),
+      frames: host.frame,
+      rollbacks: [host.stats?.rollbacks ?? 0, guest.stats?.rollbacks ?? 0],
     };
   } finally {
     for (const close of closers.reverse()) await close();
   }
 }
 
-function sleep(clock: Clock, ms: number): Promise<void> {
-  return new Promise((resolve) => clock.setTimer(ms, resolve));
+/** A seeded u32 source for the host's password salts (the demo has no password; keeps runs reproducible). */
+function seeded(seed: number): () => number {
+  const prng = new Prng(seed ^ 0x5a17);
+  return () => prng.nextU32();
 }
