@@ -113,9 +113,17 @@ export function encodeMameHubInputPacket(packet: MameHubInputPacket, target: Uin
   return o - offset;
 }
 
-function need(bytes: Uint8Array, o: number, n: number, what: string): void {
-  if (o + n > bytes.length)
-    throw new DecodeError('truncated', o, `${what} needs ${n} bytes, ${bytes.length - o} remain`);
+/**
+ * Throws `truncated` unless `n` bytes remain at `o`. The field is named by `what`, or by
+ * `port <port>` (with `devices` analog devices when given): names are built only on failure, so
+ * the hot decode path allocates no strings.
+ */
+function need(bytes: Uint8Array, o: number, n: number, what: string | number, devices = -1): void {
+  if (o + n > bytes.length) {
+    const name =
+      typeof what === 'string' ? what : devices < 0 ? `port ${what}` : `port ${what}: ${devices} analog devices`;
+    throw new DecodeError('truncated', o, `${name} needs ${n} bytes, ${bytes.length - o} remain`);
+  }
 }
 
 function readHeader(bytes: Uint8Array): { inputId: number; futureInputTime: number; portCount: number } {
@@ -148,12 +156,12 @@ export function decodeMameHubInputPacket(bytes: Uint8Array): MameHubInputPacket 
   need(bytes, o, portCount * MAMEHUB_PORT_HEADER_SIZE, `${portCount} ports`);
   const state: MameInputState = [];
   for (let i = 0; i < portCount; i++) {
-    need(bytes, o, MAMEHUB_PORT_HEADER_SIZE, `port ${i}`);
+    need(bytes, o, MAMEHUB_PORT_HEADER_SIZE, i);
     const defaultMask = getI32(bytes, o) >>> 0;
     const currentMask = getI32(bytes, o + 4) >>> 0;
     const count = bytes[o + 8]!;
     o += MAMEHUB_PORT_HEADER_SIZE;
-    need(bytes, o, count * MAMEHUB_ANALOG_SIZE, `port ${i}: ${count} analog devices`);
+    need(bytes, o, count * MAMEHUB_ANALOG_SIZE, i, count);
     const analogs: MameAnalogState[] = [];
     for (let j = 0; j < count; j++) {
       const a: MameAnalogState = { accumulatedDelta: 0, previousValue: 0, sensitivity: 0, reverse: false };
@@ -183,7 +191,7 @@ export function decodeMameHubInputPacketInto(bytes: Uint8Array, out: MameHubInpu
   // Check the whole shape and length first so a failure leaves `out` untouched.
   let o = MAMEHUB_PACKET_HEADER_SIZE;
   for (let i = 0; i < state.length; i++) {
-    need(bytes, o, MAMEHUB_PORT_HEADER_SIZE, `port ${i}`);
+    need(bytes, o, MAMEHUB_PORT_HEADER_SIZE, i);
     const count = bytes[o + 8]!;
     if (count !== state[i]!.analogs.length) {
       throw new DecodeError(
@@ -193,7 +201,7 @@ export function decodeMameHubInputPacketInto(bytes: Uint8Array, out: MameHubInpu
       );
     }
     o += MAMEHUB_PORT_HEADER_SIZE;
-    need(bytes, o, count * MAMEHUB_ANALOG_SIZE, `port ${i}: ${count} analog devices`);
+    need(bytes, o, count * MAMEHUB_ANALOG_SIZE, i, count);
     for (let j = 0; j < count; j++) {
       const r = bytes[o + 12]!;
       if (r > 1) throw new DecodeError('bad-value', o + 12, `reverse is ${r}, not 0 or 1`);
