@@ -37,6 +37,7 @@ import {
 } from './messages.js';
 import { type SessionMode, SUPPORTED_MODES } from './mode.js';
 import { passwordProof } from './password.js';
+import { RelayFramer, relayChannelOf, rollbackChannelOf } from './relay.js';
 
 /** Options of {@link NetplayClient}. */
 export interface NetplayClientOptions {
@@ -86,6 +87,8 @@ export interface JoinInfo {
 
 /** Events of a {@link NetplayClient}. */
 export interface NetplayClientEventMap {
+  /** Admitted as a player; the host waits for more players (`joined` of `players`, the host included). */
+  waiting: { readonly joined: number; readonly players: number };
   /** The handshake is done; the scheduler runs from now on. */
   joined: JoinInfo;
   /** Lockstep modes: frame `frame` ran on the client's core (read its state in the handler). */
@@ -125,6 +128,10 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
   private runner: LockstepRunner | undefined;
   private readonly early: Array<{ channel: string; data: Uint8Array }> = [];
   private wait = 0;
+  private readonly framer = new RelayFramer();
+  /** Rollback relay: peer nick → player slot, and back. */
+  private readonly slotOf = new Map<string, number>();
+  private readonly nickOf = new Map<number, string>();
 
   constructor(connection: Connection, options: NetplayClientOptions) {
     this.conn = connection;
@@ -282,10 +289,12 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
     }
   }
 
-  private readonly send: SendFn = (_peer, channel, data) => {
+  private readonly send: SendFn = (peer, channel, data) => {
     if (this.conn.state === 'closed') return;
     try {
-      this.conn.send(channel, data);
+      const slot = peer === this.challenge?.hostNick ? undefined : this.slotOf.get(peer);
+      if (slot === undefined) this.conn.send(channel, data);
+      else this.conn.send(relayChannelOf(channel), this.framer.frame(slot, data));
     } catch (e) {
       if (!(e instanceof TransportError)) throw e;
     }
@@ -304,7 +313,11 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
     if (channel !== SESSION_CONTROL_CHANNEL) {
       if (this.runner !== undefined) return; // the runner reads them itself
       const host = this.challenge?.hostNick ?? '';
-      if (this.p2p !== undefined) this.p2p.receive(host, channel, data);
+      const relayed = rollbackChannelOf(channel);
+      if (relayed !== undefined && this.p2p !== undefined) {
+        const from = data.length > 0 ? this.nickOf.get(data[0] ?? 0) : undefined;
+        if (from !== undefined) this.p2p.receive(from, relayed, data.subarray(1));
+      } else if (this.p2p !== undefined) this.p2p.receive(host, channel, data);
       else if (this.watch !== undefined) this.watch.receive(host, channel, data);
       else if (this.early.length < MAX_EARLY_MESSAGES) this.early.push({ channel, data });
       return;
@@ -319,6 +332,13 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
     }
     if (m.type === SessionMessageType.Refuse) {
       this.failure ??= new SessionError(m.code, m.message);
+      return;
+    }
+    if (this.stage === 'handshaking' && this.challenge !== undefined && m.type === SessionMessageType.Wait) {
+      // Admitted: the host waits for the other players, so our handshake timeout no longer applies.
+      this.timer?.cancel();
+      this.timer = undefined;
+      this.emitter.emit('waiting', { joined: m.joined, players: m.players });
       return;
     }
     if (this.stage === 'handshaking' && this.challenge === undefined && m.type === SessionMessageType.Challenge) {
@@ -446,6 +466,11 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
           return;
         }
       }
+      for (const e of m.roster)
+        if (e.slot !== m.slot && e.slot !== 0 && e.slot < m.players) {
+          this.slotOf.set(e.nick, e.slot);
+          this.nickOf.set(e.slot, e.nick);
+        }
       let driver: CoreDriver | undefined;
       const s = new P2PSession({
         players: m.players,

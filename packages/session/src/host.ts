@@ -21,6 +21,7 @@ import {
   encodeChallenge,
   encodeRefuse,
   encodeSync,
+  encodeWait,
   MAX_NICK_BYTES,
   type RosterEntry,
   SESSION_MAGIC,
@@ -31,6 +32,7 @@ import {
 } from './messages.js';
 import { type SessionMode, SUPPORTED_MODES } from './mode.js';
 import { equalBytes, passwordProof } from './password.js';
+import { RelayFramer, rollbackChannelOf } from './relay.js';
 
 /** Options of {@link NetplayHost}. */
 export interface NetplayHostOptions {
@@ -45,8 +47,9 @@ export interface NetplayHostOptions {
   /** The scheduler (default `rollback`; `rollback` and `lockstep-cs` are supported in this version). */
   readonly mode?: SessionMode;
   /**
-   * Player slots including the host's (default 2). Rollback supports exactly 2 in this version;
-   * lockstep-cs 2 up to the core's ports (at most 255).
+   * Player slots including the host's (default 2): rollback 2–16 (the game starts when every
+   * slot is filled; with more than 2, the host relays the clients' messages to each other),
+   * lockstep-cs 2 up to the core's ports (at most 255; the game starts with the first client).
    */
   readonly players?: number;
   /** Spectators admitted at most (default 8). */
@@ -151,6 +154,9 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
   private readonly initialState: Uint8Array;
   private coreDriver: CoreDriver | undefined;
   private wait = 0;
+  private readonly framer = new RelayFramer();
+  /** Admitted players by slot (rollback relay). */
+  private readonly bySlot = new Map<number, Peer>();
   private closed = false;
 
   /** @throws SessionError `unsupported-mode` or `bad-argument` for options this version cannot run. */
@@ -167,11 +173,8 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
     this.randomU32 = options.randomU32 ?? defaultRandomU32;
     if (!SUPPORTED_MODES.includes(this.mode))
       throw new SessionError('unsupported-mode', `mode ${this.mode} is not supported yet (supported: rollback)`);
-    if (this.mode === 'rollback' && this.players !== 2)
-      throw new SessionError(
-        'bad-argument',
-        `rollback sessions have exactly 2 players (host + 1 client) in this version, got ${this.players}`,
-      );
+    if (this.mode === 'rollback' && (this.players < 2 || this.players > 16))
+      throw new SessionError('bad-argument', `rollback sessions have 2..16 players, got ${this.players}`);
     if (!Number.isInteger(this.players) || this.players < 2 || this.players > 255)
       throw new SessionError('bad-argument', `players must be 2..255, got ${this.players}`);
     if (this.core.ports < this.players)
@@ -318,6 +321,15 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
     if (channel !== SESSION_CONTROL_CHANNEL) {
       // Lockstep: the runner reads the game channels of admitted peers itself.
       if (this.mode !== 'rollback' && peer.stage === 'playing') return;
+      if (rollbackChannelOf(channel) !== undefined) {
+        if (peer.stage === 'playing' && this.session !== undefined) this.relay(peer, channel, data);
+        else if (peer.stage !== 'playing')
+          this.refuse(
+            peer,
+            new SessionError('protocol', `relay message on ${channel} from a peer that is not a player`),
+          );
+        return;
+      }
       if ((peer.stage === 'playing' || peer.stage === 'spectating') && peer.nick !== undefined) {
         if (this.session !== undefined) this.session.receive(peer.nick, channel, data);
         else if (peer.early.length < MAX_EARLY_MESSAGES) peer.early.push({ channel, data });
@@ -471,11 +483,19 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
       this.admitLockstep(peer);
       return;
     }
-    // A player: slot 1 (rollback has 2 slots in this version); the game starts now.
-    peer.slot = 1;
+    // A player: the lowest free slot; the game starts once every slot is filled.
+    let slot = 1;
+    while (this.bySlot.has(slot)) slot++;
+    peer.slot = slot;
     peer.stage = 'playing';
-    this.start(peer);
-    this.emitter.emit('peer-joined', { nick, slot: peer.slot });
+    this.bySlot.set(slot, peer);
+    this.emitter.emit('peer-joined', { nick, slot });
+    if (this.bySlot.size + 1 < this.players) {
+      const wait = encodeWait({ joined: this.bySlot.size + 1, players: this.players });
+      for (const p of this.bySlot.values()) this.sendTo(p, wait);
+      return;
+    }
+    this.start();
     // Spectators admitted before the start: their SPECTATE requests reach the scheduler now.
     for (const p of this.peers) {
       const early = p.early.splice(0);
@@ -539,8 +559,18 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
     return roster;
   }
 
-  private start(player: Peer): void {
-    const nick = player.nick ?? '';
+  /** Relays a client's rollback message to the player in the slot it names. */
+  private relay(from: Peer, channel: string, data: Uint8Array): void {
+    const to = data.length > 0 ? this.bySlot.get(data[0] ?? 0) : undefined;
+    if (to === undefined || to === from || from.slot === undefined || to.conn.state === 'closed') return;
+    try {
+      to.conn.send(channel, this.framer.frame(from.slot, data.subarray(1)));
+    } catch (e) {
+      if (!(e instanceof TransportError)) throw e;
+    }
+  }
+
+  private start(): void {
     const state = new Uint8Array(this.core.stateBytes);
     const n = this.core.saveInto(state);
     const send: SendFn = (to, channel, data) => {
@@ -557,7 +587,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
       players: this.players,
       inputBytes: this.core.inputBytes,
       localPlayer: 0,
-      remotes: [{ peer: nick, player: player.slot ?? 1 }],
+      remotes: [...this.bySlot].map(([player, p]) => ({ peer: p.nick ?? '', player })),
       isHost: true,
       hostPeer: this.nick,
       clock: this.clock,
@@ -575,19 +605,20 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
     this.session = session;
     this.coreDriver = driver;
     const roster = this.roster();
-    this.sendTo(
-      player,
-      encodeSync({
-        mode: this.mode,
-        frame: 0,
-        players: this.players,
-        slot: player.slot ?? 1,
-        inputDelay: this.inputDelay,
-        inputBytes: this.core.inputBytes,
-        roster,
-        state: state.subarray(0, n),
-      }),
-    );
+    for (const [slot, player] of this.bySlot)
+      this.sendTo(
+        player,
+        encodeSync({
+          mode: this.mode,
+          frame: 0,
+          players: this.players,
+          slot,
+          inputDelay: this.inputDelay,
+          inputBytes: this.core.inputBytes,
+          roster,
+          state: state.subarray(0, n),
+        }),
+      );
     this.emitter.emit('started', { frame: 0, roster });
   }
 
@@ -636,6 +667,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
 
   /** Forgets a peer (before its connection closes). */
   private drop(peer: Peer): void {
+    if (peer.slot !== undefined && this.bySlot.get(peer.slot) === peer) this.bySlot.delete(peer.slot);
     peer.stage = 'closed';
     peer.timer?.cancel();
     peer.timer = undefined;
@@ -646,6 +678,10 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
   /** Tells the scheduler an admitted peer is gone. */
   private forget(peer: Peer, nick: string): void {
     this.session?.disconnectPeer(nick);
+    if (this.mode === 'rollback' && this.session === undefined && !peer.spectate) {
+      const wait = encodeWait({ joined: this.bySlot.size + 1, players: this.players });
+      for (const p of this.bySlot.values()) this.sendTo(p, wait);
+    }
     if (this.server !== undefined && peer.slot !== undefined && !peer.spectate) {
       this.server.removeClient(peer.slot);
       this.runner?.removePeer(peer.slot);

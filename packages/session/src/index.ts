@@ -4,7 +4,12 @@
  * then run the scheduler the host chose over the same connection. See the package README.
  * @packageDocumentation
  */
-export { SESSION_CHANNELS, SESSION_CONTROL_CHANNEL } from './channels.js';
+export {
+  RELAY_CONTROL_CHANNEL,
+  RELAY_INPUT_CHANNEL,
+  SESSION_CHANNELS,
+  SESSION_CONTROL_CHANNEL,
+} from './channels.js';
 export {
   type JoinInfo,
   NetplayClient,
@@ -28,6 +33,7 @@ export {
   encodeInfo,
   encodeRefuse,
   encodeSync,
+  encodeWait,
   type HelloMessage,
   type InfoMessage,
   MAX_NICK_BYTES,
@@ -39,6 +45,7 @@ export {
   SessionMessageType,
   SPECTATOR_SLOT,
   type SyncMessage,
+  type WaitMessage,
 } from './messages.js';
 export { SESSION_MODES, type SessionMode, SUPPORTED_MODES } from './mode.js';
 export { passwordProof } from './password.js';

@@ -19,6 +19,7 @@ export const SessionMessageType = {
   Info: 3,
   Sync: 4,
   Refuse: 5,
+  Wait: 6,
 } as const;
 /** A session message type. */
 export type SessionMessageType = (typeof SessionMessageType)[keyof typeof SessionMessageType];
@@ -69,6 +70,14 @@ export interface SyncMessage {
   readonly roster: readonly RosterEntry[];
   /** Host's savestate of `frame` (may be empty when the scheduler syncs it itself). */
   readonly state: Uint8Array;
+}
+
+/** Host → admitted player before the start: how many players are in, of how many. */
+export interface WaitMessage {
+  /** Players in (the host included). */
+  readonly joined: number;
+  /** Player slots of the session. */
+  readonly players: number;
 }
 
 /** Either way: a refusal, then the sender closes. */
@@ -216,13 +225,19 @@ export function encodeRefuse(m: RefuseMessage): Uint8Array {
   return new Writer().u8(SessionMessageType.Refuse).u8(SESSION_ERROR_CODES.indexOf(m.code)).str16(m.message).done();
 }
 
+/** Encodes WAIT. */
+export function encodeWait(m: WaitMessage): Uint8Array {
+  return new Writer().u8(SessionMessageType.Wait).u8(m.joined).u8(m.players).done();
+}
+
 /** Any decoded session message. */
 export type SessionMessage =
   | ({ readonly type: typeof SessionMessageType.Hello } & HelloMessage)
   | ({ readonly type: typeof SessionMessageType.Challenge } & ChallengeMessage)
   | ({ readonly type: typeof SessionMessageType.Info } & InfoMessage)
   | ({ readonly type: typeof SessionMessageType.Sync } & SyncMessage)
-  | ({ readonly type: typeof SessionMessageType.Refuse } & RefuseMessage);
+  | ({ readonly type: typeof SessionMessageType.Refuse } & RefuseMessage)
+  | ({ readonly type: typeof SessionMessageType.Wait } & WaitMessage);
 
 /**
  * Decodes one session control message. Throws only `DecodeError` (from @netplay/protocol), on any
@@ -289,6 +304,12 @@ export function decodeSessionMessage(data: Uint8Array): SessionMessage {
       const message = str(r, 2, 'message');
       r.expectEnd('REFUSE');
       return { type, code, message };
+    }
+    case SessionMessageType.Wait: {
+      const joined = r.u8('joined');
+      const players = r.u8('players');
+      r.expectEnd('WAIT');
+      return { type, joined, players };
     }
     default:
       throw new DecodeError('unknown-type', 0, `unknown session message type ${type}`);

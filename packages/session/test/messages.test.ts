@@ -8,6 +8,7 @@ import {
   encodeInfo,
   encodeRefuse,
   encodeSync,
+  encodeWait,
   passwordProof,
   SESSION_ERROR_CODES,
   SESSION_MAGIC,
@@ -81,6 +82,14 @@ describe('session messages', () => {
     expect(decodeSessionMessage(encodeSync(m))).toEqual({ type: SessionMessageType.Sync, ...m });
   });
 
+  test.prop([fc.nat(255), fc.nat(255)])('WAIT round-trips', (joined, players) => {
+    expect(decodeSessionMessage(encodeWait({ joined, players }))).toEqual({
+      type: SessionMessageType.Wait,
+      joined,
+      players,
+    });
+  });
+
   test.prop([fc.constantFrom(...SESSION_ERROR_CODES), fc.string({ maxLength: 300 })])(
     'REFUSE round-trips, and close reasons parse back to the code',
     (code, message) => {
@@ -104,7 +113,7 @@ describe('session messages', () => {
     }
   });
 
-  test.prop([fc.constantFrom(1, 2, 3, 4, 5), fc.uint8Array({ maxLength: 60 })], { numRuns: 2000 })(
+  test.prop([fc.constantFrom(1, 2, 3, 4, 5, 6), fc.uint8Array({ maxLength: 60 })], { numRuns: 2000 })(
     'any body after a known type: a message or DecodeError',
     (type, body) => {
       const bytes = new Uint8Array(body.length + 1);
