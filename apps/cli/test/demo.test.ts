@@ -18,9 +18,20 @@ describe('netplay demo', () => {
     expect(out).toMatch(/spectator +frame/);
   });
 
-  it('other modes are refused with exit Unsupported, bad options with Usage', async () => {
+  it.each(['lockstep-cs', 'frame-advance'])('--mode %s runs two bots over the relay and they agree', async (mode) => {
     const io = memoryIo();
-    expect(await runCli(['demo', '--mode', 'lockstep-cs'], io)).toBe(ExitCode.Unsupported);
+    const code = await runCli(['demo', '--mode', mode, '--seconds', '2', '--seed', '11'], io);
+    const out = io.stdout.join('');
+    expect(out).toMatch(/OK: all peers agree\./);
+    expect(code).toBe(ExitCode.Ok);
+    expect(out).toContain(`${mode} over UDP via a relay`);
+    const m = /State hash \(CRC-32\) at frame (\d+)/.exec(out);
+    expect(Number(m![1])).toBeGreaterThan(30);
+  });
+
+  it('the mesh mode is refused with exit Unsupported, bad options with Usage', async () => {
+    const io = memoryIo();
+    expect(await runCli(['demo', '--mode', 'lockstep-p2p'], io)).toBe(ExitCode.Unsupported);
     expect(io.stderr.join('')).toMatch(/not supported by the demo yet/);
     expect(await runCli(['demo', '--mode', 'teleport'], memoryIo())).toBe(ExitCode.Usage);
     expect(await runCli(['demo', '--seconds', '0'], memoryIo())).toBe(ExitCode.Usage);

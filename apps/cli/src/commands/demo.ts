@@ -14,12 +14,13 @@ import { FRAME_MS, inputSource, paceFrames } from '../play.js';
 import { drawScreen, redraw, statsLine } from '../render.js';
 import { makeCore, readRom, SPACE_RACER_URL } from '../rom.js';
 import { sessionFailure } from '../session-errors.js';
+import { runLockstepDemo } from './demo-lockstep.js';
 
 /** Scheduler modes named by the issue; the demo runs `rollback` so far. */
 export const DEMO_MODES = ['rollback', 'lockstep-cs', 'lockstep-p2p', 'frame-advance'] as const;
 
 /** Usage text of `netplay demo`. */
-export const DEMO_USAGE = `netplay demo [--seconds N] [--mode rollback] [--interactive] [--seed N] [--latency MS --jitter MS --loss F]
+export const DEMO_USAGE = `netplay demo [--seconds N] [--mode M] [--interactive] [--seed N] [--latency MS --jitter MS --loss F]
 
 Starts a host and two more peers on loopback over UDP, through a seeded impairment relay
 (default 40 ms ± 10 ms one way, 2 % loss): the host and a guest are bots racing in Space Racer
@@ -28,7 +29,8 @@ stats live, then checks that every peer holds the same state hash at the last fr
 of them (exit 0), or not (exit 1).
   --seconds N   seconds of play (default 20)
   --interactive you play the host's side (P1) from the keyboard: W/S or arrows, Q to stop early
-  --mode M      rollback (lockstep-cs, lockstep-p2p and frame-advance: not supported yet, exit 9)
+  --mode M      rollback (default), lockstep-cs or frame-advance (two bots, no spectator);
+                lockstep-p2p: not supported yet (exit 9)
   --seed N      seed of the relay's impairment and the bots (default 2024)
   --latency MS  mean one-way latency (default 40), --jitter MS ± (default 10), --loss F (default 0.02)`;
 
@@ -87,8 +89,11 @@ export async function demoCommand(argv: string[], io: CliIo, deps: DemoDeps = {}
     return ExitCode.Ok;
   }
   const mode = choiceOption('mode', values.mode, DEMO_MODES, 'rollback');
-  if (mode !== 'rollback')
-    throw new CliError(ExitCode.Unsupported, `--mode ${mode} is not supported by the demo yet (only rollback)`);
+  if (mode === 'lockstep-p2p')
+    throw new CliError(
+      ExitCode.Unsupported,
+      `--mode ${mode} is not supported by the demo yet (rollback, lockstep-cs and frame-advance are)`,
+    );
   const latencyMs = numberOption('latency', values.latency, 40, 0, 1000);
   const jitterMs = numberOption('jitter', values.jitter, 10, 0, latencyMs);
   const options: DemoOptions = {
@@ -99,9 +104,12 @@ export async function demoCommand(argv: string[], io: CliIo, deps: DemoDeps = {}
     loss: numberOption('loss', values.loss, 0.02, 0, 0.5),
     interactive: values.interactive === true,
   };
+  if (options.interactive && mode !== 'rollback')
+    throw new CliError(ExitCode.Usage, '--interactive works with --mode rollback only (so far)');
   if (options.interactive && deps.stdin === undefined)
     throw new CliError(ExitCode.Usage, '--interactive needs a terminal (stdin is not a TTY)');
-  const result = await runDemo(options, io, deps);
+  const result =
+    mode === 'rollback' ? await runDemo(options, io, deps) : await runLockstepDemo(mode, options, io, deps);
   io.out(`\n${formatAgreement(result.agreement)}\n`);
   return result.agreement.agree ? ExitCode.Ok : ExitCode.CheckFailed;
 }
