@@ -21,6 +21,17 @@ export class FinalStates {
   }
 }
 
+/**
+ * Records the state of the frame `core` is at, if not recorded yet: for lockstep, whose frames are
+ * final as soon as they run, sampled once per display frame.
+ */
+export function sampleFinal(finals: FinalStates, core: { readonly frame: number; save(): Uint8Array }): void {
+  const f = core.frame;
+  if (finals.hashes.has(f)) return;
+  finals.hashes.set(f, crc32(core.save()));
+  if (f > finals.last) finals.last = f;
+}
+
 /** The outcome of {@link checkAgreement}. */
 export interface Agreement {
   /** Whether every peer holds the same hash at `frame` and no common earlier frame differs. */

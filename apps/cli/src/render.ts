@@ -1,4 +1,5 @@
 import { type Framebuffer, framebufferToText } from '@netplay/core-wasm';
+import type { PeerReport } from '@netplay/lockstep';
 import type { P2PSession } from '@netplay/rollback';
 
 /**
@@ -34,5 +35,15 @@ export function statsLine(name: string, session: P2PSession, localPlayer: number
     `  ping ${ping.toFixed(0).padStart(3)} ms  ahead ${session.framesAhead.toFixed(1).padStart(5)}` +
     `  rollbacks ${String(s.rollbacks).padStart(4)} (max ${s.maxRollbackDepth})` +
     `  ${sent.toFixed(0).padStart(5)} B/s out ${received.toFixed(0).padStart(5)} B/s in`
+  );
+}
+
+/** A lockstep peer's live stats line: frames run, input latency, stalls and wire bytes per second. */
+export function lockstepStatsLine(name: string, r: PeerReport, localPlayer: number | undefined): string {
+  const who = localPlayer === undefined ? '  ' : `P${localPlayer + 1}`;
+  return (
+    `${name.padEnd(10)} ${who} frame ${String(r.frames).padStart(5)}  input latency ${r.meanLatencyFrames.toFixed(1)} f` +
+    ` (max ${r.maxLatencyFrames})  stalls ${String(r.stalls).padStart(4)} (${r.stallMs.toFixed(0)} ms)` +
+    `  ${r.bytesPerSecond.toFixed(0).padStart(5)} B/s out`
   );
 }

@@ -18,21 +18,26 @@ describe('netplay demo', () => {
     expect(out).toMatch(/spectator +frame/);
   });
 
-  it.each(['lockstep-cs', 'frame-advance'])('--mode %s runs two bots over the relay and they agree', async (mode) => {
-    const io = memoryIo();
-    const code = await runCli(['demo', '--mode', mode, '--seconds', '2', '--seed', '11'], io);
-    const out = io.stdout.join('');
-    expect(out).toMatch(/OK: all peers agree\./);
-    expect(code).toBe(ExitCode.Ok);
-    expect(out).toContain(`${mode} over UDP via a relay`);
-    const m = /State hash \(CRC-32\) at frame (\d+)/.exec(out);
-    expect(Number(m![1])).toBeGreaterThan(30);
-  });
+  it.each(['lockstep-cs', 'lockstep-p2p', 'frame-advance'])(
+    '--mode %s runs two bots over the relay and they agree',
+    async (mode) => {
+      const io = memoryIo();
+      const code = await runCli(['demo', '--mode', mode, '--seconds', '2', '--seed', '11'], io);
+      const out = io.stdout.join('');
+      expect(out).toMatch(/OK: all peers agree\./);
+      expect(code).toBe(ExitCode.Ok);
+      expect(out).toContain(`${mode} over UDP via a relay`);
+      const m = /State hash \(CRC-32\) at frame (\d+)/.exec(out);
+      expect(Number(m![1])).toBeGreaterThan(30);
+    },
+  );
 
-  it('the mesh mode is refused with exit Unsupported, bad options with Usage', async () => {
+  it('bad options exit Usage; a host mode the session cannot run exits Unsupported', async () => {
     const io = memoryIo();
-    expect(await runCli(['demo', '--mode', 'lockstep-p2p'], io)).toBe(ExitCode.Unsupported);
-    expect(io.stderr.join('')).toMatch(/not supported by the demo yet/);
+    const rom = new URL('../assets/spaceracer.ch8', import.meta.url).pathname;
+    expect(await runCli(['host', '--rom', rom, '--mode', 'frame-advance'], io)).toBe(ExitCode.Unsupported);
+    expect(io.stderr.join('')).toMatch(/mode not supported/);
+    expect(await runCli(['demo', '--mode', 'frame-advance', '--interactive'], memoryIo())).toBe(ExitCode.Usage);
     expect(await runCli(['demo', '--mode', 'teleport'], memoryIo())).toBe(ExitCode.Usage);
     expect(await runCli(['demo', '--seconds', '0'], memoryIo())).toBe(ExitCode.Usage);
   });

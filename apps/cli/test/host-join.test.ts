@@ -129,6 +129,18 @@ describe('netplay host / join in-process', () => {
     expect(a.agree).toBe(true);
   });
 
+  it('--mode lockstep-cs: the session runs FCE Ultra client-server lockstep; sampled states agree', async () => {
+    const host = startHost(['--mode', 'lockstep-cs'], 4);
+    const port = await host.port;
+    const player = join_(port, ['--bot', '--seconds', '2']);
+    expect(await player.done).toBe(ExitCode.Ok);
+    expect(await host.done).toBe(ExitCode.Ok);
+    expect(player.io.stdout.join('')).toMatch(/\(P2\), lockstep-cs/);
+    const a = checkAgreement([host.finals()!, player.finals()!]);
+    expect(a.compared).toBeGreaterThan(10);
+    expect(a.differing).toBe(0);
+  });
+
   it('a busy port gives exit Network and says so', async () => {
     const sock = createSocket('udp4');
     await new Promise<void>((resolve) => sock.bind(0, '127.0.0.1', resolve));

@@ -7,6 +7,8 @@ import {
   FrameAdvancePeer,
   LockstepRunner,
   type LockstepScheduler,
+  MESH_CHANNELS,
+  MeshPeer,
 } from '@netplay/lockstep';
 import { crc32 } from '@netplay/protocol';
 import { type Clock, type Connection, systemClock } from '@netplay/transport';
@@ -17,18 +19,18 @@ import { RacerBot } from '../bot.js';
 import { CliError, ExitCode } from '../exit-codes.js';
 import type { CliIo } from '../io.js';
 import { FRAME_MS, paceFrames } from '../play.js';
-import { drawScreen, redraw } from '../render.js';
+import { drawScreen, lockstepStatsLine, redraw } from '../render.js';
 import { makeCore, readRom, SPACE_RACER_URL } from '../rom.js';
 import type { DemoOptions, DemoResult } from './demo.js';
 
 /** The lockstep modes the demo runs. */
-export type LockstepDemoMode = 'lockstep-cs' | 'frame-advance';
+export type LockstepDemoMode = 'lockstep-cs' | 'lockstep-p2p' | 'frame-advance';
 
 const DRAIN_MS = 1500;
 
 /**
- * The demo on a lockstep scheduler: FCE Ultra's client-server (`lockstep-cs`) or FS-UAE's
- * frame-advance, two bot players (host and guest, no spectator: these schedulers have none),
+ * The demo on a lockstep scheduler: FCE Ultra's client-server (`lockstep-cs`), MAMEHub's mesh
+ * (`lockstep-p2p`) or FS-UAE's frame-advance, two bot players (host and guest, no spectator: these schedulers have none),
  * connected over UDP through the relay; each peer hashes its state after every frame it runs
  * (lockstep frames are final when they run).
  */
@@ -40,7 +42,8 @@ export async function runLockstepDemo(
 ): Promise<DemoResult> {
   const clock = deps.clock ?? systemClock;
   const rom = await readRom(SPACE_RACER_URL);
-  const channels = mode === 'lockstep-cs' ? CLIENT_SERVER_CHANNELS : FRAME_ADVANCE_CHANNELS;
+  const channels =
+    mode === 'lockstep-cs' ? CLIENT_SERVER_CHANNELS : mode === 'lockstep-p2p' ? MESH_CHANNELS : FRAME_ADVANCE_CHANNELS;
   const closers: (() => unknown)[] = [];
   try {
     let listener: Awaited<ReturnType<typeof listenUdp>>;
@@ -80,6 +83,13 @@ export async function runLockstepDemo(
       server = new ClientServerServer({ ...common, id: 0, port: 0 });
       hostScheduler = server;
       guestScheduler = new ClientServerClient({ ...common, id: 1, server: 0 });
+    } else if (mode === 'lockstep-p2p') {
+      const members = [
+        { id: 0, port: 0 },
+        { id: 1, port: 1 },
+      ];
+      hostScheduler = new MeshPeer({ ...common, id: 0, members });
+      guestScheduler = new MeshPeer({ ...common, id: 1, members });
     } else {
       hostScheduler = new FrameAdvancePeer({ ...common, id: 0, port: 0, peers: [1], seed: options.seed });
       guestScheduler = new FrameAdvancePeer({ ...common, id: 1, port: 1, peers: [0], seed: options.seed });
@@ -107,14 +117,7 @@ export async function runLockstepDemo(
 
     const bots = [new RacerBot(options.seed + 17), new RacerBot(options.seed + 34)];
     const idle = new Uint8Array(2);
-    const stats = (p: typeof host, player: number) => {
-      const r = p.runner.report();
-      return (
-        `${p.name.padEnd(10)} P${player + 1} frame ${String(r.frames).padStart(5)}  input latency ${r.meanLatencyFrames.toFixed(1)} f` +
-        ` (max ${r.maxLatencyFrames})  stalls ${String(r.stalls).padStart(4)} (${r.stallMs.toFixed(0)} ms)` +
-        `  ${r.bytesPerSecond.toFixed(0).padStart(5)} B/s out`
-      );
-    };
+    const stats = (p: typeof host, player: number) => lockstepStatsLine(p.name, p.runner.report(), player);
     const draw = (t: number) => {
       const lines = [
         `netplay demo: Space Racer, ${mode} over UDP via a relay (${options.latencyMs} ± ${options.jitterMs} ms, ` +

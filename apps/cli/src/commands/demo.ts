@@ -29,8 +29,7 @@ stats live, then checks that every peer holds the same state hash at the last fr
 of them (exit 0), or not (exit 1).
   --seconds N   seconds of play (default 20)
   --interactive you play the host's side (P1) from the keyboard: W/S or arrows, Q to stop early
-  --mode M      rollback (default), lockstep-cs or frame-advance (two bots, no spectator);
-                lockstep-p2p: not supported yet (exit 9)
+  --mode M      rollback (default), or lockstep-cs, lockstep-p2p, frame-advance (two bots, no spectator)
   --seed N      seed of the relay's impairment and the bots (default 2024)
   --latency MS  mean one-way latency (default 40), --jitter MS ± (default 10), --loss F (default 0.02)`;
 
@@ -89,11 +88,6 @@ export async function demoCommand(argv: string[], io: CliIo, deps: DemoDeps = {}
     return ExitCode.Ok;
   }
   const mode = choiceOption('mode', values.mode, DEMO_MODES, 'rollback');
-  if (mode === 'lockstep-p2p')
-    throw new CliError(
-      ExitCode.Unsupported,
-      `--mode ${mode} is not supported by the demo yet (rollback, lockstep-cs and frame-advance are)`,
-    );
   const latencyMs = numberOption('latency', values.latency, 40, 0, 1000);
   const jitterMs = numberOption('jitter', values.jitter, 10, 0, latencyMs);
   const options: DemoOptions = {

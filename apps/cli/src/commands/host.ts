@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { NetplayHost, SESSION_MODES, type SessionMode } from '@netplay/session';
 import { type Clock, systemClock } from '@netplay/transport';
-import { FinalStates } from '../agreement.js';
+import { FinalStates, sampleFinal } from '../agreement.js';
 import { choiceOption, intOption, numberOption, usageErrors } from '../args.js';
 import { chip8Content } from '../content.js';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes.js';
@@ -9,7 +9,7 @@ import type { CliIo } from '../io.js';
 import type { RawInput } from '../keyboard.js';
 import { DEFAULT_PORT, listenSession, TRANSPORTS } from '../net.js';
 import { Display, inputSource, paceFrames } from '../play.js';
-import { statsLine } from '../render.js';
+import { lockstepStatsLine, statsLine } from '../render.js';
 import { makeCore, readRom } from '../rom.js';
 import { sessionFailure } from '../session-errors.js';
 
@@ -22,7 +22,7 @@ Others join with "netplay join HOST:PORT" (the same ROM), spectators with --spec
   --port N        port to listen on (default ${DEFAULT_PORT}; 0 picks a free one)
   --bind ADDRESS  address to listen on (default 0.0.0.0: reachable by others; 127.0.0.1: this machine only)
   --transport T   udp (default) or ws (WebSocket, for browsers)
-  --mode M        rollback (lockstep-cs, lockstep-p2p, frame-advance: not supported yet, exit 9)
+  --mode M        rollback (default) or lockstep-cs (lockstep-p2p, frame-advance: not supported yet, exit 9)
   --players N     player slots including the host (rollback: 2)
   --password P    password joiners must give (sent as a salted SHA-256 proof, never in clear)
   --delay N       frames of input delay (default 0)
@@ -104,8 +104,10 @@ export async function hostCommand(argv: string[], io: CliIo, deps: HostDeps = {}
     screen: () => (host.started ? core.framebuffer() : undefined),
     stats: () => {
       const s = host.rollback;
-      if (s === undefined) return [`${host.nick} waiting for players (${host.peerList().length} connected)`];
-      return [statsLine(host.nick, s, 0)];
+      const lockstep = host.lockstepReport();
+      if (s !== undefined) return [statsLine(host.nick, s, 0)];
+      if (lockstep !== undefined) return [lockstepStatsLine(host.nick, lockstep, 0)];
+      return [`${host.nick} waiting for players (${host.peerList().length} connected)`];
     },
   });
   host.on('peer-joined', ({ nick, slot }) =>
@@ -137,6 +139,7 @@ export async function hostCommand(argv: string[], io: CliIo, deps: HostDeps = {}
       const d = host.driver;
       if (s !== undefined && d !== undefined)
         finals.record(Math.min(s.confirmedFrame, s.currentFrame), (f) => d.stateOf(f));
+      else if (host.lockstep !== undefined) sampleFinal(finals, core);
       display.frame(now);
       return true;
     });

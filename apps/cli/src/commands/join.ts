@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { NetplayClient, type SessionError } from '@netplay/session';
 import { type Clock, systemClock } from '@netplay/transport';
-import { FinalStates } from '../agreement.js';
+import { FinalStates, sampleFinal } from '../agreement.js';
 import { choiceOption, numberOption, usageErrors } from '../args.js';
 import { chip8Content } from '../content.js';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes.js';
@@ -9,7 +9,7 @@ import type { CliIo } from '../io.js';
 import type { RawInput } from '../keyboard.js';
 import { connectSession, parseAddress, TRANSPORTS } from '../net.js';
 import { Display, inputSource, paceFrames } from '../play.js';
-import { statsLine } from '../render.js';
+import { lockstepStatsLine, statsLine } from '../render.js';
 import { makeCore, readRom, SPACE_RACER_URL } from '../rom.js';
 import { sessionFailure } from '../session-errors.js';
 
@@ -97,6 +97,8 @@ export async function joinCommand(argv: string[], io: CliIo, deps: JoinDeps = {}
     stats: () => {
       const s = client.rollback;
       if (s !== undefined) return [statsLine(info.nick, s, info.slot)];
+      const lockstep = client.lockstepReport();
+      if (lockstep !== undefined) return [lockstepStatsLine(info.nick, lockstep, info.slot)];
       return [
         `${info.nick.padEnd(10)}    frame ${String(client.frame ?? '-').padStart(5)}  (spectating: confirmed inputs only)`,
       ];
@@ -114,7 +116,8 @@ export async function joinCommand(argv: string[], io: CliIo, deps: JoinDeps = {}
       client.tick(input.next(now));
       const d = client.driver;
       const s = client.rollback;
-      if (d !== undefined) {
+      if (client.lockstep !== undefined) sampleFinal(finals, core);
+      else if (d !== undefined) {
         if (s !== undefined) finals.record(Math.min(s.confirmedFrame, s.currentFrame), (f) => d.stateOf(f));
         else if (client.frame !== undefined) finals.record(client.frame, (f) => d.stateOf(f));
       }
