@@ -118,11 +118,26 @@ function run(args: string[], c: RetroArchConfig, seconds: number): RetroArchProc
     dir,
     log: () => log,
     stop: async () => {
-      if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
-        // `timeout` forwards the signal to RetroArch.
-        process.kill(child.pid, 'SIGTERM');
+      const pid = child.pid;
+      if (child.exitCode === null && child.signalCode === null && pid !== undefined) {
+        // End RetroArch itself (the child of `timeout`) and `timeout`, each by its own PID.
+        const kids = (spawnSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' }).stdout ?? '')
+          .split('\n')
+          .map((l) => Number(l.trim()))
+          .filter((n) => n > 0);
+        const signal = (sig: NodeJS.Signals) => {
+          for (const k of [...kids, pid]) {
+            try {
+              process.kill(k, sig);
+            } catch {
+              // already gone
+            }
+          }
+        };
+        signal('SIGTERM');
         await Promise.race([exited, new Promise((r) => setTimeout(r, 3000))]);
-        if (child.exitCode === null && child.signalCode === null) process.kill(child.pid, 'SIGKILL');
+        signal('SIGKILL');
+        await Promise.race([exited, new Promise((r) => setTimeout(r, 1000))]);
       }
       rmSync(dir, { recursive: true, force: true });
     },

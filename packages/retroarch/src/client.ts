@@ -68,6 +68,11 @@ export interface RetroArchClientOptions {
   readonly onEvent?: (event: RetroArchClientEvent) => void;
   /** Called when output becomes pending (so an I/O shell can schedule a flush). */
   readonly onOutput?: () => void;
+  /**
+   * Receives every whole frame the host sends after the handshake, as raw bytes (a view valid
+   * during the call), before it is handled: for relaying a session (see `RetroArchHostConnection.relay`).
+   */
+  readonly onRawFrame?: (command: number, frame: Uint8Array) => void;
 }
 
 /** The host's INFO, header and SYNC, once the handshake is complete. */
@@ -251,7 +256,11 @@ export class RetroArchClient {
         if (this.isClosed()) return;
       }
       const d = this.decoder;
+      const raw = this.options.onRawFrame;
       while (d.readFrame()) {
+        if (raw !== undefined && this._state !== 'handshake') {
+          raw(d.command, d.bytes.subarray(d.payloadOffset - 8, d.payloadOffset + d.payloadLength));
+        }
         this.onFrame(d.command, d.bytes, d.payloadOffset, d.payloadLength);
         if (this.isClosed()) return;
       }
@@ -315,6 +324,13 @@ export class RetroArchClient {
     if (words.length > this.ourInput.length) throw new RetroArchError('state', `${words.length} input words`);
     this.ourInput.fill(0);
     for (let i = 0; i < words.length; i++) this.ourInput[i] = words[i]! >>> 0;
+  }
+
+  /** Asks the host for a fresh savestate (REQUEST_SAVESTATE); it answers with LOAD_SAVESTATE. */
+  requestSavestate(): void {
+    this.requireSynced('requestSavestate');
+    this.out.message({ type: 'requestSavestate' });
+    this.pending();
   }
 
   /** Sends a chat line (1..95 UTF-8 bytes). */

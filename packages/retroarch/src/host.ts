@@ -32,6 +32,11 @@ export interface RetroArchHostOptions {
   readonly clientNumber?: number;
   /** The device (port) given to the client when it asks to play. Default 1 (player 2); device 0 is the designated peer's. */
   readonly playerDevice?: number;
+  /**
+   * SYNC's device → clients bitmaps: who plays each device in the relayed session (RetroArch
+   * rejects INPUT from a client it was not told about). Default: device 0 played by client 0.
+   */
+  readonly deviceClients?: readonly number[];
   /** Device type per port sent in SYNC (default: 16 joypads, as RetroArch 1.14 with Nestopia sends). */
   readonly devices?: readonly number[];
   /** Sent as SETTING_ALLOW_PAUSING. Default false. */
@@ -340,8 +345,10 @@ export class RetroArchHostConnection {
         this.fail(new RetroArchError('protocol', `client core ${m.coreName} is not ${info.coreName}`), true);
         return;
       }
-      const deviceClients = new Array<number>(RETROARCH_MAX_DEVICES).fill(0);
-      deviceClients[0] = 1; // the designated peer (client 0) plays device 0
+      const deviceClients = Array.from(
+        { length: RETROARCH_MAX_DEVICES },
+        (_, i) => this.options.deviceClients?.[i] ?? (i === 0 ? 1 : 0), // default: client 0 plays device 0
+      );
       this.out.message({
         type: 'sync',
         frame: this.nextFrame,

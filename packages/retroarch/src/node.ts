@@ -113,8 +113,13 @@ export interface ListenRetroArchHostOptions {
   readonly address?: string;
   /** Port (0 = any free one). */
   readonly port: number;
-  /** Options for each connection's {@link RetroArchHostConnection} (events go to `onEvent`). */
-  readonly host: Omit<RetroArchHostOptions, 'onEvent' | 'onOutput'>;
+  /**
+   * Options for each connection's {@link RetroArchHostConnection} (events go to `onEvent`), or a
+   * function giving them when a client connects (e.g. the relayed session's current players).
+   */
+  readonly host:
+    | Omit<RetroArchHostOptions, 'onEvent' | 'onOutput'>
+    | (() => Omit<RetroArchHostOptions, 'onEvent' | 'onOutput'>);
   /** The session frame a new client is synchronised at. */
   readonly frame?: () => number;
   /** Every event of every connection. */
@@ -144,10 +149,11 @@ export function listenRetroArchHost(options: ListenRetroArchHostOptions): Promis
         flush();
       },
     };
+    const hostOptions = typeof options.host === 'function' ? options.host() : options.host;
     const host = new RetroArchHostConnection(
       {
-        ...options.host,
-        clientNumber: options.host.clientNumber ?? next++,
+        ...hostOptions,
+        clientNumber: hostOptions.clientNumber ?? next++,
         onEvent: (e) => {
           options.onEvent?.(conn, e);
           if (e.type === 'closed') {

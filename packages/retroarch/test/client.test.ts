@@ -257,6 +257,44 @@ describe('spectating', () => {
     expect(client.error).toBeUndefined();
   });
 
+  test.prop(
+    [
+      fc.array(fc.integer({ min: 0, max: 100 }), { minLength: 1, maxLength: 20 }),
+      fc.uniqueArray(fc.integer({ min: 0, max: 400 })),
+    ],
+    {
+      numRuns: 50,
+    },
+  )('onRawFrame sees every frame after the handshake as its exact bytes, however the stream is cut', (frames, cuts) => {
+    const raw: Uint8Array[] = [];
+    const c = newClient({ onRawFrame: (_, bytes) => raw.push(bytes.slice()) });
+    c.client.start(0);
+    const after = concat(
+      ...frames.map((f, i) => (i % 2 ? input(f, 0, [f]) : noInput(f))),
+      msg({ type: 'pingRequest' }),
+    );
+    const all = concat(hostHandshake(), after);
+    feedCut(
+      c.client,
+      all,
+      cuts.filter((x) => x < all.length).sort((a, b) => a - b),
+    );
+    // SYNC ends the handshake; the two settings frames that follow it are relayable frames too.
+    const settings = concat(
+      msg({ type: 'settingAllowPausing', allowPausing: true }),
+      msg({ type: 'settingInputLatencyFrames', min: 0, max: 0 }),
+    );
+    expect(concat(...raw)).toEqual(concat(settings, after));
+  });
+
+  it('requestSavestate sends REQUEST_SAVESTATE', () => {
+    const { client } = synced();
+    client.requestSavestate();
+    expect(decodeClientOutput(client.takeOutput() ?? new Uint8Array(0), false).messages).toEqual([
+      { type: 'requestSavestate' },
+    ]);
+  });
+
   it('a DISCONNECT from the host closes without an error', () => {
     const { client, events } = synced();
     client.receive(msg({ type: 'disconnect' }), 0);

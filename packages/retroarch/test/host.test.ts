@@ -152,6 +152,15 @@ describe('RetroArchHostConnection with our client', () => {
     expect(() => h2.host.relay(hostInput(0).subarray(0, 10))).toThrow(RetroArchError);
   });
 
+  it("SYNC carries the relayed session's device → clients map and our client number", () => {
+    const { host } = newHost({ deviceClients: [1, 1 << 3], clientNumber: 31 });
+    const c = newClient();
+    c.client.start(0);
+    pump(c.client, host);
+    expect(c.client.session?.sync.deviceClients).toEqual([1, 8, ...new Array<number>(14).fill(0)]);
+    expect(c.client.clientNumber).toBe(31);
+  });
+
   it('a password without a salt is a configuration error', () => {
     expect(() => newHost({ password: 'x' })).toThrow(RetroArchError);
   });
