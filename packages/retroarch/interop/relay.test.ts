@@ -56,7 +56,10 @@ class Resequencer {
       const client = v.getUint32(12) & 0xffff;
       if (client === 0) this.hostNext = frame + 1;
       let m = this.recent.get(client);
-      if (m === undefined) this.recent.set(client, (m = new Map()));
+      if (m === undefined) {
+        m = new Map();
+        this.recent.set(client, m);
+      }
       m.set(frame, bytes.slice());
       m.delete(frame - 600);
       this.pumpClient(client);
