@@ -128,6 +128,8 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
   private runner: LockstepRunner | undefined;
   private readonly early: Array<{ channel: string; data: Uint8Array }> = [];
   private wait = 0;
+  /** The input used when `tick` gets none. */
+  private readonly neutral: Uint8Array;
   private readonly framer = new RelayFramer();
   /** Rollback relay: peer nick → player slot, and back. */
   private readonly slotOf = new Map<string, number>();
@@ -137,6 +139,7 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
     this.conn = connection;
     this.options = options;
     this.core = options.core;
+    this.neutral = new Uint8Array(options.core.inputBytes);
     const timeout = options.handshakeTimeoutMs ?? 10_000;
     this.timer = options.clock.setTimer(timeout, () => {
       this.timer = undefined;
@@ -252,7 +255,7 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
     if (this.runner !== undefined) {
       if (this.stage === 'closed') return false;
       const before = this.runner.framesRun;
-      this.runner.setLocalInput(input ?? new Uint8Array(this.core.inputBytes));
+      this.runner.setLocalInput(input ?? this.neutral);
       return this.runner.framesRun > before;
     }
     const d = this.coreDriver;
@@ -270,7 +273,7 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
       return false;
     }
     const before = s.currentFrame;
-    s.addLocalInput(input ?? new Uint8Array(this.core.inputBytes));
+    s.addLocalInput(input ?? this.neutral);
     d.run(s.advanceFrame(), s);
     return s.currentFrame > before;
   }
