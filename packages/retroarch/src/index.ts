@@ -33,4 +33,9 @@ export {
   type RecordingHeader,
   RetroArchRecorder,
 } from './recorder.js';
+export {
+  type RetroArchRelayAttachment,
+  type RetroArchRelaySink,
+  RetroArchSessionRelay,
+} from './relay.js';
 export { inflateSavestate } from './savestate.js';
