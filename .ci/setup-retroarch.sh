@@ -7,9 +7,11 @@ EFP_DIR="${NETPLAY_EFP_DIR:-/tmp/netplay-efp}"
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
-if ! command -v retroarch >/dev/null || [ ! -f /usr/lib/x86_64-linux-gnu/libretro/nestopia_libretro.so ]; then
+# The tests also use `ss` (iproute2) to wait for ports and `ps` (procps) to find RetroArch's PID.
+if ! command -v retroarch >/dev/null || [ ! -f /usr/lib/x86_64-linux-gnu/libretro/nestopia_libretro.so ] ||
+  ! command -v ss >/dev/null || ! command -v ps >/dev/null || ! command -v timeout >/dev/null; then
   $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq --no-install-recommends retroarch libretro-nestopia
+  $SUDO apt-get install -y -qq --no-install-recommends retroarch libretro-nestopia iproute2 procps coreutils
 fi
 if [ ! -f "$EFP_DIR/usr/share/nes/efp.nes" ]; then
   mkdir -p "$EFP_DIR"
