@@ -1,3 +1,6 @@
+import { mergeConfig } from 'vitest/config';
 import { packageConfig } from '../../vitest.shared.js';
 
-export default packageConfig('cli');
+// The CLI's tests mostly wait on wall time (real sockets, 60 fps pacing, child processes), not on
+// the CPU, so three test files run at once even on a 2-core machine.
+export default mergeConfig(packageConfig('cli'), { test: { maxWorkers: 3 } });
