@@ -23,3 +23,6 @@ try {
   process.stderr.write(`netplay: internal error: ${(e as Error).stack ?? String(e)}\n`);
   process.exitCode = ExitCode.Internal;
 }
+// The command is over: a socket still lingering (waiting for a close acknowledgement) must not
+// keep the process alive for its whole timeout.
+setTimeout(() => process.exit(), 1000).unref();

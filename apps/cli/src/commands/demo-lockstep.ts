@@ -45,6 +45,8 @@ export async function runLockstepDemo(
   const channels =
     mode === 'lockstep-cs' ? CLIENT_SERVER_CHANNELS : mode === 'lockstep-p2p' ? MESH_CHANNELS : FRAME_ADVANCE_CHANNELS;
   const closers: (() => unknown)[] = [];
+  /** Sockets closed last, once the peers' close messages went through the relay. */
+  const sockets: (() => unknown)[] = [];
   try {
     let listener: Awaited<ReturnType<typeof listenUdp>>;
     try {
@@ -52,7 +54,7 @@ export async function runLockstepDemo(
     } catch (e) {
       throw new CliError(ExitCode.Network, `cannot listen on loopback: ${(e as Error).message}`);
     }
-    closers.push(() => listener.close('demo over'));
+    sockets.push(() => listener.close('demo over'));
     const accepted = new Promise<Connection>((resolve) => {
       const off = listener.on('connection', (c) => {
         off();
@@ -69,7 +71,7 @@ export async function runLockstepDemo(
         loss: options.loss,
       },
     });
-    closers.push(() => relay.close());
+    sockets.push(() => relay.close());
     const guestConn = await connectUdp({ channels, host: relay.host, port: relay.port, clock });
     closers.push(() => guestConn.close('demo over'));
     const hostConn = await accepted;
@@ -151,5 +153,7 @@ export async function runLockstepDemo(
     };
   } finally {
     for (const close of closers.reverse()) await close();
+    await new Promise<void>((resolve) => clock.setTimer(sockets.length > 0 ? 300 : 0, resolve));
+    for (const close of sockets.reverse()) await close();
   }
 }

@@ -120,6 +120,8 @@ export async function runDemo(options: DemoOptions, io: CliIo, deps: DemoDeps = 
   const content = chip8Content(rom);
   const newCore = () => makeCore(rom, 'Space Racer', { ports: 2 });
   const closers: (() => unknown)[] = [];
+  /** Sockets closed last, once the peers' close messages went through the relay. */
+  const sockets: (() => unknown)[] = [];
   try {
     const hostCore = newCore();
     const host = new NetplayHost({
@@ -132,7 +134,7 @@ export async function runDemo(options: DemoOptions, io: CliIo, deps: DemoDeps = 
     });
     closers.push(() => host.close('closed: the demo is over'));
     const bound = await listenSession('udp', '127.0.0.1', 0, clock);
-    closers.push(() => bound.listener.close('closed: the demo is over'));
+    sockets.push(() => bound.listener.close('closed: the demo is over'));
     host.listen(bound.listener);
     host.on('peer-refused', ({ error }) => io.err(`demo: a peer was refused: ${error.message}\n`));
     const relay = await UdpRelay.start({
@@ -145,7 +147,7 @@ export async function runDemo(options: DemoOptions, io: CliIo, deps: DemoDeps = 
         loss: options.loss,
       },
     });
-    closers.push(() => relay.close());
+    sockets.push(() => relay.close());
     const join = async (nick: string, spectate: boolean): Promise<NetplayClient> => {
       const conn = await connectSession('udp', relay.host, relay.port, clock);
       const client = new NetplayClient(conn, { core: newCore(), content, clock, nick, spectate });
@@ -218,6 +220,8 @@ export async function runDemo(options: DemoOptions, io: CliIo, deps: DemoDeps = 
     };
   } finally {
     for (const close of closers.reverse()) await close();
+    await new Promise<void>((resolve) => clock.setTimer(sockets.length > 0 ? 300 : 0, resolve));
+    for (const close of sockets.reverse()) await close();
   }
 }
 
