@@ -72,6 +72,22 @@ describe('netplay host / join in-process', () => {
     expect(a.agree).toBe(true);
   });
 
+  it('--players 3: two joiners with the same nick are renamed, and all three agree', async () => {
+    const host = startHost(['--players', '3'], 5);
+    const port = await host.port;
+    const a = join_(port, ['--bot', '--seconds', '2.5', '--nick', 'sam', '--players', '3']);
+    const b = join_(port, ['--bot', '--seconds', '2.5', '--nick', 'sam', '--players', '3']);
+    expect(await a.done).toBe(ExitCode.Ok);
+    expect(await b.done).toBe(ExitCode.Ok);
+    expect(await host.done).toBe(ExitCode.Ok);
+    const joined = `${a.io.stdout.join('')}${b.io.stdout.join('')}`;
+    expect(joined).toMatch(/as sam \(P[23]\)/);
+    expect(joined).toMatch(/as sam \(2\) \(P[23]\)/);
+    const agreement = checkAgreement([host.finals()!, a.finals()!, b.finals()!]);
+    expect(agreement.frame).toBeGreaterThan(30);
+    expect(agreement.agree).toBe(true);
+  });
+
   it('a wrong password is refused (exit PasswordRefused) and the game goes on for the others', async () => {
     const host = startHost(['--password', 'sesame'], 4);
     const port = await host.port;

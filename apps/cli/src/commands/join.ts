@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { NetplayClient, type SessionError } from '@netplay/session';
 import { type Clock, systemClock } from '@netplay/transport';
 import { FinalStates, sampleFinal } from '../agreement.js';
-import { choiceOption, numberOption, usageErrors } from '../args.js';
+import { choiceOption, intOption, numberOption, usageErrors } from '../args.js';
 import { chip8Content } from '../content.js';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import type { CliIo } from '../io.js';
@@ -14,13 +14,14 @@ import { makeCore, readRom, SPACE_RACER_URL } from '../rom.js';
 import { sessionFailure } from '../session-errors.js';
 
 /** Usage text of `netplay join`. */
-export const JOIN_USAGE = `netplay join HOST:PORT [--rom FILE] [--transport udp|ws] [--spectate] [--nick NAME]
+export const JOIN_USAGE = `netplay join HOST:PORT [--rom FILE] [--transport udp|ws] [--spectate] [--players N] [--nick NAME]
                 [--password TEXT] [--bot] [--seconds N]
 
 Joins a game and plays from the keyboard (W/S/A/D or arrows, Space/J, K; Q quits), or watches it.
   --rom FILE      the ROM the host runs (default: the embedded Space Racer)
   --transport T   udp (default) or ws
   --spectate      watch instead of taking a player slot
+  --players N     the host's player count when it is not 2 (the core gets that many ports)
   --nick NAME     your nick (default "player"; the host renames duplicates)
   --password P    the session's password
   --bot           a bot plays instead of the keyboard
@@ -46,6 +47,7 @@ export async function joinCommand(argv: string[], io: CliIo, deps: JoinDeps = {}
         rom: { type: 'string' },
         transport: { type: 'string' },
         spectate: { type: 'boolean' },
+        players: { type: 'string' },
         nick: { type: 'string' },
         password: { type: 'string' },
         bot: { type: 'boolean' },
@@ -62,10 +64,13 @@ export async function joinCommand(argv: string[], io: CliIo, deps: JoinDeps = {}
   if (positionals.length !== 1) throw new CliError(ExitCode.Usage, `join needs one HOST:PORT\n\n${JOIN_USAGE}`);
   const { host: address, port } = parseAddress(positionals[0]!);
   const transport = choiceOption('transport', values.transport, TRANSPORTS, 'udp');
+  const players = intOption('players', values.players, 2, 1, 4);
   const seconds = values.seconds === undefined ? undefined : numberOption('seconds', values.seconds, 0, 0.1, 1e6);
   const clock = deps.clock ?? systemClock;
   const rom = await readRom(values.rom ?? SPACE_RACER_URL);
-  const core = makeCore(rom, values.rom ?? 'Space Racer', { ports: 2 });
+  // The core needs at least as many ports as the session has players (the session checks it), and
+  // the lockstep runner drives exactly `players` ports, so the count must match the host's.
+  const core = makeCore(rom, values.rom ?? 'Space Racer', { ports: players });
 
   const conn = await connectSession(transport, address, port, clock);
   const client = new NetplayClient(conn, {
