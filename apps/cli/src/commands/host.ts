@@ -14,7 +14,7 @@ import { makeCore, readRom } from '../rom.js';
 import { sessionFailure } from '../session-errors.js';
 
 /** Usage text of `netplay host`. */
-export const HOST_USAGE = `netplay host --rom FILE [--port N] [--bind ADDRESS] [--transport udp|ws] [--mode rollback]
+export const HOST_USAGE = `netplay host --rom FILE [--port N] [--bind ADDRESS] [--transport udp|ws] [--mode rollback|lockstep-cs]
                 [--players N] [--password TEXT] [--delay N] [--nick NAME] [--bot] [--seconds N]
 
 Hosts a game of the ROM and plays player 1 from the keyboard (W/S/A/D or arrows, Space/J, K; Q quits).
