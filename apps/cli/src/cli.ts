@@ -1,6 +1,7 @@
 import { type DemoDeps, demoCommand } from './commands/demo.js';
 import { type HostDeps, hostCommand } from './commands/host.js';
 import { type JoinDeps, joinCommand } from './commands/join.js';
+import { type RecordDeps, recordCommand } from './commands/record.js';
 import { type SyncTestDeps, synctestCommand } from './commands/synctest.js';
 import { CliError, ExitCode, type ExitCodeValue } from './exit-codes.js';
 import type { CliIo } from './io.js';
@@ -13,6 +14,7 @@ Commands:
   netplay synctest --rom FILE [--frames N --check-distance N]  find non-determinism in a ROM's run
   netplay host --rom FILE [--port N --transport udp|ws ...]    host a game (see its --help)
   netplay join HOST:PORT [--spectate] [--rom FILE]             join a game and play in the terminal
+  netplay record HOST:PORT --out FILE [--frames N]             record a RetroArch 1.14 session's inputs
 
 Run "netplay COMMAND --help" for a command's options. Exit codes: see the README.`;
 
@@ -22,6 +24,7 @@ export interface CliDeps {
   readonly demo?: DemoDeps;
   readonly host?: HostDeps;
   readonly join?: JoinDeps;
+  readonly record?: RecordDeps;
 }
 
 /**
@@ -40,6 +43,8 @@ export async function runCli(argv: readonly string[], io: CliIo, deps: CliDeps =
         return await hostCommand(rest, io, deps.host);
       case 'join':
         return await joinCommand(rest, io, deps.join);
+      case 'record':
+        return await recordCommand(rest, io, deps.record);
       case undefined:
       case 'help':
       case '--help':

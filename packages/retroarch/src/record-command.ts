@@ -1,4 +1,4 @@
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, openSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { RetroArchError } from './errors.js';
 import { connectRetroArch } from './node.js';
@@ -15,7 +15,7 @@ export const RECORD_USAGE =
  * @param argv the arguments after `record`.
  * @param log where progress lines go (default stderr).
  * @returns the process exit code: 0 when the frames were recorded, 1 on a session error or
- *   timeout, 2 on bad arguments.
+ *   timeout, 2 on bad arguments (an `--out` path that cannot be written included).
  */
 export async function runRecordCommand(
   argv: readonly string[],
@@ -29,7 +29,20 @@ export async function runRecordCommand(
     return 2;
   }
   const { host, port, out, frames, nick, password, timeout } = parsed;
-  const file = createWriteStream(out);
+  // Open the output before connecting, so an unwritable path fails at once with a clear message
+  // (and a write error later is reported, never left unhandled).
+  let fd: number;
+  try {
+    fd = openSync(out, 'w');
+  } catch (e) {
+    log(`cannot write ${out}: ${e instanceof Error ? e.message : String(e)}`);
+    return 2;
+  }
+  let writeError: Error | undefined;
+  const file = createWriteStream('', { fd });
+  file.on('error', (e) => {
+    writeError ??= e;
+  });
   const recorder = new RetroArchRecorder((line) => file.write(`${line}\n`), frames);
   let finished = false;
   const conn = await connectRetroArch({
@@ -57,6 +70,10 @@ export async function runRecordCommand(
   clearTimeout(timer);
   recorder.end();
   await new Promise<void>((r) => file.end(() => r()));
+  if (writeError !== undefined) {
+    log(`writing ${out} failed: ${writeError.message}`);
+    return 1;
+  }
   if (recorder.recordedFrames >= frames) {
     log(`recorded ${recorder.recordedFrames} frames to ${out}`);
     return 0;
