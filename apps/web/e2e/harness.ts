@@ -1,0 +1,154 @@
+import { readFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { extname, join, normalize } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Chip8Core } from '@netplay/core-wasm';
+import { crc32 } from '@netplay/protocol';
+import { NetplayHost, SESSION_CHANNELS } from '@netplay/session';
+import { systemClock } from '@netplay/transport';
+import { listen } from '@netplay/transport-ws/server';
+import { type Browser, chromium } from 'playwright-core';
+import { build } from 'vite';
+import { chip8Content } from '../src/content.js';
+import { BotInput } from '../src/input.js';
+
+/** The app's directory. */
+export const APP_DIR = fileURLToPath(new URL('..', import.meta.url));
+/** The embedded Space Racer ROM the page ships. */
+export const ROM_PATH = fileURLToPath(new URL('../../cli/assets/spaceracer.ch8', import.meta.url));
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/** Runs `vite build` into dist/ (the app's vite.config.ts). */
+export async function buildPage(): Promise<string> {
+  await build({ root: APP_DIR, configFile: join(APP_DIR, 'vite.config.ts'), logLevel: 'warn' });
+  return join(APP_DIR, 'dist');
+}
+
+const TYPES: Readonly<Record<string, string>> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript',
+  '.css': 'text/css',
+  '.wasm': 'application/wasm',
+  '.ch8': 'application/octet-stream',
+};
+
+/** A static file server for `dir` on 127.0.0.1 (a free port). */
+export async function serveStatic(dir: string): Promise<{ url: string; close(): Promise<void> }> {
+  const server: Server = createServer((req, res) => {
+    const path = normalize(decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname)).replace(
+      /^(\.\.[/\\])+/,
+      '',
+    );
+    const file = join(dir, path.endsWith('/') ? `${path}index.html` : path);
+    if (!file.startsWith(dir)) {
+      res.writeHead(403).end();
+      return;
+    }
+    readFile(file).then(
+      (body) => res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' }).end(body),
+      () => res.writeHead(404).end('not found'),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** An in-process session host over transport-ws, played by a seeded bot at 60 Hz. */
+export interface TestHost {
+  readonly url: string;
+  readonly host: NetplayHost;
+  /** CRC-32 of each final frame's state. */
+  readonly finals: Map<number, number>;
+  close(): Promise<void>;
+}
+
+export async function startHost(rom: Uint8Array, players = 2): Promise<TestHost> {
+  const core = await Chip8Core.create(rom, { ports: Math.max(2, players) });
+  const host = new NetplayHost({ core, content: chip8Content(rom), clock: systemClock, mode: 'rollback', players });
+  const listener = await listen({ channels: SESSION_CHANNELS, host: '127.0.0.1', port: 0, maxConnections: 8 });
+  const off = host.listen(listener);
+  const finals = new Map<number, number>();
+  const bot = new BotInput(1);
+  let last = -1;
+  const timer = setInterval(() => {
+    host.tick(bot.next());
+    const s = host.rollback;
+    const d = host.driver;
+    if (s === undefined || d === undefined) return;
+    for (let f = last + 1; f <= Math.min(s.confirmedFrame, s.currentFrame); f++) {
+      const st = d.stateOf(f);
+      if (st !== undefined) finals.set(f, crc32(st));
+      last = f;
+    }
+  }, 1000 / 60);
+  return {
+    url: `ws://127.0.0.1:${listener.port}`,
+    host,
+    finals,
+    close: async () => {
+      clearInterval(timer);
+      off();
+      host.close('closed: the host left');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      listener.close('closed: the host left');
+    },
+  };
+}
+
+/** Launches Debian's chromium headless, loopback only. */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    timeout: 30_000,
+    args: [
+      '--headless=new',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-background-timer-throttling',
+      '--disable-renderer-backgrounding',
+      '--disable-backgrounding-occluded-windows',
+    ],
+  });
+}
+
+/** What a page reports through `window.netplay`. */
+export interface PageReport {
+  readonly frame: number;
+  readonly finals: [number, number][];
+  readonly done: boolean;
+  readonly error: string | undefined;
+  readonly slot: number | undefined;
+}
+
+/** Compares two frame → CRC maps at their common frames: how many are shared and how many differ. */
+export function compareFinals(
+  a: ReadonlyMap<number, number>,
+  b: ReadonlyMap<number, number>,
+): { common: number; differing: number[] } {
+  let common = 0;
+  const differing: number[] = [];
+  for (const [f, crc] of a) {
+    const other = b.get(f);
+    if (other === undefined) continue;
+    common++;
+    if (other !== crc) differing.push(f);
+  }
+  return { common, differing };
+}
