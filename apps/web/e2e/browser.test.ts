@@ -1,12 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   buildPage,
   compareFinals,
   launchChromium,
   type PageReport,
   ROM_PATH,
+  runCli,
   serveStatic,
   startHost,
   type TestHost,
@@ -43,15 +44,20 @@ async function waitDone(page: Page): Promise<PageReport> {
 
 describe('the browser demo in Chromium', () => {
   let host: TestHost | undefined;
-  afterAll(async () => {
+  const cleanups: (() => unknown)[] = [];
+  afterEach(async () => {
+    for (const c of cleanups.splice(0)) await c();
     await host?.close();
+    host = undefined;
   });
 
   it('a bot player page and a spectator page play 600 frames with the host, and their final states agree', async () => {
     host = await startHost(rom);
     const errors: string[] = [];
     const open = async (query: string): Promise<Page> => {
-      const page = await (await browser.newContext()).newPage();
+      const context = await browser.newContext();
+      cleanups.push(() => context.close());
+      const page = await context.newPage();
       page.on('pageerror', (e) => errors.push(e.message));
       await page.goto(`${site.url}?host=${encodeURIComponent(host!.url)}&${query}`, { timeout: 30_000 });
       return page;
@@ -87,5 +93,69 @@ describe('the browser demo in Chromium', () => {
     );
     expect(hostFinals.get(FRAMES)).toBe(playerFinals.get(FRAMES));
     expect(hostFinals.get(FRAMES)).toBe(spectatorFinals.get(FRAMES));
+  });
+
+  it('a page and a CLI peer (netplay join --bot, a child process) play 600 frames with the host and agree', async () => {
+    host = await startHost(rom, 3);
+    const port = host.url.slice(host.url.lastIndexOf(':') + 1);
+    const cli = runCli([
+      'join',
+      `127.0.0.1:${port}`,
+      '--transport',
+      'ws',
+      '--players',
+      '3',
+      '--bot',
+      '--nick',
+      'cli',
+      '--seconds',
+      '14',
+    ]);
+    cleanups.push(() => cli.exited(5_000));
+    cleanups.push(() => cli.child.exitCode === null && cli.child.kill('SIGKILL'));
+    // The CLI is admitted first (the game starts once all three are in), then the page joins.
+    const admitted = Date.now() + 30_000;
+    while (host.host.peerList().length < 1) {
+      if (Date.now() > admitted || cli.child.exitCode !== null)
+        throw new Error(`the CLI peer was not admitted:\n${cli.output().slice(-2000)}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+
+    const context = await browser.newContext();
+    cleanups.push(() => context.close());
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(`${site.url}?host=${encodeURIComponent(host.url)}&nick=web&bot=1&players=3&frames=${FRAMES}`, {
+      timeout: 30_000,
+    });
+    const p = await waitDone(page);
+    expect(errors).toEqual([]);
+    expect(p.error).toBeUndefined();
+    expect(p.slot).toBe(2);
+
+    const pageFinals = new Map(p.finals);
+    const hostFinals = host.finals;
+    const deadline = Date.now() + 10_000;
+    while (!hostFinals.has(FRAMES) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    // Every final state includes the CLI peer's inputs: the page and the host only finalize a frame
+    // once they have them, so agreeing on 600 final frames means all three played together.
+    const vsHost = compareFinals(pageFinals, hostFinals);
+    expect(vsHost.differing).toEqual([]);
+    expect(vsHost.common).toBeGreaterThanOrEqual(FRAMES);
+    expect(hostFinals.get(FRAMES)).toBe(pageFinals.get(FRAMES));
+
+    expect(cli.output()).toMatch(/joined 127\.0\.0\.1:\d+ as cli \(P2\)/);
+    // The CLI peer plays on after the page leaves, and ends cleanly with its final frame past ours.
+    expect(await cli.exited(30_000)).toBe(0);
+    const finalLine = /final\s+(\d+)/.exec(
+      cli
+        .output()
+        .split('join: left')[0]!
+        .split('\n')
+        .filter((l) => l.includes('final'))
+        .pop() ?? '',
+    );
+    expect(Number(finalLine?.[1] ?? -1)).toBeGreaterThanOrEqual(FRAMES);
   });
 });

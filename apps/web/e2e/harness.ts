@@ -1,3 +1,4 @@
+import { type ChildProcess, spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -151,4 +152,54 @@ export function compareFinals(
     if (other !== crc) differing.push(f);
   }
   return { common, differing };
+}
+
+/** The repository root. */
+export const REPO_ROOT = fileURLToPath(new URL('../../..', import.meta.url));
+
+/** A `netplay` CLI child process (from source), its output collected. */
+export interface CliPeer {
+  readonly child: ChildProcess;
+  /** stdout and stderr so far. */
+  output(): string;
+  /** Resolves once `text` appears in the output (rejects after `timeoutMs`). */
+  waitFor(text: string, timeoutMs: number): Promise<void>;
+  /** Resolves with the exit code (kills the process after `timeoutMs`). */
+  exited(timeoutMs: number): Promise<number | null>;
+}
+
+export function runCli(args: readonly string[]): CliPeer {
+  const child = spawn(
+    process.execPath,
+    ['--conditions=@netplay/source', '--import', 'tsx', 'apps/cli/src/main.ts', ...args],
+    { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  child.stderr?.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    child,
+    output: () => out,
+    waitFor: async (text, timeoutMs) => {
+      const until = Date.now() + timeoutMs;
+      while (!out.includes(text)) {
+        if (child.exitCode !== null || Date.now() > until)
+          throw new Error(`the CLI did not print "${text}" (exit ${child.exitCode}):\n${out.slice(-2000)}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    },
+    exited: async (timeoutMs) => {
+      const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+      try {
+        return await exit;
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
 }
