@@ -1,3 +1,4 @@
+import { checkU32 as u32 } from '../byte-writer.js';
 import { DecodeError, EncodeError } from '../errors.js';
 import {
   RETROARCH_COMPRESSION_ZLIB,
@@ -181,12 +182,6 @@ export function retroArchRefusalHeader(
     protocol: RETROARCH_PROTOCOL_HIGH,
     implementationMagic: 0,
   };
-}
-
-function u32(v: number, field: string): number {
-  if (!Number.isInteger(v) || v < 0 || v > 0xffffffff)
-    throw new EncodeError('out-of-range', `${field} ${v} is not a u32`);
-  return v;
 }
 
 /**

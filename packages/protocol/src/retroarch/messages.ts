@@ -1,3 +1,4 @@
+import { checkU32 as u32 } from '../byte-writer.js';
 import { DecodeError, EncodeError } from '../errors.js';
 import { FRAME_HEADER_SIZE, writeFrameHeader } from '../framing.js';
 import {
@@ -273,12 +274,6 @@ export function retroArchCommandOf(message: RetroArchMessage): number {
 }
 
 // ---------------------------------------------------------------- validation helpers (encode)
-
-function u32(v: number, field: string): number {
-  if (!Number.isInteger(v) || v < 0 || v > 0xffffffff)
-    throw new EncodeError('out-of-range', `${field} ${v} is not a u32`);
-  return v;
-}
 
 function bounded(v: number, max: number, field: string): number {
   if (!Number.isInteger(v) || v < 0 || v > max)
