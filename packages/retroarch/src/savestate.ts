@@ -1,4 +1,4 @@
-import { Z_FINISH, Z_OK, Z_STREAM_END, ZStream, zlibInflate, zlibInflateEnd, zlibInflateInit2 } from 'pako';
+import { DeltaError, inflateBounded } from '@netplay/state';
 import { RetroArchError } from './errors.js';
 
 /**
@@ -6,6 +6,7 @@ import { RetroArchError } from './errors.js';
  * zlib) into exactly `uncompressedSize` bytes, after checking that size against `max`. Fails with
  * `RetroArchError('savestate')` on a size over `max`, malformed zlib, a stream that inflates to more
  * or fewer bytes than announced, or trailing bytes. Raw data must be exactly the announced size.
+ * The inflate is `@netplay/state`'s `inflateBounded`: it never writes past the announced size.
  */
 export function inflateSavestate(data: Uint8Array, uncompressedSize: number, zlib: boolean, max: number): Uint8Array {
   if (uncompressedSize > max) {
@@ -18,29 +19,17 @@ export function inflateSavestate(data: Uint8Array, uncompressedSize: number, zli
     return data.slice();
   }
   const dst = new Uint8Array(uncompressedSize);
-  const strm = new ZStream();
-  if (zlibInflateInit2(strm, 15) !== Z_OK) throw new RetroArchError('savestate', 'cannot start inflate');
-  strm.input = data;
-  strm.next_in = 0;
-  strm.avail_in = data.length;
-  strm.output = dst;
-  strm.next_out = 0;
-  strm.avail_out = dst.length;
-  let status: number;
+  let produced: number;
   try {
-    status = zlibInflate(strm, Z_FINISH);
-  } catch {
-    throw new RetroArchError('savestate', 'savestate zlib data is malformed');
-  } finally {
-    zlibInflateEnd(strm);
+    produced = inflateBounded(data, dst);
+  } catch (e) {
+    if (e instanceof DeltaError) {
+      throw new RetroArchError('savestate', `savestate zlib data rejected: ${e.message}`);
+    }
+    throw e;
   }
-  if (status !== Z_STREAM_END) {
-    const why = strm.avail_out === 0 ? 'inflates to more than announced' : strm.msg || 'ends early';
-    throw new RetroArchError('savestate', `savestate zlib data ${why}`);
+  if (produced !== uncompressedSize) {
+    throw new RetroArchError('savestate', `savestate inflates to ${produced} bytes, not ${uncompressedSize}`);
   }
-  if (strm.total_out !== uncompressedSize) {
-    throw new RetroArchError('savestate', `savestate inflates to ${strm.total_out} bytes, not ${uncompressedSize}`);
-  }
-  if (strm.avail_in !== 0) throw new RetroArchError('savestate', `${strm.avail_in} bytes after the savestate`);
   return dst;
 }
