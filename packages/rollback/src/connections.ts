@@ -1,5 +1,5 @@
 import { type Connection, TransportError, type Unsubscribe } from '@netplay/transport';
-import type { SendFn } from './p2p-session.js';
+import type { SendFn } from './channels.js';
 
 /** What a session exposes to the adapter. */
 export interface SessionEndpoint {

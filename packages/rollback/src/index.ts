@@ -5,6 +5,8 @@
  * out on a @netplay/state `Core`; `ConnectionSet` binds sessions to @netplay/transport connections.
  * @packageDocumentation
  */
+
+export { CONTROL_CHANNEL, INPUT_CHANNEL, ROLLBACK_CHANNELS, type SendFn } from './channels.js';
 export { ConnectionSet, type SessionEndpoint } from './connections.js';
 export { type ChecksumSink, CoreDriver } from './driver.js';
 export { RollbackError, type RollbackErrorCode } from './errors.js';
@@ -12,14 +14,10 @@ export type { SessionEventMap } from './events.js';
 export { InputQueue } from './input-queue.js';
 export { InputStatus } from './input-status.js';
 export {
-  CONTROL_CHANNEL,
-  INPUT_CHANNEL,
   P2PSession,
   type P2PSessionOptions,
   type PeerStats,
   type RemotePlayer,
-  ROLLBACK_CHANNELS,
-  type SendFn,
   type SessionStats,
 } from './p2p-session.js';
 export { type Predictor, predictNoInput, repeatLastInput } from './predictor.js';

@@ -8,6 +8,7 @@ import {
   inputStreamMaxEncodedSize,
 } from '@netplay/protocol';
 import { type Clock, Emitter, type EventSource, type Handler, type Unsubscribe } from '@netplay/transport';
+import { type Channel, CONTROL_CHANNEL, INPUT_CHANNEL, type SendFn } from './channels.js';
 import { RollbackError } from './errors.js';
 import type { SessionEventMap } from './events.js';
 import {
@@ -28,19 +29,6 @@ import { type Predictor, repeatLastInput } from './predictor.js';
 import { RequestList, type SessionRequest } from './requests.js';
 import { checkDelay, checkPlayer } from './sync-test-session.js';
 import { Timeline } from './timeline.js';
-
-/** Name of the unreliable channel carrying inputs. */
-export const INPUT_CHANNEL = 'rb-input';
-/** Name of the reliable channel carrying control messages. */
-export const CONTROL_CHANNEL = 'rb-control';
-/** The channels a connection between two sessions must declare, in this order. */
-export const ROLLBACK_CHANNELS = [
-  { name: INPUT_CHANNEL, kind: 'unreliable' },
-  { name: CONTROL_CHANNEL, kind: 'reliable' },
-] as const;
-
-/** Hands one message to the transport (`Connection.send` copies the bytes, so may the callee). */
-export type SendFn = (peer: string, channel: typeof INPUT_CHANNEL | typeof CONTROL_CHANNEL, data: Uint8Array) => void;
 
 /** A remote player of a {@link P2PSession}. */
 export interface RemotePlayer {
@@ -769,7 +757,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
     this.emitter.emit('paused', { paused, frame });
   }
 
-  private send(r: Remote, channel: typeof INPUT_CHANNEL | typeof CONTROL_CHANNEL, data: Uint8Array): void {
+  private send(r: Remote, channel: Channel, data: Uint8Array): void {
     r.bytesSent += data.length;
     r.windowSent += data.length;
     this.sendFn(r.peer, channel, data);

@@ -1,9 +1,9 @@
 import { DecodeError, decodeInputStream, type InputStreamHeaderInfo } from '@netplay/protocol';
 import { Emitter, type EventSource, type Handler, type Unsubscribe } from '@netplay/transport';
+import { CONTROL_CHANNEL, type SendFn } from './channels.js';
 import { RollbackError } from './errors.js';
 import type { SessionEventMap } from './events.js';
 import { decodeByteFrameTail, decodeSync, MessageType, PRESENT } from './messages.js';
-import { CONTROL_CHANNEL, type SendFn } from './p2p-session.js';
 import { predictNoInput } from './predictor.js';
 import { RequestList, type SessionRequest } from './requests.js';
 import { Timeline } from './timeline.js';
