@@ -13,14 +13,10 @@ export { RollbackError, type RollbackErrorCode } from './errors.js';
 export type { SessionEventMap } from './events.js';
 export { InputQueue } from './input-queue.js';
 export { InputStatus } from './input-status.js';
-export {
-  P2PSession,
-  type P2PSessionOptions,
-  type PeerStats,
-  type RemotePlayer,
-  type SessionStats,
-} from './p2p-session.js';
+export type { P2PSessionOptions, RemotePlayer } from './p2p-options.js';
+export { P2PSession } from './p2p-session.js';
 export { type Predictor, predictNoInput, repeatLastInput } from './predictor.js';
 export type { AdvanceRequest, LoadRequest, SaveRequest, SessionRequest } from './requests.js';
+export type { PeerStats, SessionStats } from './session-stats.js';
 export { SpectatorSession, type SpectatorSessionOptions } from './spectator-session.js';
 export { type SyncTestOptions, SyncTestSession } from './sync-test-session.js';

@@ -25,101 +25,12 @@ import {
   readInputHeader,
   writeInputHeader,
 } from './messages.js';
-import { type Predictor, repeatLastInput } from './predictor.js';
+import type { P2PSessionOptions } from './p2p-options.js';
+import { repeatLastInput } from './predictor.js';
 import { RequestList, type SessionRequest } from './requests.js';
+import type { PeerStats, SessionStats } from './session-stats.js';
 import { checkDelay, checkPlayer } from './sync-test-session.js';
 import { Timeline } from './timeline.js';
-
-/** A remote player of a {@link P2PSession}. */
-export interface RemotePlayer {
-  /** The peer's id (what `send` and `receive` use, e.g. its address). */
-  readonly peer: string;
-  /** The slot it plays (or would play). */
-  readonly player: number;
-  /** True if the peer starts as a spectator in the mesh: its slot is empty until the host lets it play. */
-  readonly spectating?: boolean;
-}
-
-/** Options of {@link P2PSession}. */
-export interface P2PSessionOptions {
-  /** Number of player slots, 2..16. */
-  readonly players: number;
-  /** Bytes of one player's input per frame. */
-  readonly inputBytes: number;
-  /** The slot of this peer's player. */
-  readonly localPlayer: number;
-  /** The other players, one per remote peer (full mesh: every peer talks to every other). */
-  readonly remotes: readonly RemotePlayer[];
-  /** True if this peer starts as a spectator (its slot empty until the host lets it play). */
-  readonly spectating?: boolean;
-  /** True on the host: the peer that decides leaves, syncs spectators and repairs desyncs. */
-  readonly isHost?: boolean;
-  /** The host's peer id (on the other peers). */
-  readonly hostPeer?: string;
-  /** Time source (a `ManualClock` in tests). */
-  readonly clock: Clock;
-  /** Where messages go. */
-  readonly send: SendFn;
-  /** Frames that may be simulated with predicted inputs before the session stalls (default 8). */
-  readonly maxPrediction?: number;
-  /** Local input delay in frames (default 0), changeable with {@link P2PSession.inputDelay}. */
-  readonly inputDelay?: number;
-  /** How remote inputs are guessed (default: repeat the last one). */
-  readonly predictor?: Predictor;
-  /** Exchange checksums of confirmed frames every this many frames (default 60; 0 disables). */
-  readonly checksumInterval?: number;
-  /**
-   * Savestates by frame (e.g. `(f) => driver.stateOf(f)`): the host needs it to sync spectators and
-   * repair desyncs.
-   */
-  readonly stateSource?: (frame: number) => Uint8Array | undefined;
-  /** Frames per second of the game (default 60), for time sync. */
-  readonly fps?: number;
-  /** Silence in ms after which a peer is reported interrupted (default 750). */
-  readonly interruptMs?: number;
-  /** Silence in ms after which a peer is dropped (default 5000; 0: never). */
-  readonly disconnectMs?: number;
-  /** Frames between two `wait-recommended` events (default 60). */
-  readonly waitInterval?: number;
-}
-
-/** Statistics of one remote peer. */
-export interface PeerStats {
-  readonly peer: string;
-  readonly player: number;
-  /** Round-trip time in ms, measured by the session's own echo (0 until measured). */
-  readonly rttMs: number;
-  /** How many frames the peer is estimated to be behind this one (negative: ahead). */
-  readonly framesBehind: number;
-  /** Time-sync estimate of how far this peer runs ahead of that one (averaged, in frames). */
-  readonly framesAhead: number;
-  /** Rollbacks caused by that peer's inputs. */
-  readonly rollbacks: number;
-  /** The deepest rollback (in frames) that peer's inputs caused. */
-  readonly maxRollbackDepth: number;
-  /** Bytes per second sent to / received from that peer (session messages, averaged over ~1 s). */
-  readonly sendBytesPerSec: number;
-  readonly receiveBytesPerSec: number;
-  /** Session message bytes sent to / received from that peer in total. */
-  readonly bytesSent: number;
-  readonly bytesReceived: number;
-  /** Messages from that peer that were dropped as undecodable. */
-  readonly badMessages: number;
-  readonly connected: boolean;
-}
-
-/** Session-wide statistics. */
-export interface SessionStats {
-  readonly currentFrame: number;
-  readonly confirmedFrame: number;
-  readonly rollbacks: number;
-  readonly lastRollbackDepth: number;
-  readonly maxRollbackDepth: number;
-  readonly resimulatedFrames: number;
-  /** Calls of `advanceFrame` that could not advance (prediction window full, paused, syncing). */
-  readonly stalls: number;
-  readonly desyncs: number;
-}
 
 const TIME_SAMPLES = 16;
 
