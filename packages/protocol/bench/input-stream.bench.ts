@@ -1,7 +1,9 @@
 /**
  * Input-stream codec: encode and decode of 8-frame packets (2-byte and 16-byte inputs, held
  * buttons with a few changes) against a raw TypedArray/DataView loop that writes / reads the
- * same 8 frames uncompressed, measured in the same run. Goal: ratio ≥ 0.5, 0 B/op.
+ * same 8 frames uncompressed, measured in the same run. Goal: ratio ≥ 0.5, 0 B/op. Decoding a
+ * packet that follows a header of the caller's own, in place with the `offset` option, is
+ * measured next to taking a subarray first.
  */
 import { BenchSuite } from '@netplay/bench-kit';
 import {
@@ -110,6 +112,29 @@ for (const inputSize of [2, 16]) {
     baseline: `raw read ${tag}`,
     note: 'goal ratio ≥ 0.5, 0 B/op',
   });
+  // The same packet after a 4-byte header of the caller's own, decoded in place with an offset,
+  // next to what a caller without the offset option does: a subarray view per message.
+  const message = new Uint8Array(4 + encodedSize);
+  message.set(encoded, 4);
+  const atOptions: InputStreamDecodeOptions = { reference, offset: 4, length: encodedSize };
+  suite.measure(
+    `decode at offset ${tag}`,
+    () => {
+      let acc = 0;
+      for (let k = 0; k < BATCH; k++) acc = (acc + decodeInputStream(message, out, atOptions)) | 0;
+      sink = (sink + acc) | 0;
+    },
+    { batch: BATCH, baseline: `raw read ${tag}`, note: 'packet after a 4-byte header, no copy; goal 0 B/op' },
+  );
+  suite.measure(
+    `subarray + decode ${tag}`,
+    () => {
+      let acc = 0;
+      for (let k = 0; k < BATCH; k++) acc = (acc + decodeInputStream(message.subarray(4), out, options)) | 0;
+      sink = (sink + acc) | 0;
+    },
+    { batch: BATCH, baseline: `raw read ${tag}`, note: 'the same without the offset option: a view per message' },
+  );
   suite.record({
     name: `encode paired ${tag}`,
     value: pairedRatio(rawWrite, encode),

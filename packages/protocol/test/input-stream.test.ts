@@ -6,6 +6,7 @@ import {
   EncodeError,
   encodeInputStream,
   INPUT_STREAM_HEADER_SIZE,
+  type InputStreamDecodeOptions,
   type InputStreamHeaderInfo,
   inputStreamDecodedSize,
   inputStreamMaxEncodedSize,
@@ -322,5 +323,156 @@ describe('input stream', () => {
     expect(() =>
       encodeInputStream({ startFrame: 0, frameCount: 1, inputSize: 2 }, new Uint8Array(2), new Uint8Array(1), t),
     ).toThrow(EncodeError);
+  });
+});
+
+/** What a call did: its result, or the code and offset of the DecodeError it threw (anything else fails). */
+type Outcome = { ok: unknown } | { code: string; offset: number };
+function outcome(fn: () => unknown): Outcome {
+  try {
+    return { ok: fn() };
+  } catch (e) {
+    if (!(e instanceof DecodeError)) throw e;
+    return { code: e.code, offset: e.offset };
+  }
+}
+/** The outcome of a call on the slice, as the same call at `shift` inside a larger buffer must report it. */
+function shifted(o: Outcome, shift: number): Outcome {
+  return 'ok' in o ? o : { code: o.code, offset: o.offset + shift };
+}
+
+/** Packets worth decoding: valid ones, mutated ones, cut ones and plain junk. */
+const packetArb: fc.Arbitrary<{ bytes: Uint8Array; reference: Uint8Array | undefined }> = fc.oneof(
+  sequenceArb.map((seq) => ({ bytes: encode(seq), reference: seq.reference })),
+  fc
+    .tuple(sequenceArb, fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 3 }), fc.nat())
+    .map(([seq, edits, cut]) => {
+      const bytes = encode(seq).slice();
+      for (const [at, v] of edits) bytes[at % bytes.length] = v;
+      return { bytes: bytes.subarray(0, bytes.length - (cut % 3)), reference: seq.reference };
+    }),
+  fc.record({
+    bytes: fc.uint8Array({ maxLength: 48 }),
+    reference: fc.option(fc.uint8Array({ minLength: 1, maxLength: 4 }), { nil: undefined }),
+  }),
+  // A header with edge values (zero counts and sizes, unknown flags), then junk runs.
+  fc
+    .record({
+      startFrame: fc.integer({ min: 0, max: 0xffffffff }),
+      frameCount: fc.constantFrom(0, 1, 2, 255),
+      inputSize: fc.constantFrom(0, 1, 2, 3, 0x100),
+      flags: fc.constantFrom(0, 1, 2, 0x80),
+      body: fc.uint8Array({ maxLength: 12 }),
+      reference: fc.option(fc.uint8Array({ minLength: 1, maxLength: 3 }), { nil: undefined }),
+    })
+    .map((h) => ({
+      bytes: new Uint8Array([
+        h.startFrame >>> 24,
+        (h.startFrame >>> 16) & 255,
+        (h.startFrame >>> 8) & 255,
+        h.startFrame & 255,
+        h.frameCount,
+        h.inputSize >>> 8,
+        h.inputSize & 255,
+        h.flags,
+        ...h.body,
+      ]),
+      reference: h.reference,
+    })),
+);
+
+describe('input stream inside a larger buffer', () => {
+  test.prop([packetArb, fc.uint8Array({ maxLength: 12 }), fc.uint8Array({ maxLength: 12 })], { numRuns: 300 })(
+    'decoding at an offset gives what decoding the slice gives, errors shifted by the offset',
+    ({ bytes, reference }, before, after) => {
+      const big = new Uint8Array([...before, ...bytes, ...after]);
+      const at = before.length;
+      const outSlice = new Uint8Array(512).fill(0x5c);
+      const outBig = new Uint8Array(512).fill(0x5c);
+      const hSlice: InputStreamHeaderInfo = { startFrame: -1, frameCount: -1, inputSize: -1, hasReference: false };
+      const hBig: InputStreamHeaderInfo = { ...hSlice };
+      const base = { reference, maxBytes: 512 };
+      const expected = outcome(() => decodeInputStream(bytes, outSlice, { ...base, header: hSlice }));
+      const got = outcome(() =>
+        decodeInputStream(big, outBig, { ...base, header: hBig, offset: at, length: bytes.length }),
+      );
+      expect(got).toEqual(shifted(expected, at));
+      expect(outBig).toEqual(outSlice);
+      expect(hBig).toEqual(hSlice);
+      // Without a length the packet runs to the end of the buffer: the same when nothing follows it.
+      const tail = big.subarray(0, at + bytes.length);
+      outBig.fill(0x5c);
+      expect(outcome(() => decodeInputStream(tail, outBig, { ...base, offset: at }))).toEqual(shifted(expected, at));
+      expect(outBig).toEqual(outSlice);
+      // The header readers take the same range.
+      const range = { offset: at, length: bytes.length };
+      expect(outcome(() => readInputStreamHeader(big, undefined, range))).toEqual(
+        shifted(
+          outcome(() => readInputStreamHeader(bytes)),
+          at,
+        ),
+      );
+      expect(outcome(() => inputStreamDecodedSize(big, range))).toEqual(
+        shifted(
+          outcome(() => inputStreamDecodedSize(bytes)),
+          at,
+        ),
+      );
+    },
+  );
+
+  test.prop([
+    fc.uint8Array({ maxLength: 64 }),
+    fc.nat({ max: 70 }),
+    fc.option(fc.nat({ max: 70 }), { nil: undefined }),
+  ])(
+    'arbitrary bytes at any offset and length decode or throw DecodeError inside the buffer',
+    (bytes, offset, length) => {
+      const out = new Uint8Array(1024);
+      const options: InputStreamDecodeOptions = { offset, length, reference: new Uint8Array(bytes[offset + 6] ?? 1) };
+      expectValueOrDecodeError(() => decodeInputStream(bytes, out, options), bytes.length);
+      expectValueOrDecodeError(() => readInputStreamHeader(bytes, undefined, { offset, length }), bytes.length);
+      expectValueOrDecodeError(() => inputStreamDecodedSize(bytes, { offset, length }), bytes.length);
+    },
+  );
+
+  it('decodes the example of docs/input-stream.md behind a header of the caller', () => {
+    // A 3-byte header of our own, the documented packet, then 2 bytes of the next message.
+    const message = new Uint8Array([
+      0xaa, 0xbb, 0xcc, 0x00, 0x00, 0x03, 0xe8, 0x03, 0x00, 0x02, 0x01, 0x00, 0x1f, 0x0f, 0xdd, 0xee,
+    ]);
+    const out = new Uint8Array(6);
+    const header: InputStreamHeaderInfo = { startFrame: 0, frameCount: 0, inputSize: 0, hasReference: false };
+    const options = { offset: 3, length: 11, reference: new Uint8Array([0x10, 0x00]), header };
+    expect(decodeInputStream(message, out, options)).toBe(6);
+    expect([...out]).toEqual([0x11, 0x00, 0x11, 0x00, 0x10, 0x00]);
+    expect(header).toEqual({ startFrame: 1000, frameCount: 3, inputSize: 2, hasReference: true });
+    // Up to the end of the buffer, the next message's bytes are trailing bytes, at their index.
+    expect(() => decodeInputStream(message, out, { ...options, length: undefined })).toThrow(
+      expect.objectContaining({ code: 'trailing-bytes', offset: 14 }),
+    );
+    // Without the reference, the flag byte is reported where it lies in the buffer.
+    expect(() => decodeInputStream(message, out, { offset: 3, length: 11 })).toThrow(
+      expect.objectContaining({ code: 'bad-value', offset: 10 }),
+    );
+  });
+
+  it('refuses a range past the end as truncated and a malformed offset or length as RangeError', () => {
+    const bytes = new Uint8Array([0, 0, 0, 0, 1, 0, 1, 0, 8]);
+    const out = new Uint8Array(1);
+    expect(decodeInputStream(bytes, out, { offset: 0, length: 9 })).toBe(1);
+    expect(() => decodeInputStream(bytes, out, { offset: 1, length: 9 })).toThrow(
+      expect.objectContaining({ code: 'truncated', offset: 9 }),
+    );
+    expect(() => decodeInputStream(bytes, out, { offset: 10 })).toThrow(
+      expect.objectContaining({ code: 'truncated', offset: 9 }),
+    );
+    expect(() => decodeInputStream(bytes, out, { offset: 9 })).toThrow(
+      expect.objectContaining({ code: 'truncated', offset: 9 }),
+    );
+    expect(() => decodeInputStream(bytes, out, { offset: -1 })).toThrow(RangeError);
+    expect(() => decodeInputStream(bytes, out, { offset: 0.5 })).toThrow(RangeError);
+    expect(() => decodeInputStream(bytes, out, { length: -1 })).toThrow(RangeError);
+    expect(() => readInputStreamHeader(bytes, undefined, { offset: Number.NaN })).toThrow(RangeError);
   });
 });

@@ -44,8 +44,23 @@ export interface InputStreamHeaderInfo extends InputStreamHeader {
   hasReference: boolean;
 }
 
+/**
+ * Where a packet lies inside a larger buffer: `bytes[offset, offset + length)`. Lets a caller
+ * decode a stream that follows a header of its own without copying it out first. Error offsets
+ * stay relative to the whole buffer.
+ */
+export interface InputStreamRange {
+  /** Index of the packet's first byte in `bytes` (default 0); a non-negative integer. */
+  offset?: number;
+  /**
+   * The packet's size in bytes (default: up to the end of `bytes`); a non-negative integer. Bytes
+   * after it are ignored. A range passing the end of `bytes` is `DecodeError('truncated')`.
+   */
+  length?: number;
+}
+
 /** Options for {@link decodeInputStream}. Reuse one object to decode without allocating. */
-export interface InputStreamDecodeOptions {
+export interface InputStreamDecodeOptions extends InputStreamRange {
   /** The input of frame `startFrame − 1` (`inputSize` bytes); required when the packet says so. */
   reference?: Uint8Array | undefined;
   /** Refuse packets announcing more than this many decoded bytes (default 64 KiB). */
@@ -203,37 +218,84 @@ function copyBase(
 }
 
 /**
- * Reads and checks the 8-byte header (`truncated` if shorter, `bad-value` for a zero frame count,
- * zero input size or unknown flag bits). Fills `into` when given.
+ * The end (exclusive) of the packet `bytes[offset, offset + length)` after checking the range:
+ * `RangeError` for an offset or length that is not a non-negative integer (a caller bug, not a
+ * byte problem), `DecodeError('truncated')` at `bytes.length` when the range passes the end.
  */
-export function readInputStreamHeader(bytes: Uint8Array, into?: InputStreamHeaderInfo): InputStreamHeaderInfo {
-  checkHeader(bytes);
+function rangeEnd(bytes: Uint8Array, offset: number, length: number | undefined): number {
+  if (!(Number.isInteger(offset) && offset >= 0))
+    throw new RangeError(`offset ${offset} is not a non-negative integer`);
+  if (length === undefined) {
+    if (offset > bytes.length) {
+      throw new DecodeError(
+        'truncated',
+        bytes.length,
+        `input stream offset ${offset} passes the end (${bytes.length})`,
+      );
+    }
+    return bytes.length;
+  }
+  if (!(Number.isInteger(length) && length >= 0))
+    throw new RangeError(`length ${length} is not a non-negative integer`);
+  const end = offset + length;
+  if (end > bytes.length) {
+    throw new DecodeError(
+      'truncated',
+      bytes.length,
+      `input stream [${offset}, ${end}) passes the end (${bytes.length})`,
+    );
+  }
+  return end;
+}
+
+/**
+ * Reads and checks the 8-byte header (`truncated` if shorter, `bad-value` for a zero frame count,
+ * zero input size or unknown flag bits). Fills `into` when given. With `range`, the packet is
+ * `bytes[range.offset, range.offset + range.length)` (see {@link InputStreamRange}).
+ */
+export function readInputStreamHeader(
+  bytes: Uint8Array,
+  into?: InputStreamHeaderInfo,
+  range?: InputStreamRange,
+): InputStreamHeaderInfo {
+  const at = range?.offset ?? 0;
+  checkHeader(bytes, at, rangeEnd(bytes, at, range?.length));
   const h = into ?? { startFrame: 0, frameCount: 0, inputSize: 0, hasReference: false };
-  fillHeader(bytes, h);
+  fillHeader(bytes, at, h);
   return h;
 }
 
-function checkHeader(bytes: Uint8Array): void {
-  if (bytes.length < INPUT_STREAM_HEADER_SIZE) {
-    throw new DecodeError('truncated', bytes.length, `input stream header needs 8 bytes, got ${bytes.length}`);
+function checkHeader(bytes: Uint8Array, at: number, end: number): void {
+  if (end - at < INPUT_STREAM_HEADER_SIZE) {
+    throw new DecodeError('truncated', end, `input stream header needs 8 bytes, got ${end - at}`);
   }
-  if (bytes[4] === 0) throw new DecodeError('bad-value', 4, 'frameCount is 0');
-  if (bytes[5] === 0 && bytes[6] === 0) throw new DecodeError('bad-value', 5, 'inputSize is 0');
-  const flags = bytes[7]!;
-  if ((flags & ~INPUT_STREAM_FLAG_REFERENCE) !== 0) throw new DecodeError('bad-value', 7, `unknown flags ${flags}`);
+  if (bytes[at + 4] === 0) throw new DecodeError('bad-value', at + 4, 'frameCount is 0');
+  if (bytes[at + 5] === 0 && bytes[at + 6] === 0) throw new DecodeError('bad-value', at + 5, 'inputSize is 0');
+  const flags = bytes[at + 7]!;
+  if ((flags & ~INPUT_STREAM_FLAG_REFERENCE) !== 0) {
+    throw new DecodeError('bad-value', at + 7, `unknown flags ${flags}`);
+  }
 }
 
-function fillHeader(bytes: Uint8Array, h: InputStreamHeaderInfo): void {
-  h.startFrame = ((bytes[0]! << 24) | (bytes[1]! << 16) | (bytes[2]! << 8) | bytes[3]!) >>> 0;
-  h.frameCount = bytes[4]!;
-  h.inputSize = (bytes[5]! << 8) | bytes[6]!;
-  h.hasReference = bytes[7] !== 0;
+function readStartFrame(bytes: Uint8Array, at: number): number {
+  return ((bytes[at]! << 24) | (bytes[at + 1]! << 16) | (bytes[at + 2]! << 8) | bytes[at + 3]!) >>> 0;
 }
 
-/** frameCount × inputSize of a packet: the bytes {@link decodeInputStream} will write. Reads only the header. */
-export function inputStreamDecodedSize(bytes: Uint8Array): number {
-  const h = readInputStreamHeader(bytes);
-  return h.frameCount * h.inputSize;
+function fillHeader(bytes: Uint8Array, at: number, h: InputStreamHeaderInfo): void {
+  h.startFrame = readStartFrame(bytes, at);
+  h.frameCount = bytes[at + 4]!;
+  h.inputSize = (bytes[at + 5]! << 8) | bytes[at + 6]!;
+  h.hasReference = bytes[at + 7] !== 0;
+}
+
+/**
+ * frameCount × inputSize of a packet: the bytes {@link decodeInputStream} will write. Reads only
+ * the header, at `range.offset` when given.
+ */
+export function inputStreamDecodedSize(bytes: Uint8Array, range?: InputStreamRange): number {
+  const at = range?.offset ?? 0;
+  checkHeader(bytes, at, rangeEnd(bytes, at, range?.length));
+  return bytes[at + 4]! * ((bytes[at + 5]! << 8) | bytes[at + 6]!);
 }
 
 /**
@@ -242,47 +304,58 @@ export function inputStreamDecodedSize(bytes: Uint8Array): number {
  * checks that size against `options.maxBytes` (default 64 KiB) and against `out.length`
  * (`too-large`). A packet with the REFERENCE flag needs `options.reference`, the input of frame
  * `startFrame − 1` (`bad-value` without it, `bad-length` if its size differs). Allocates nothing.
- * Throws only `DecodeError`; on a throw, `out` may hold partial data.
+ *
+ * The packet is `bytes[options.offset, options.offset + options.length)`, by default all of
+ * `bytes`; a stream after a header of the caller's own decodes in place, without a copy, and
+ * every `DecodeError` offset is an index into `bytes` (see {@link InputStreamRange}).
+ * Throws only `DecodeError` for any bytes (and `RangeError` for an offset or length that is not
+ * a non-negative integer); on a throw, `out` may hold partial data.
  */
 export function decodeInputStream(bytes: Uint8Array, out: Uint8Array, options?: InputStreamDecodeOptions): number {
-  checkHeader(bytes);
-  if (options?.header !== undefined) fillHeader(bytes, options.header);
-  const frameCount = bytes[4]!;
-  const inputSize = (bytes[5]! << 8) | bytes[6]!;
+  const at = options?.offset ?? 0;
+  const len = rangeEnd(bytes, at, options?.length);
+  checkHeader(bytes, at, len);
+  if (options?.header !== undefined) fillHeader(bytes, at, options.header);
+  const frameCount = bytes[at + 4]!;
+  const inputSize = (bytes[at + 5]! << 8) | bytes[at + 6]!;
   const n = frameCount * inputSize;
   const maxBytes = options?.maxBytes ?? INPUT_STREAM_DEFAULT_MAX_BYTES;
-  if (n > maxBytes) throw new DecodeError('too-large', 4, `${n} decoded bytes exceed the maximum ${maxBytes}`);
-  if (n > out.length)
-    throw new DecodeError('too-large', 4, `${n} decoded bytes exceed the output buffer (${out.length})`);
+  if (n > maxBytes) throw new DecodeError('too-large', at + 4, `${n} decoded bytes exceed the maximum ${maxBytes}`);
+  if (n > out.length) {
+    throw new DecodeError('too-large', at + 4, `${n} decoded bytes exceed the output buffer (${out.length})`);
+  }
   let reference: Uint8Array | undefined;
-  if (bytes[7] !== 0) {
+  if (bytes[at + 7] !== 0) {
     reference = options?.reference;
     if (reference === undefined) {
-      const base = (((bytes[0]! << 24) | (bytes[1]! << 16) | (bytes[2]! << 8) | bytes[3]!) >>> 0) - 1;
-      throw new DecodeError('bad-value', 7, `packet is relative to frame ${base}, but no reference was given`);
+      const base = readStartFrame(bytes, at) - 1;
+      throw new DecodeError('bad-value', at + 7, `packet is relative to frame ${base}, but no reference was given`);
     }
     if (reference.length !== inputSize) {
-      throw new DecodeError('bad-length', 5, `inputSize ${inputSize} differs from the reference (${reference.length})`);
+      throw new DecodeError(
+        'bad-length',
+        at + 5,
+        `inputSize ${inputSize} differs from the reference (${reference.length})`,
+      );
     }
   }
   // One pass: output bytes are written in order, each as its base (the byte one frame earlier,
   // or the reference / zero in the first frame) XOR the diff bits the runs put in it.
   const total = n * 8;
-  const len = bytes.length;
-  let p = INPUT_STREAM_HEADER_SIZE;
+  let p = at + INPUT_STREAM_HEADER_SIZE;
   let pos = 0;
   let cursor = 0; // bytes [0, cursor) of out are final
   let pending = -1; // the byte collecting diff bits, or -1
   let acc = 0;
   for (;;) {
     // Read one canonical LEB128 varint of at most 4 bytes.
-    const at = p;
+    const start = p;
     if (p >= len) throw new DecodeError('truncated', p, 'input stream ends inside its runs');
     let b = bytes[p++]!;
     let run = b & 0x7f;
     let shift = 7;
     while (b >= 0x80) {
-      if (shift === 28) throw new DecodeError('bad-value', at, 'run longer than 4 bytes');
+      if (shift === 28) throw new DecodeError('bad-value', start, 'run longer than 4 bytes');
       if (p >= len) throw new DecodeError('truncated', p, 'input stream ends inside a run');
       b = bytes[p++]!;
       if (b === 0) throw new DecodeError('bad-value', p - 1, 'run is not minimally encoded');
@@ -291,7 +364,7 @@ export function decodeInputStream(bytes: Uint8Array, out: Uint8Array, options?: 
     }
     pos += run;
     if (pos >= total) {
-      if (pos > total) throw new DecodeError('bad-value', at, `run passes the end of the ${total}-bit stream`);
+      if (pos > total) throw new DecodeError('bad-value', start, `run passes the end of the ${total}-bit stream`);
       break;
     }
     const byte = pos >>> 3;
