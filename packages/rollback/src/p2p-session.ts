@@ -8,9 +8,10 @@ import {
   inputStreamMaxEncodedSize,
 } from '@netplay/protocol';
 import { type Clock, Emitter, type EventSource, type Handler, type Unsubscribe } from '@netplay/transport';
-import { type Channel, CONTROL_CHANNEL, INPUT_CHANNEL, type SendFn } from './channels.js';
+import { CONTROL_CHANNEL, INPUT_CHANNEL, type SendFn } from './channels.js';
 import { RollbackError } from './errors.js';
 import type { SessionEventMap } from './events.js';
+import { Liveness } from './liveness.js';
 import {
   decodeByteFrameTail,
   decodeChecksum,
@@ -26,51 +27,13 @@ import {
   writeInputHeader,
 } from './messages.js';
 import type { P2PSessionOptions } from './p2p-options.js';
+import { PeerSet } from './peer-set.js';
 import { repeatLastInput } from './predictor.js';
+import { Remote, TIME_SAMPLES } from './remote.js';
 import { RequestList, type SessionRequest } from './requests.js';
 import type { PeerStats, SessionStats } from './session-stats.js';
 import { checkDelay, checkPlayer } from './sync-test-session.js';
 import { Timeline } from './timeline.js';
-
-const TIME_SAMPLES = 16;
-
-class Remote {
-  connected = true;
-  synchronized = false;
-  interrupted = false;
-  lastHeard: number;
-  /** Next frame of our local player the peer lacks. */
-  ackNext = 0;
-  remoteFrame = -1;
-  remoteFrameAt = 0;
-  remoteAdvantage = 0;
-  rttMs = 0;
-  rttSamples = 0;
-  echoTime = 0;
-  echoAt = -1;
-  readonly samples = new Float64Array(TIME_SAMPLES);
-  sampleCount = 0;
-  sampleAt = 0;
-  framesAhead = 0;
-  bytesSent = 0;
-  bytesReceived = 0;
-  windowSent = 0;
-  windowReceived = 0;
-  sendRate = 0;
-  receiveRate = 0;
-  badMessages = 0;
-  /** Host: repairs sent to this peer (mod 256); its checksums from before the last one are stale. */
-  repairsSent = 0;
-  readonly sums = new Map<number, bigint>();
-
-  constructor(
-    readonly peer: string,
-    readonly player: number,
-    now: number,
-  ) {
-    this.lastHeard = now;
-  }
-}
 
 interface Spectator {
   readonly peer: string;
@@ -93,14 +56,13 @@ export class P2PSession implements EventSource<SessionEventMap> {
   private readonly timeline: Timeline;
   private readonly list = new RequestList();
   private readonly emitter = new Emitter<SessionEventMap>();
-  private readonly remotes: Remote[];
-  private readonly byPeer = new Map<string, Remote>();
+  private readonly peers: PeerSet;
+  private readonly liveness: Liveness;
   private readonly spectators: Spectator[] = [];
   private readonly clock: Clock;
   private readonly sendFn: SendFn;
   private readonly stateSource: ((frame: number) => Uint8Array | undefined) | undefined;
   private readonly frameMs: number;
-  private readonly interruptMs: number;
   private readonly disconnectMs: number;
   private readonly waitInterval: number;
   private readonly ownSums = new Map<number, bigint>();
@@ -132,14 +94,12 @@ export class P2PSession implements EventSource<SessionEventMap> {
   private readonly decodeOptions: { header: InputStreamHeaderInfo; maxBytes: number };
   private readonly streamSpec = { startFrame: 0, frameCount: 0, inputSize: 0 };
   private delay: number;
-  private running = false;
   private pausedFlag = false;
   private pendingLoad: { frame: number; state: Uint8Array; repair: boolean } | undefined;
   private nextChecksumFrame: number;
   private lastWaitEvent = Number.NEGATIVE_INFINITY;
   private stallCount = 0;
   private desyncCount = 0;
-  private rateWindowStart: number;
   /** The slot of this peer's player. */
   readonly localPlayer: number;
   /** Whether this peer is the host (it may become it when the host leaves). */
@@ -172,7 +132,6 @@ export class P2PSession implements EventSource<SessionEventMap> {
     const fps = options.fps ?? 60;
     if (!(fps > 0 && fps <= 1000)) throw new RollbackError('bad-argument', `fps must be in (0, 1000], got ${fps}`);
     this.frameMs = 1000 / fps;
-    this.interruptMs = options.interruptMs ?? 750;
     this.disconnectMs = options.disconnectMs ?? 5000;
     this.waitInterval = options.waitInterval ?? 60;
     const interval = options.checksumInterval ?? 60;
@@ -181,17 +140,25 @@ export class P2PSession implements EventSource<SessionEventMap> {
     this.checksumInterval = interval;
     this.nextChecksumFrame = interval;
     const now = this.clock.now();
-    this.rateWindowStart = now;
+    this.peers = new PeerSet(options.send, now);
     const seen = new Set<number>([this.localPlayer]);
-    this.remotes = options.remotes.map((r) => {
+    for (const r of options.remotes) {
       checkPlayer(r.player, players);
       if (seen.has(r.player)) throw new RollbackError('bad-argument', `player ${r.player} is given twice`);
-      if (this.byPeer.has(r.peer)) throw new RollbackError('bad-argument', `peer ${r.peer} is given twice`);
+      if (this.peers.get(r.peer) !== undefined)
+        throw new RollbackError('bad-argument', `peer ${r.peer} is given twice`);
       seen.add(r.player);
-      const remote = new Remote(r.peer, r.player, now);
-      this.byPeer.set(r.peer, remote);
-      return remote;
-    });
+      this.peers.add(new Remote(r.peer, r.player, now));
+    }
+    this.liveness = new Liveness(
+      this.peers,
+      this.timeline,
+      this.emitter,
+      this.clock,
+      options.interruptMs ?? 750,
+      this.disconnectMs,
+      (peer) => this.disconnectPeer(peer),
+    );
     // Slots nobody plays are empty from frame 0, and so are the slots of spectating peers.
     for (let p = 0; p < players; p++) if (!seen.has(p)) this.timeline.disconnect(p, 0);
     if (options.spectating === true) this.timeline.disconnect(this.localPlayer, 0);
@@ -203,7 +170,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
     this.decodeOut = new Uint8Array(INPUT_STREAM_MAX_FRAMES * ib);
     this.rowScratch = new Uint8Array(INPUT_STREAM_MAX_FRAMES * ib * players);
     this.decodeOptions = { header: this.streamHeader, maxBytes: this.decodeOut.length };
-    if (this.remotes.length === 0) this.running = true;
+    if (this.peers.list.length === 0) this.liveness.running = true;
   }
 
   on<K extends keyof SessionEventMap>(type: K, handler: Handler<SessionEventMap, K>): Unsubscribe {
@@ -247,7 +214,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
 
   /** True once every peer has been heard from. */
   get isRunning(): boolean {
-    return this.running;
+    return this.liveness.running;
   }
 
   /** True while the host has the game paused. */
@@ -269,7 +236,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
    */
   get framesAhead(): number {
     let best = Number.NEGATIVE_INFINITY;
-    for (const r of this.remotes) if (r.connected && r.synchronized && r.framesAhead > best) best = r.framesAhead;
+    for (const r of this.peers.list) if (r.connected && r.synchronized && r.framesAhead > best) best = r.framesAhead;
     return best === Number.NEGATIVE_INFINITY ? 0 : best;
   }
 
@@ -285,7 +252,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
    */
   get catchUpFrames(): number {
     let worst = Number.POSITIVE_INFINITY;
-    for (const r of this.remotes) if (r.connected && r.synchronized && r.framesAhead < worst) worst = r.framesAhead;
+    for (const r of this.peers.list) if (r.connected && r.synchronized && r.framesAhead < worst) worst = r.framesAhead;
     if (worst === Number.POSITIVE_INFINITY) return 0;
     return worst <= -2 ? Math.floor(-worst) : 0;
   }
@@ -298,7 +265,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
   addLocalInput(input: Uint8Array): void {
     if (input.length !== this.timeline.inputBytes)
       throw new RollbackError('bad-argument', `input of ${input.length} bytes, expected ${this.timeline.inputBytes}`);
-    if (!this.running) return;
+    if (!this.liveness.running) return;
     this.timeline.addLocal(this.localPlayer, this.timeline.currentFrame + this.delay, input);
   }
 
@@ -324,10 +291,10 @@ export class P2PSession implements EventSource<SessionEventMap> {
     list.clear();
     const now = this.clock.now();
     // A peer timing out may start the session inside this call: the local input comes next frame.
-    const wasRunning = this.running;
+    const wasRunning = this.liveness.running;
     this.checkSilence(now);
     this.finishLeaves(now);
-    if (!wasRunning || !this.running) {
+    if (!wasRunning || !this.liveness.running) {
       this.stallCount++;
       this.sendInputs(now);
       return list.done();
@@ -374,7 +341,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
 
   /** Feeds one message received from `peer` on `channel`. Undecodable bytes are dropped and reported. */
   receive(peer: string, channel: string, data: Uint8Array): void {
-    const r = this.byPeer.get(peer);
+    const r = this.peers.get(peer);
     try {
       if (r === undefined) {
         if (this.isHost && channel === CONTROL_CHANNEL && data[0] === MessageType.Spectate) {
@@ -384,9 +351,8 @@ export class P2PSession implements EventSource<SessionEventMap> {
         throw new DecodeError('unknown-type', 0, `message from unknown peer ${peer}`);
       }
       if (!r.connected) return;
-      r.bytesReceived += data.length;
-      r.windowReceived += data.length;
-      this.heard(r);
+      this.peers.received(r, data.length);
+      this.liveness.heard(r);
       if (data.length === 0) throw new DecodeError('truncated', 0, 'empty message');
       switch (data[0]) {
         case MessageType.Input:
@@ -435,7 +401,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
           this.frozen[m.byte] = 1;
           const q = this.timeline.queues[m.byte]!;
           const next = q.lastFrame + 1;
-          this.send(
+          this.peers.send(
             r,
             CONTROL_CHANNEL,
             encodeByteFrameTail(MessageType.Report, m.byte, next, this.lastInputs(m.byte, next)),
@@ -480,14 +446,14 @@ export class P2PSession implements EventSource<SessionEventMap> {
       this.spectators.splice(si, 1);
       return;
     }
-    const r = this.byPeer.get(peer);
+    const r = this.peers.get(peer);
     if (r === undefined || !r.connected) return;
     r.connected = false;
     this.emitter.emit('disconnected', { peer });
     for (const pending of this.pendingLeaves.values()) pending.waiting.delete(peer);
     if (this.isHost) this.startLeave(r.player);
     else if (peer === this.hostPeer) this.migrateHost(r);
-    this.checkRunning();
+    this.liveness.checkRunning();
   }
 
   /**
@@ -501,10 +467,10 @@ export class P2PSession implements EventSource<SessionEventMap> {
     if (q.disconnectFrame !== Number.POSITIVE_INFINITY || this.pendingLeaves.has(player)) return;
     this.frozen[player] = 1;
     const waiting = new Set<string>();
-    for (const r of this.remotes) {
+    for (const r of this.peers.list) {
       if (!r.connected || r.player === player) continue;
       waiting.add(r.peer);
-      this.send(r, CONTROL_CHANNEL, encodeByteFrameTail(MessageType.ReportRequest, player, 0, undefined));
+      this.peers.send(r, CONTROL_CHANNEL, encodeByteFrameTail(MessageType.ReportRequest, player, 0, undefined));
     }
     const wait = this.disconnectMs > 0 ? this.disconnectMs : 5000;
     this.pendingLeaves.set(player, { waiting, deadline: this.clock.now() + wait });
@@ -539,10 +505,14 @@ export class P2PSession implements EventSource<SessionEventMap> {
       this.switchMode(this.localPlayer, playing, stopAt);
       return playing ? undefined : stopAt;
     }
-    const host = this.hostPeer === undefined ? undefined : this.byPeer.get(this.hostPeer);
+    const host = this.hostPeer === undefined ? undefined : this.peers.get(this.hostPeer);
     if (host === undefined || !host.connected) throw new RollbackError('bad-state', 'no host to ask');
     if (!playing) this.timeline.disconnect(this.localPlayer, stopAt);
-    this.send(host, CONTROL_CHANNEL, encodeByteFrameTail(MessageType.ModeRequest, playing ? 1 : 0, stopAt, undefined));
+    this.peers.send(
+      host,
+      CONTROL_CHANNEL,
+      encodeByteFrameTail(MessageType.ModeRequest, playing ? 1 : 0, stopAt, undefined),
+    );
     return playing ? undefined : stopAt;
   }
 
@@ -569,7 +539,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
   peerStats(): PeerStats[] {
     const cur = this.timeline.currentFrame;
     const now = this.clock.now();
-    return this.remotes.map((r) => ({
+    return this.peers.list.map((r) => ({
       peer: r.peer,
       player: r.player,
       rttMs: r.rttMs,
@@ -639,7 +609,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
    */
   private successor(excluding: string | undefined): Remote | undefined {
     let best: Remote | undefined;
-    for (const r of this.remotes) {
+    for (const r of this.peers.list) {
       if (!r.connected || r.peer === excluding) continue;
       if (best === undefined || r.player < best.player) best = r;
     }
@@ -668,15 +638,9 @@ export class P2PSession implements EventSource<SessionEventMap> {
     this.emitter.emit('paused', { paused, frame });
   }
 
-  private send(r: Remote, channel: Channel, data: Uint8Array): void {
-    r.bytesSent += data.length;
-    r.windowSent += data.length;
-    this.sendFn(r.peer, channel, data);
-  }
-
   /** Sends a control message to every connected player (and the spectators when asked). */
   private broadcast(data: Uint8Array, spectatorsToo: boolean): void {
-    for (const r of this.remotes) if (r.connected) this.send(r, CONTROL_CHANNEL, data);
+    this.peers.sendToConnected(data);
     if (spectatorsToo)
       for (const s of this.spectators) if (s.nextFrame >= 0) this.sendFn(s.peer, CONTROL_CHANNEL, data);
   }
@@ -691,52 +655,10 @@ export class P2PSession implements EventSource<SessionEventMap> {
     this.broadcast(data, true);
   }
 
-  private heard(r: Remote): void {
-    r.lastHeard = this.clock.now();
-    if (r.interrupted) {
-      r.interrupted = false;
-      this.emitter.emit('resumed', { peer: r.peer });
-    }
-    if (!r.synchronized) {
-      r.synchronized = true;
-      this.emitter.emit('synchronized', { peer: r.peer });
-      this.checkRunning();
-    }
-  }
-
-  private checkRunning(): void {
-    if (this.running) return;
-    for (const r of this.remotes) if (r.connected && !r.synchronized) return;
-    this.running = true;
-    this.emitter.emit('running', { frame: this.timeline.currentFrame });
-  }
-
   private checkSilence(now: number): void {
-    if (!this.running && !this.announced) {
-      this.announced = true;
-      for (const r of this.remotes) if (!r.synchronized) this.emitter.emit('synchronizing', { peer: r.peer });
-    }
-    for (const r of this.remotes) {
-      if (!r.connected) continue;
-      const silent = now - r.lastHeard;
-      if (!r.interrupted && silent >= this.interruptMs) {
-        r.interrupted = true;
-        this.emitter.emit('interrupted', { peer: r.peer, silentMs: silent });
-      }
-      if (this.disconnectMs > 0 && silent >= this.disconnectMs) this.disconnectPeer(r.peer);
-    }
-    const elapsed = now - this.rateWindowStart;
-    if (elapsed >= 1000) {
-      for (const r of this.remotes) {
-        r.sendRate = (r.windowSent * 1000) / elapsed;
-        r.receiveRate = (r.windowReceived * 1000) / elapsed;
-        r.windowSent = 0;
-        r.windowReceived = 0;
-      }
-      this.rateWindowStart = now;
-    }
+    this.liveness.checkSilence(now);
+    this.peers.updateRates(now);
   }
-  private announced = false;
 
   private remoteFrameEstimate(r: Remote, now: number): number {
     return r.remoteFrame + (now - r.remoteFrameAt + r.rttMs / 2) / this.frameMs;
@@ -748,7 +670,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
   }
 
   private updateTimeSync(now: number): void {
-    for (const r of this.remotes) {
+    for (const r of this.peers.list) {
       if (!r.connected || r.remoteFrame < 0) continue;
       const sample = (this.localAdvantage(r, now) - r.remoteAdvantage) / 2;
       r.samples[r.sampleAt] = sample;
@@ -773,7 +695,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
     const ib = t.inputBytes;
     const h = this.header;
     const nowU32 = Math.floor(now) >>> 0;
-    for (const r of this.remotes) {
+    for (const r of this.peers.list) {
       if (!r.connected) continue;
       h.player = this.localPlayer;
       h.frame = t.currentFrame;
@@ -799,7 +721,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
         spec.inputSize = ib;
         n += encodeInputStream(spec, this.encodeIn, undefined, this.outBuf, INPUT_HEADER_BYTES);
       }
-      this.send(r, INPUT_CHANNEL, this.outView(n));
+      this.peers.send(r, INPUT_CHANNEL, this.outView(n));
     }
   }
 
@@ -949,9 +871,9 @@ export class P2PSession implements EventSource<SessionEventMap> {
     if (q.lastFrame + 1 < m.frame)
       throw new RollbackError('protocol', `player ${player} leaves at ${m.frame} but inputs stop at ${q.lastFrame}`);
     this.timeline.disconnect(player, m.frame);
-    for (const r of this.remotes) if (r.player === player) r.connected = false;
+    for (const r of this.peers.list) if (r.player === player) r.connected = false;
     this.emitter.emit('player-left', { player, frame: m.frame });
-    this.checkRunning();
+    this.liveness.checkRunning();
   }
 
   /** Sends our checksums of the exchange frames that became final, and compares. */
@@ -971,9 +893,9 @@ export class P2PSession implements EventSource<SessionEventMap> {
       }
       if (this.ownSums.size > 16) this.ownSums.delete(this.ownSums.keys().next().value!);
       const msg = encodeChecksum(f, sum, this.repairsApplied);
-      for (const r of this.remotes) {
+      for (const r of this.peers.list) {
         if (!r.connected) continue;
-        this.send(r, CONTROL_CHANNEL, msg);
+        this.peers.send(r, CONTROL_CHANNEL, msg);
         const theirs = r.sums.get(f);
         if (theirs !== undefined) {
           r.sums.delete(f);
@@ -1007,7 +929,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
     }
     if (state === undefined) return;
     r.repairsSent = (r.repairsSent + 1) & 0xff;
-    this.send(r, CONTROL_CHANNEL, encodeByteFrameTail(MessageType.Load, 0, at, state));
+    this.peers.send(r, CONTROL_CHANNEL, encodeByteFrameTail(MessageType.Load, 0, at, state));
   }
 
   /** After loading a host state at `frame`: checksums before it are history. */
@@ -1016,7 +938,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
     if (this.checksumInterval > 0)
       this.nextChecksumFrame = (Math.floor(frame / this.checksumInterval) + 1) * this.checksumInterval;
     for (const f of [...this.ownSums.keys()]) if (f >= frame) this.ownSums.delete(f);
-    for (const r of this.remotes) for (const f of [...r.sums.keys()]) if (f <= frame) r.sums.delete(f);
+    for (const r of this.peers.list) for (const f of [...r.sums.keys()]) if (f <= frame) r.sums.delete(f);
   }
 
   /** Host: syncs new spectators at `other` and streams confirmed inputs to the synced ones. */

@@ -1,0 +1,46 @@
+/** Frames over which the time-sync estimate {@link Remote.framesAhead} is averaged. */
+export const TIME_SAMPLES = 16;
+
+/**
+ * What a {@link P2PSession} knows of one remote peer: its link (heard, synchronized, interrupted),
+ * what it acknowledged, its timing (frame, advantage, round trip, time-sync samples), the traffic
+ * with it, and its checksums not compared yet.
+ * @internal
+ */
+export class Remote {
+  connected = true;
+  synchronized = false;
+  interrupted = false;
+  lastHeard: number;
+  /** Next frame of our local player the peer lacks. */
+  ackNext = 0;
+  remoteFrame = -1;
+  remoteFrameAt = 0;
+  remoteAdvantage = 0;
+  rttMs = 0;
+  rttSamples = 0;
+  echoTime = 0;
+  echoAt = -1;
+  readonly samples = new Float64Array(TIME_SAMPLES);
+  sampleCount = 0;
+  sampleAt = 0;
+  framesAhead = 0;
+  bytesSent = 0;
+  bytesReceived = 0;
+  windowSent = 0;
+  windowReceived = 0;
+  sendRate = 0;
+  receiveRate = 0;
+  badMessages = 0;
+  /** Host: repairs sent to this peer (mod 256); its checksums from before the last one are stale. */
+  repairsSent = 0;
+  readonly sums = new Map<number, bigint>();
+
+  constructor(
+    readonly peer: string,
+    readonly player: number,
+    now: number,
+  ) {
+    this.lastHeard = now;
+  }
+}
