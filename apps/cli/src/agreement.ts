@@ -32,6 +32,23 @@ export function sampleFinal(finals: FinalStates, core: { readonly frame: number;
   if (f > finals.last) finals.last = f;
 }
 
+/** The first line of a finals file (see {@link formatFinals}): its format and version. */
+export const FINALS_HEADER = '# netplay finals 1: FRAME CRC32 (of the state of each final frame)';
+
+/**
+ * A peer's final-state hashes as text (the file `netplay join --finals FILE` writes): the line
+ * {@link FINALS_HEADER}, a comment line `# nick "NAME"` (the nick as a JSON string), then one line `FRAME CRC32` per final frame in
+ * ascending frame order: the frame in decimal and the CRC-32 of that frame's state (the same hash
+ * `netplay demo` compares and the browser demo's `window.netplay.finals` holds) as 8 lowercase hex
+ * digits. Every line ends with `\n`; readers skip lines that start with `#`.
+ */
+export function formatFinals(finals: FinalStates): string {
+  const frames = [...finals.hashes.keys()].sort((a, b) => a - b);
+  const lines = [FINALS_HEADER, `# nick ${JSON.stringify(finals.name)}`];
+  for (const f of frames) lines.push(`${f} ${finals.hashes.get(f)!.toString(16).padStart(8, '0')}`);
+  return `${lines.join('\n')}\n`;
+}
+
 /** The outcome of {@link checkAgreement}. */
 export interface Agreement {
   /** Whether every peer holds the same hash at `frame` and no common earlier frame differs. */

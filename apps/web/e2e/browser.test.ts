@@ -1,4 +1,6 @@
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -7,6 +9,7 @@ import {
   launchChromium,
   type PageReport,
   ROM_PATH,
+  readFinalsFile,
   runCli,
   serveStatic,
   startHost,
@@ -98,6 +101,8 @@ describe('the browser demo in Chromium', () => {
   it('a page and a CLI peer (netplay join --bot, a child process) play 600 frames with the host and agree', async () => {
     host = await startHost(rom, 3);
     const port = host.url.slice(host.url.lastIndexOf(':') + 1);
+    const dir = await mkdtemp(join(tmpdir(), 'netplay-e2e-'));
+    const finalsPath = join(dir, 'cli.finals');
     const cli = runCli([
       'join',
       `127.0.0.1:${port}`,
@@ -110,9 +115,12 @@ describe('the browser demo in Chromium', () => {
       'cli',
       '--seconds',
       '14',
+      '--finals',
+      finalsPath,
     ]);
     cleanups.push(() => cli.exited(5_000));
     cleanups.push(() => cli.child.exitCode === null && cli.child.kill('SIGKILL'));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
     // The CLI is admitted first (the game starts once all three are in), then the page joins.
     const admitted = Date.now() + 30_000;
     while (host.host.peerList().length < 1) {
@@ -138,24 +146,26 @@ describe('the browser demo in Chromium', () => {
     const hostFinals = host.finals;
     const deadline = Date.now() + 10_000;
     while (!hostFinals.has(FRAMES) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    // Every final state includes the CLI peer's inputs: the page and the host only finalize a frame
-    // once they have them, so agreeing on 600 final frames means all three played together.
     const vsHost = compareFinals(pageFinals, hostFinals);
     expect(vsHost.differing).toEqual([]);
     expect(vsHost.common).toBeGreaterThanOrEqual(FRAMES);
-    expect(hostFinals.get(FRAMES)).toBe(pageFinals.get(FRAMES));
 
     expect(cli.output()).toMatch(/joined 127\.0\.0\.1:\d+ as cli \(P2\)/);
-    // The CLI peer plays on after the page leaves, and ends cleanly with its final frame past ours.
-    expect(await cli.exited(30_000)).toBe(0);
-    const finalLine = /final\s+(\d+)/.exec(
-      cli
-        .output()
-        .split('join: left')[0]!
-        .split('\n')
-        .filter((l) => l.includes('final'))
-        .pop() ?? '',
-    );
-    expect(Number(finalLine?.[1] ?? -1)).toBeGreaterThanOrEqual(FRAMES);
+    // The CLI peer plays on after the page leaves, ends cleanly, and writes the CRC-32 of every
+    // final frame it kept (the same hash as the page's and the host's): compared frame by frame.
+    expect(await cli.exited(30_000), cli.output().slice(-2000)).toBe(0);
+    const cliFinals = await readFinalsFile(finalsPath);
+    expect(cli.output()).toContain(`wrote the state hashes of ${cliFinals.size} final frames`);
+    expect(Math.max(...cliFinals.keys())).toBeGreaterThanOrEqual(FRAMES);
+    const cliVsPage = compareFinals(cliFinals, pageFinals);
+    const cliVsHost = compareFinals(cliFinals, hostFinals);
+    expect(cliVsPage.differing).toEqual([]);
+    expect(cliVsHost.differing).toEqual([]);
+    expect(cliVsPage.common, `CLI from ${Math.min(...cliFinals.keys())}`).toBeGreaterThanOrEqual(FRAMES);
+    expect(cliVsHost.common).toBeGreaterThanOrEqual(FRAMES);
+    // Frame FRAMES, final on all three: one hash.
+    expect(cliFinals.get(FRAMES)).toBeDefined();
+    expect(cliFinals.get(FRAMES)).toBe(pageFinals.get(FRAMES));
+    expect(hostFinals.get(FRAMES)).toBe(pageFinals.get(FRAMES));
   });
 });

@@ -154,6 +154,29 @@ export function compareFinals(
   return { common, differing };
 }
 
+/**
+ * Reads the file `netplay join --finals FILE` writes (see the CLI README): lines `FRAME CRC32`
+ * (decimal frame, 8 lowercase hex digits) in ascending frame order, `#` lines being comments.
+ * Throws on any other line, so a format change cannot pass unnoticed.
+ */
+export async function readFinalsFile(path: string): Promise<Map<number, number>> {
+  const text = await readFile(path, 'utf8');
+  const finals = new Map<number, number>();
+  if (text === '') return finals;
+  if (!text.endsWith('\n')) throw new Error(`${path}: the last line does not end with a newline`);
+  let previous = -1;
+  for (const [i, line] of text.slice(0, -1).split('\n').entries()) {
+    if (line.startsWith('#')) continue;
+    const m = /^(0|[1-9]\d*) ([0-9a-f]{8})$/.exec(line);
+    if (m === null) throw new Error(`${path}:${i + 1}: not a FRAME CRC32 line: ${JSON.stringify(line)}`);
+    const frame = Number(m[1]);
+    if (frame <= previous) throw new Error(`${path}:${i + 1}: frame ${frame} after ${previous}`);
+    previous = frame;
+    finals.set(frame, Number.parseInt(m[2]!, 16));
+  }
+  return finals;
+}
+
 /** The repository root. */
 export const REPO_ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 

@@ -1,7 +1,8 @@
+import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { NetplayClient, type SessionError } from '@netplay/session';
 import { type Clock, systemClock } from '@netplay/transport';
-import { FinalStates, sampleFinal } from '../agreement.js';
+import { FinalStates, formatFinals, sampleFinal } from '../agreement.js';
 import { choiceOption, intOption, numberOption, usageErrors } from '../args.js';
 import { chip8Content } from '../content.js';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes.js';
@@ -15,7 +16,7 @@ import { sessionFailure } from '../session-errors.js';
 
 /** Usage text of `netplay join`. */
 export const JOIN_USAGE = `netplay join HOST:PORT [--rom FILE] [--transport udp|ws] [--spectate] [--players N] [--nick NAME]
-                [--password TEXT] [--bot] [--seconds N]
+                [--password TEXT] [--bot] [--seconds N] [--finals FILE]
 
 Joins a game and plays from the keyboard (W/S/A/D or arrows, Space/J, K; Q quits), or watches it.
   --rom FILE      the ROM the host runs (default: the embedded Space Racer)
@@ -25,7 +26,10 @@ Joins a game and plays from the keyboard (W/S/A/D or arrows, Space/J, K; Q quits
   --nick NAME     your nick (default "player"; the host renames duplicates)
   --password P    the session's password
   --bot           a bot plays instead of the keyboard
-  --seconds N     leave after N seconds of play (default: until Q or Ctrl-C)`;
+  --seconds N     leave after N seconds of play (default: until Q or Ctrl-C)
+  --finals FILE   at the end, write the CRC-32 of the state of each final frame to FILE: lines
+                  "FRAME CRC32" (decimal frame, 8 hex digits), ascending; lines starting with # are
+                  comments. Written also when the host is lost; left empty when the join is refused.`;
 
 /** In-process hooks for tests. */
 export interface JoinDeps {
@@ -52,6 +56,7 @@ export async function joinCommand(argv: string[], io: CliIo, deps: JoinDeps = {}
         password: { type: 'string' },
         bot: { type: 'boolean' },
         seconds: { type: 'string' },
+        finals: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -71,6 +76,9 @@ export async function joinCommand(argv: string[], io: CliIo, deps: JoinDeps = {}
   // The core needs at least as many ports as the session has players (the session checks it), and
   // the lockstep runner drives exactly `players` ports, so the count must match the host's.
   const core = makeCore(rom, values.rom ?? 'Space Racer', { ports: players });
+  const finalsPath = values.finals;
+  // Created (or emptied) before connecting, so an unwritable path fails before the game.
+  if (finalsPath !== undefined) await writeFinalsFile(finalsPath, '');
 
   const conn = await connectSession(transport, address, port, clock);
   const client = new NetplayClient(conn, {
@@ -139,7 +147,21 @@ export async function joinCommand(argv: string[], io: CliIo, deps: JoinDeps = {}
   }
   display.final();
   deps.onFinals?.(finals);
+  if (finalsPath !== undefined) {
+    await writeFinalsFile(finalsPath, formatFinals(finals));
+    io.out(`join: wrote the state hashes of ${finals.hashes.size} final frames to ${finalsPath}\n`);
+  }
   if (lost !== undefined) throw sessionFailure(lost, true);
   io.out(`join: left at frame ${client.frame ?? '-'}\n`);
   return ExitCode.Ok;
+}
+
+/** Writes `text` to the `--finals` file; a failure is a usage error, as for `record --out`. */
+async function writeFinalsFile(path: string, text: string): Promise<void> {
+  try {
+    await writeFile(path, text);
+  } catch (e) {
+    const reason = e instanceof Error ? e.message : String(e);
+    throw new CliError(ExitCode.Usage, `cannot write --finals ${path}: ${reason}`);
+  }
 }
