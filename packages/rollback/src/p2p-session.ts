@@ -21,7 +21,6 @@ import {
   INPUT_HEADER_BYTES,
   type InputHeader,
   MessageType,
-  NO_ECHO,
   PRESENT,
   readInputHeader,
   writeInputHeader,
@@ -29,10 +28,11 @@ import {
 import type { P2PSessionOptions } from './p2p-options.js';
 import { PeerSet } from './peer-set.js';
 import { repeatLastInput } from './predictor.js';
-import { Remote, TIME_SAMPLES } from './remote.js';
+import { Remote } from './remote.js';
 import { RequestList, type SessionRequest } from './requests.js';
 import type { PeerStats, SessionStats } from './session-stats.js';
 import { checkDelay, checkPlayer } from './sync-test-session.js';
+import { TimeSync } from './time-sync.js';
 import { Timeline } from './timeline.js';
 
 interface Spectator {
@@ -58,13 +58,12 @@ export class P2PSession implements EventSource<SessionEventMap> {
   private readonly emitter = new Emitter<SessionEventMap>();
   private readonly peers: PeerSet;
   private readonly liveness: Liveness;
+  private readonly timeSync: TimeSync;
   private readonly spectators: Spectator[] = [];
   private readonly clock: Clock;
   private readonly sendFn: SendFn;
   private readonly stateSource: ((frame: number) => Uint8Array | undefined) | undefined;
-  private readonly frameMs: number;
   private readonly disconnectMs: number;
-  private readonly waitInterval: number;
   private readonly ownSums = new Map<number, bigint>();
   private readonly checkpoints = new Map<number, Uint8Array>();
   private repairsApplied = 0;
@@ -97,7 +96,6 @@ export class P2PSession implements EventSource<SessionEventMap> {
   private pausedFlag = false;
   private pendingLoad: { frame: number; state: Uint8Array; repair: boolean } | undefined;
   private nextChecksumFrame: number;
-  private lastWaitEvent = Number.NEGATIVE_INFINITY;
   private stallCount = 0;
   private desyncCount = 0;
   /** The slot of this peer's player. */
@@ -131,9 +129,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
     this.delay = checkDelay(options.inputDelay ?? 0);
     const fps = options.fps ?? 60;
     if (!(fps > 0 && fps <= 1000)) throw new RollbackError('bad-argument', `fps must be in (0, 1000], got ${fps}`);
-    this.frameMs = 1000 / fps;
     this.disconnectMs = options.disconnectMs ?? 5000;
-    this.waitInterval = options.waitInterval ?? 60;
     const interval = options.checksumInterval ?? 60;
     if (!Number.isInteger(interval) || interval < 0)
       throw new RollbackError('bad-argument', `checksumInterval must be a non-negative integer, got ${interval}`);
@@ -159,6 +155,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
       this.disconnectMs,
       (peer) => this.disconnectPeer(peer),
     );
+    this.timeSync = new TimeSync(this.timeline, this.peers, this.emitter, fps, options.waitInterval ?? 60);
     // Slots nobody plays are empty from frame 0, and so are the slots of spectating peers.
     for (let p = 0; p < players; p++) if (!seen.has(p)) this.timeline.disconnect(p, 0);
     if (options.spectating === true) this.timeline.disconnect(this.localPlayer, 0);
@@ -235,15 +232,12 @@ export class P2PSession implements EventSource<SessionEventMap> {
    * 16 frames; negative when behind everybody).
    */
   get framesAhead(): number {
-    let best = Number.NEGATIVE_INFINITY;
-    for (const r of this.peers.list) if (r.connected && r.synchronized && r.framesAhead > best) best = r.framesAhead;
-    return best === Number.NEGATIVE_INFINITY ? 0 : best;
+    return this.timeSync.framesAhead;
   }
 
   /** Frames the application should skip now to let the others catch up (0 when in step). */
   get recommendedWait(): number {
-    const a = this.framesAhead;
-    return a >= 1 ? Math.min(Math.round(a), this.timeline.maxPrediction) : 0;
+    return this.timeSync.recommendedWait;
   }
 
   /**
@@ -251,10 +245,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
    * is at least two frames ahead of this one.
    */
   get catchUpFrames(): number {
-    let worst = Number.POSITIVE_INFINITY;
-    for (const r of this.peers.list) if (r.connected && r.synchronized && r.framesAhead < worst) worst = r.framesAhead;
-    if (worst === Number.POSITIVE_INFINITY) return 0;
-    return worst <= -2 ? Math.floor(-worst) : 0;
+    return this.timeSync.catchUpFrames;
   }
 
   /**
@@ -323,7 +314,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
     } else {
       this.stallCount++;
     }
-    this.updateTimeSync(now);
+    this.timeSync.update(now);
     this.sendInputs(now);
     return list.done();
   }
@@ -537,13 +528,12 @@ export class P2PSession implements EventSource<SessionEventMap> {
 
   /** Statistics of every remote peer. */
   peerStats(): PeerStats[] {
-    const cur = this.timeline.currentFrame;
     const now = this.clock.now();
     return this.peers.list.map((r) => ({
       peer: r.peer,
       player: r.player,
       rttMs: r.rttMs,
-      framesBehind: r.remoteFrame < 0 ? 0 : cur - this.remoteFrameEstimate(r, now),
+      framesBehind: this.timeSync.framesBehind(r, now),
       framesAhead: r.framesAhead,
       rollbacks: this.timeline.rollbacksBy[r.player]!,
       maxRollbackDepth: this.timeline.maxDepthBy[r.player]!,
@@ -660,34 +650,6 @@ export class P2PSession implements EventSource<SessionEventMap> {
     this.peers.updateRates(now);
   }
 
-  private remoteFrameEstimate(r: Remote, now: number): number {
-    return r.remoteFrame + (now - r.remoteFrameAt + r.rttMs / 2) / this.frameMs;
-  }
-
-  private localAdvantage(r: Remote, now: number): number {
-    if (r.remoteFrame < 0) return 0;
-    return this.timeline.currentFrame - this.remoteFrameEstimate(r, now);
-  }
-
-  private updateTimeSync(now: number): void {
-    for (const r of this.peers.list) {
-      if (!r.connected || r.remoteFrame < 0) continue;
-      const sample = (this.localAdvantage(r, now) - r.remoteAdvantage) / 2;
-      r.samples[r.sampleAt] = sample;
-      r.sampleAt = (r.sampleAt + 1) % TIME_SAMPLES;
-      if (r.sampleCount < TIME_SAMPLES) r.sampleCount++;
-      let sum = 0;
-      for (let i = 0; i < r.sampleCount; i++) sum += r.samples[i]!;
-      r.framesAhead = sum / r.sampleCount;
-    }
-    const wait = this.recommendedWait;
-    const cur = this.timeline.currentFrame;
-    if (wait > 0 && cur - this.lastWaitEvent >= this.waitInterval) {
-      this.lastWaitEvent = cur;
-      this.emitter.emit('wait-recommended', { frames: wait });
-    }
-  }
-
   /** Sends every connected player our inputs it has not acknowledged (at most 255 frames). */
   private sendInputs(now: number): void {
     const t = this.timeline;
@@ -701,10 +663,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
       h.frame = t.currentFrame;
       const rq = t.queues[r.player]!;
       h.ack = rq.lastFrame + 1;
-      h.advantage16 = Math.max(-32768, Math.min(32767, Math.round(this.localAdvantage(r, now) * 16)));
-      h.sendTime = nowU32;
-      h.echoTime = r.echoTime;
-      h.echoDelay = r.echoAt < 0 ? NO_ECHO : Math.min(NO_ECHO - 1, Math.max(0, Math.floor(now - r.echoAt)));
+      this.timeSync.stamp(h, r, now, nowU32);
       h.epoch = this.isHost ? this.epoch : 0;
       writeInputHeader(this.outBuf, h);
       let n = INPUT_HEADER_BYTES;
@@ -755,22 +714,8 @@ export class P2PSession implements EventSource<SessionEventMap> {
     readInputHeader(data, h);
     if (h.player !== r.player)
       throw new DecodeError('bad-value', 1, `peer ${r.peer} plays ${r.player}, not ${h.player}`);
-    const now = this.clock.now();
-    if (h.frame >= r.remoteFrame) {
-      r.remoteFrame = h.frame;
-      r.remoteFrameAt = now;
-      r.remoteAdvantage = h.advantage16 / 16;
-    }
+    this.timeSync.observe(r, h, this.clock.now());
     if (h.ack > r.ackNext) r.ackNext = h.ack;
-    r.echoTime = h.sendTime;
-    r.echoAt = now;
-    if (h.echoDelay !== NO_ECHO) {
-      const sample = ((Math.floor(now) >>> 0) - h.echoTime - h.echoDelay) >>> 0;
-      if (sample < 60_000) {
-        r.rttMs = r.rttSamples === 0 ? sample : r.rttMs * 0.875 + sample * 0.125;
-        r.rttSamples++;
-      }
-    }
     // Host inputs made after a decision this peer has not applied yet wait for it (they are resent).
     if (r.peer === this.hostPeer && h.epoch !== this.epoch) return;
     if (this.frozen[r.player] === 1) return;

@@ -1,0 +1,109 @@
+import type { Emitter } from '@netplay/transport';
+import type { SessionEventMap } from './events.js';
+import { type InputHeader, NO_ECHO } from './messages.js';
+import type { PeerSet } from './peer-set.js';
+import { type Remote, TIME_SAMPLES } from './remote.js';
+import type { Timeline } from './timeline.js';
+
+/**
+ * Time sync (GGPO's frame advantage, RetroArch's catch-up): INPUT messages carry the sender's
+ * frame, its advantage over the receiver and an echo timestamp, from which each peer measures the
+ * round trip, estimates where every other peer is now, and averages how far it runs ahead of each
+ * (`(local advantage − remote advantage) / 2` over the last {@link TIME_SAMPLES} frames).
+ * @internal
+ */
+export class TimeSync {
+  private readonly frameMs: number;
+  private lastWaitEvent = Number.NEGATIVE_INFINITY;
+
+  constructor(
+    private readonly timeline: Timeline,
+    private readonly peers: PeerSet,
+    private readonly emitter: Emitter<SessionEventMap>,
+    fps: number,
+    private readonly waitInterval: number,
+  ) {
+    this.frameMs = 1000 / fps;
+  }
+
+  /** How many frames this peer runs ahead of the slowest connected peer (0 if none is synchronized). */
+  get framesAhead(): number {
+    let best = Number.NEGATIVE_INFINITY;
+    for (const r of this.peers.list) if (r.connected && r.synchronized && r.framesAhead > best) best = r.framesAhead;
+    return best === Number.NEGATIVE_INFINITY ? 0 : best;
+  }
+
+  /** Frames to skip now to let the others catch up (0 when in step), at most the prediction window. */
+  get recommendedWait(): number {
+    const a = this.framesAhead;
+    return a >= 1 ? Math.min(Math.round(a), this.timeline.maxPrediction) : 0;
+  }
+
+  /** Extra frames to run because every other peer is at least two frames ahead of this one. */
+  get catchUpFrames(): number {
+    let worst = Number.POSITIVE_INFINITY;
+    for (const r of this.peers.list) if (r.connected && r.synchronized && r.framesAhead < worst) worst = r.framesAhead;
+    if (worst === Number.POSITIVE_INFINITY) return 0;
+    return worst <= -2 ? Math.floor(-worst) : 0;
+  }
+
+  /** How many frames `r` is estimated to be behind this peer (0 until heard). */
+  framesBehind(r: Remote, now: number): number {
+    return r.remoteFrame < 0 ? 0 : this.timeline.currentFrame - this.remoteFrameEstimate(r, now);
+  }
+
+  /** Takes the timing of an INPUT header from `r`: its frame and advantage, the echo, a round-trip sample. */
+  observe(r: Remote, h: InputHeader, now: number): void {
+    if (h.frame >= r.remoteFrame) {
+      r.remoteFrame = h.frame;
+      r.remoteFrameAt = now;
+      r.remoteAdvantage = h.advantage16 / 16;
+    }
+    r.echoTime = h.sendTime;
+    r.echoAt = now;
+    if (h.echoDelay !== NO_ECHO) {
+      const sample = ((Math.floor(now) >>> 0) - h.echoTime - h.echoDelay) >>> 0;
+      if (sample < 60_000) {
+        r.rttMs = r.rttSamples === 0 ? sample : r.rttMs * 0.875 + sample * 0.125;
+        r.rttSamples++;
+      }
+    }
+  }
+
+  /** Writes the timing fields of an INPUT header to `r` (`nowU32`: `now` as a u32 of ms). */
+  stamp(h: InputHeader, r: Remote, now: number, nowU32: number): void {
+    h.advantage16 = Math.max(-32768, Math.min(32767, Math.round(this.localAdvantage(r, now) * 16)));
+    h.sendTime = nowU32;
+    h.echoTime = r.echoTime;
+    h.echoDelay = r.echoAt < 0 ? NO_ECHO : Math.min(NO_ECHO - 1, Math.max(0, Math.floor(now - r.echoAt)));
+  }
+
+  /** Adds this frame's sample for every connected peer, and recommends waiting (at most every `waitInterval` frames). */
+  update(now: number): void {
+    for (const r of this.peers.list) {
+      if (!r.connected || r.remoteFrame < 0) continue;
+      const sample = (this.localAdvantage(r, now) - r.remoteAdvantage) / 2;
+      r.samples[r.sampleAt] = sample;
+      r.sampleAt = (r.sampleAt + 1) % TIME_SAMPLES;
+      if (r.sampleCount < TIME_SAMPLES) r.sampleCount++;
+      let sum = 0;
+      for (let i = 0; i < r.sampleCount; i++) sum += r.samples[i]!;
+      r.framesAhead = sum / r.sampleCount;
+    }
+    const wait = this.recommendedWait;
+    const cur = this.timeline.currentFrame;
+    if (wait > 0 && cur - this.lastWaitEvent >= this.waitInterval) {
+      this.lastWaitEvent = cur;
+      this.emitter.emit('wait-recommended', { frames: wait });
+    }
+  }
+
+  private remoteFrameEstimate(r: Remote, now: number): number {
+    return r.remoteFrame + (now - r.remoteFrameAt + r.rttMs / 2) / this.frameMs;
+  }
+
+  private localAdvantage(r: Remote, now: number): number {
+    if (r.remoteFrame < 0) return 0;
+    return this.timeline.currentFrame - this.remoteFrameEstimate(r, now);
+  }
+}
