@@ -109,6 +109,18 @@ interface Remote {
   readonly packets: Ring<Packet>;
   /** First frame this peer's input counts and is waited for. */
   activeFrom: number;
+  /** After a departure (LEAVE): the first packet id that no longer counts (`Infinity` while it plays). */
+  end: number;
+  /** After a departure: the first frame its input is neutral and not waited for (`Infinity` while it plays). */
+  cutAt: number;
+  /** The next id expected on the reliable `input` channel (it delivers in order). */
+  reliableNext: number;
+  /**
+   * Host only: copies of the packets used before their reliable copy arrived (an `input-u` copy
+   * came first), in id order. A LEAVE carries them: a member may have lost the unreliable copy
+   * the host forwarded, and the reliable one will never come.
+   */
+  readonly unconfirmed: Ring<OwnItem> | undefined;
 }
 
 /** An item of this peer's input stream, kept for late joiners (a reused ring slot). */
@@ -126,6 +138,11 @@ const J_CANDIDATE = 2;
 const J_REPORT = 3;
 const J_ACCEPTED = 4;
 const J_REJECT = 5;
+/**
+ * Host → members: `6, u32 leaver, u32 end (first packet id ignored), u32 cutAt (first neutral frame)`,
+ * then zero or more of the leaver's packets (kind byte included) the host got only unreliably.
+ */
+const J_LEAVE = 6;
 
 const utf8 = new TextEncoder();
 const utf8d = new TextDecoder();
@@ -202,6 +219,8 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
   /** Input messages that reached a candidate before its acceptance (channels are not ordered between each other). */
   private early: { from: number; channel: string; data: Uint8Array }[] = [];
   private nextHelloAt = -Infinity;
+  /** Departed peers still in `remotes` (dropped once `next` reaches their cut). */
+  private cuts = 0;
 
   constructor(options: MeshOptions) {
     const { ports, inputBytes, frameMs } = options;
@@ -280,9 +299,76 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     return this.joined;
   }
 
-  /** Ids of the peers this one waits for (members other than itself). */
+  /** Ids of the peers this one waits for (members other than itself; a departed peer until its cut frame is reached). */
   get peerIds(): number[] {
     return [...this.remotes.keys()];
+  }
+
+  /**
+   * Host only: peer `id` left (the shell calls this once its connection is closed and nothing more
+   * from it can arrive). Its input stream ends at the last packet the host holds in order (packets
+   * held beyond a gap are discarded): with `end` = the first id not held and `cutAt` = the time of
+   * packet `end − 1` (or the peer's first active frame if the host holds none), every member gets
+   * `LEAVE(id, end, cutAt)` on `join` and applies, as the host does here, the rule: frames before
+   * `cutAt` use the leaver's packets as usual (waiting for those still on their way), from `cutAt`
+   * on its input is neutral and not waited for, packets with ids from `end` on are ignored, and the
+   * peer is dropped once `cutAt` is reached. Safe when every member's view of the leaver's stream is
+   * a prefix of the host's (the star topology: everything goes through the host). A join in
+   * progress is rejected, and candidates are rejected until the departure is settled. Unknown or
+   * already removed ids are a no-op.
+   * @param id The leaver's peer id.
+   * @param _now The time (not needed by the mesh; kept for a uniform call with the other schedulers).
+   * @throws LockstepError `bad-argument` on a peer other than the host.
+   */
+  removePeer(id: number, _now: number): void {
+    if (this.id !== this.host || !this.joined) throw new LockstepError('bad-argument', 'only the host removes peers');
+    const r = this.remotes.get(id);
+    if (!r || r.end !== Infinity) return;
+    const end = Math.max(0, r.expected);
+    const last = r.packets.last();
+    const cutAt = last ? last.time : r.activeFrom;
+    if (cutAt > 0xffffffff) throw new LockstepError('bad-state', 'input time beyond u32');
+    const cand = this.pending?.id ?? this.pendingNotice?.cand;
+    if (cand !== undefined) {
+      // The candidate's acceptance would list the leaver as a member: turn it down.
+      this.pending = undefined;
+      this.pendingNotice = undefined;
+      const msg = u32msg(J_REJECT, cand);
+      for (const m of this.remotes.keys()) if (m !== id) this.outbox.push({ to: m, channel: 'join', data: msg });
+      this.outbox.push({ to: cand, channel: 'join', data: msg });
+    }
+    // The packets held only through their unreliable copy go along (ids below `end`: all consumed).
+    const tail = r.unconfirmed!;
+    const each = 1 + this.packetSize;
+    const msg = new Uint8Array(13 + tail.length * each);
+    const dv = new DataView(msg.buffer);
+    msg[0] = J_LEAVE;
+    dv.setUint32(1, id);
+    dv.setUint32(5, end);
+    dv.setUint32(9, cutAt);
+    for (let i = 0; i < tail.length; i++) msg.set(tail.at(i).bytes, 13 + i * each);
+    for (const m of this.remotes.keys()) if (m !== id) this.outbox.push({ to: m, channel: 'join', data: msg });
+    this.cut(r, end, cutAt);
+  }
+
+  /** Applies a departure to `r`: its stream ends before id `end`, its input is neutral from `cutAt`. */
+  private cut(r: Remote, end: number, cutAt: number): void {
+    r.end = end;
+    r.cutAt = cutAt;
+    for (const id of [...r.early.keys()]) if (id >= end) r.early.delete(id);
+    this.cuts++;
+  }
+
+  /** Drops the departed peers whose cut frame has been reached (nothing of theirs is needed any more). */
+  private dropCut(): void {
+    for (let i = this.remoteList.length - 1; i >= 0; i--) {
+      const r = this.remoteList[i]!;
+      if (r.cutAt > this.next) continue;
+      this.remoteList.splice(i, 1);
+      this.remotes.delete(r.id);
+      this.cuts--;
+      this.oneWayDirty = true;
+    }
   }
 
   /** The latency estimate in frames (future input time minus current time): one-way estimate plus extra delay, in frames, plus one. */
@@ -304,7 +390,7 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
   private onCandidate(cand: number, address: string, now: number): void {
     if (this.id !== this.host || !this.joined) return;
     if (this.pending?.id === cand || this.pendingNotice?.cand === cand) return;
-    if (this.pending || this.pendingNotice || this.remotes.has(cand) || cand === this.id) {
+    if (this.pending || this.pendingNotice || this.cuts > 0 || this.remotes.has(cand) || cand === this.id) {
       this.outbox.push({ to: cand, channel: 'join', data: u32msg(J_REJECT, cand) });
       return;
     }
@@ -401,12 +487,14 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
   poll(now: number): FrameRequest | undefined {
     this.pool.recycle();
     if (!this.joined || this.load || now < this.dueAt()) return undefined;
+    if (this.cuts > 0) this.dropCut();
     const f = this.next;
     if (this.sentFor < f) this.sendPacket(f);
     const remotes = this.remoteList;
     for (let i = 0; i < remotes.length; i++) {
       const r = remotes[i]!;
-      if (f < r.activeFrom) continue;
+      // Not waited for before its first active frame, nor from its cut on (a departed peer).
+      if (f < r.activeFrom || f >= r.cutAt) continue;
       const last = r.packets.last();
       if (!last || last.time <= f) return undefined;
     }
@@ -417,7 +505,7 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     if (f >= this.activeFrom) orPick(this.ownPackets, f, masks);
     for (let i = 0; i < remotes.length; i++) {
       const r = remotes[i]!;
-      if (f >= r.activeFrom) orPick(r.packets, f, masks);
+      if (f >= r.activeFrom && f < r.cutAt) orPick(r.packets, f, masks);
     }
     stateToBytes(masks, this.inputBytes, this.inputs);
     this.next++;
@@ -544,6 +632,13 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
       early: new Map(),
       packets: new Ring(() => ({ id: 0, time: 0, masks: new Uint32Array(ports) })),
       activeFrom,
+      end: Infinity,
+      cutAt: Infinity,
+      reliableNext: expected,
+      unconfirmed:
+        this.id === this.host
+          ? new Ring(() => ({ id: 0, time: 0, bytes: new Uint8Array(1 + this.packetSize) }))
+          : undefined,
     };
     this.remotes.set(id, r);
     this.remoteList.push(r);
@@ -649,6 +744,25 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
       for (const m of early) this.receive(m.from, m.channel, m.data, now);
       return;
     }
+    if (type === J_LEAVE) {
+      const leaver = r.u32('leaver');
+      const end = r.u32('end');
+      const cutAt = r.u32('cutAt');
+      const each = 1 + this.packetSize;
+      if (r.remaining % each !== 0) throw new DecodeError('bad-length', 13, 'leave packets');
+      const rem = this.remotes.get(leaver);
+      // Only the host decides a cut, once per peer; a LEAVE for this peer itself is the shell's
+      // business (it closes the connection).
+      if (from !== this.host || !this.joined || leaver === this.id || !rem || rem.end !== Infinity)
+        throw new DecodeError('bad-value', 0, 'unexpected leave');
+      this.cut(rem, end, cutAt);
+      // The leaver's packets the host used: ours to use too (duplicates are ignored as usual).
+      for (let at = 13; at < data.length; at += each) {
+        if (data[at] !== K_PACKET) throw new DecodeError('bad-value', at, 'leave packet kind');
+        this.onInput(leaver, 'leave', data.subarray(at, at + each));
+      }
+      return;
+    }
     throw new DecodeError('unknown-type', 0, `join message ${type}`);
   }
 
@@ -682,7 +796,15 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     }
     const id = readU32BE(data, 1);
     if (kind !== K_PACKET && kind !== K_NOTICE) throw new DecodeError('unknown-type', 0, `input kind ${kind}`);
+    if (channel === 'input' && id >= r.reliableNext) {
+      // The reliable copy of `id` (so of every id before it): those copies are no longer needed.
+      r.reliableNext = id + 1;
+      const u = r.unconfirmed;
+      if (u) while (u.length > 0 && u.at(0).id <= id) u.shift();
+    }
     if (r.expected >= 0 && id < r.expected) return;
+    // A departed peer's stream ends before `end` (the host's cut): later packets never count.
+    if (id >= r.end) return;
     if (id === r.expected && r.early.size === 0) {
       // The steady state: the next message in order, used at once (nothing kept, nothing allocated).
       r.expected++;
@@ -729,6 +851,14 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
       slot.time = time;
       for (let i = 0; i < this.ports; i++) slot.masks[i] = readU32BE(data, 18 + i * MAMEHUB_PORT_HEADER_SIZE);
       prune(r.packets, this.next);
+      if (r.unconfirmed && slot.id >= r.reliableNext) {
+        // Used before its reliable copy came: keep it for a LEAVE (slots and their bytes are reused).
+        const c = r.unconfirmed.push();
+        c.id = slot.id;
+        c.time = time;
+        if (c.bytes.length !== n) c.bytes = new Uint8Array(n);
+        c.bytes.set(data);
+      }
     } else {
       const dv = new DataView(data.buffer, data.byteOffset, data.length);
       if (data.length !== 18) throw new DecodeError('bad-length', 0, 'notice');

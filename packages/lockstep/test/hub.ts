@@ -1,0 +1,197 @@
+/**
+ * A star-shaped session on a SimulatedNetwork, as `@netplay/session` runs the P2P schedulers:
+ * the host (peer 0) is linked to every client, clients only to the host.
+ *
+ * Forwarding (what the session layer does, kept small here):
+ * - Every message on the star's links carries one header byte. Client → host: the destination
+ *   peer id, or {@link BROADCAST} for a message of a broadcast channel. Host → client: the origin
+ *   peer id (the host itself, or the client whose message it forwards).
+ * - A client sends a message of a broadcast channel (one its scheduler sends identically to every
+ *   peer: the mesh's `input`/`input-u`, frame-advance's `sched`) ONCE, as {@link BROADCAST}: the
+ *   copy its scheduler addresses to the host goes out, the copies to other clients are dropped.
+ *   Other messages (pings) are addressed and relayed one by one.
+ * - The host hands a broadcast to its own scheduler, then forwards the same bytes, in the order it
+ *   received them, to every other live client (as coming from the original sender). A message
+ *   addressed to another client is forwarded to it alone.
+ * - `kill(id)` closes the client's link: from then on the host ignores everything from it (even
+ *   what was in flight) and forwards nothing to it; then the host's shell calls
+ *   `removePeer(id, now)`. So every message of the leaver that any peer gets went through the host
+ *   first: the host's view of the leaver's stream is a superset of everyone else's.
+ *
+ * Each scheduler runs in a LockstepRunner over one {@link RelayConnection} per other peer.
+ */
+import type { Core } from '@netplay/state';
+import {
+  type ChannelSpec,
+  type Connection,
+  type ConnectionEventMap,
+  type ConnectionState,
+  Emitter,
+  type Handler,
+  MutableConnectionStats,
+  type SimulatedNetwork,
+  type Unsubscribe,
+} from '@netplay/transport';
+import { LockstepRunner, type LockstepScheduler } from '../src/index.js';
+import { link, type SimPeer } from './harness.js';
+
+/** Header byte of a client's broadcast. */
+export const BROADCAST = 255;
+
+/** A scheduler the host can remove a peer from. */
+export type Departing = LockstepScheduler & { removePeer(id: number, now: number): void };
+
+/** Endpoint name of peer `i` on the network (`h0` the host, `c1`, `c2`, ... the clients). */
+export function hubName(i: number): string {
+  return i === 0 ? 'h0' : `c${i}`;
+}
+
+/** A connection to one peer, over the star: sending goes through `out`, arrivals come from `deliver`. */
+export class RelayConnection implements Connection {
+  readonly stats = new MutableConnectionStats();
+  readonly limits = { maxMessageBytes: 2 * 1024 * 1024, maxUnreliableBytes: 1200 };
+  state: ConnectionState = 'open';
+  private readonly events = new Emitter<ConnectionEventMap>();
+
+  constructor(
+    readonly remoteAddress: string,
+    readonly channels: readonly ChannelSpec[],
+    private readonly out: (channel: string, data: Uint8Array) => void,
+  ) {}
+
+  on<K extends keyof ConnectionEventMap>(type: K, handler: Handler<ConnectionEventMap, K>): Unsubscribe {
+    return this.events.on(type, handler);
+  }
+
+  send(channel: string, data: Uint8Array): void {
+    if (this.state === 'closed') return;
+    this.stats.bytesSent += data.length;
+    this.out(channel, data);
+  }
+
+  close(): void {
+    this.state = 'closed';
+  }
+
+  deliver(channel: string, data: Uint8Array): void {
+    if (this.state !== 'closed') this.events.emit('message', { channel, data });
+  }
+}
+
+function wrap(head: number, data: Uint8Array): Uint8Array {
+  const out = new Uint8Array(1 + data.length);
+  out[0] = head;
+  out.set(data, 1);
+  return out;
+}
+
+export interface StarOptions<S extends Departing, C extends Core> {
+  readonly net: SimulatedNetwork;
+  /** Peers, host included (ids 0..n-1). */
+  readonly n: number;
+  readonly channels: readonly ChannelSpec[];
+  /** Channels a scheduler sends identically to every peer. */
+  readonly broadcast: readonly string[];
+  /** Builds peer `id`'s scheduler (its peers are every other id). */
+  readonly make: (id: number) => S;
+  readonly makeCore: () => C;
+}
+
+export interface StarPeer<S extends Departing, C extends Core> extends SimPeer<C> {
+  readonly scheduler: S;
+}
+
+/** The star session: {@link StarOptions}, peers built and linked at construction. */
+export class StarHub<S extends Departing, C extends Core> {
+  readonly peers: StarPeer<S, C>[] = [];
+  readonly alive: boolean[];
+  /** Frames each peer had run when a client was killed (filled by `kill`). */
+  killedAtFrames: number[] = [];
+  private readonly net: SimulatedNetwork;
+  /** `ends[i]` (i ≥ 1): the client's end of its link; `hostEnds[i]`: the host's end. */
+  private readonly ends: Connection[] = [];
+  private readonly hostEnds: Connection[] = [];
+  /** `relays[i].get(j)`: peer i's RelayConnection towards peer j. */
+  private readonly relays: Map<number, RelayConnection>[] = [];
+
+  constructor(options: StarOptions<S, C>) {
+    const { net, n, channels } = options;
+    this.net = net;
+    this.alive = Array.from({ length: n }, () => true);
+    const broadcast = new Set(options.broadcast);
+    for (let i = 1; i < n; i++) {
+      const { ab, ba } = link(net, hubName(i), hubName(0), channels);
+      this.ends[i] = ab;
+      this.hostEnds[i] = ba;
+    }
+    for (let i = 0; i < n; i++) {
+      const relays = new Map<number, RelayConnection>();
+      for (let j = 0; j < n; j++) {
+        if (j === i) continue;
+        let out: (channel: string, data: Uint8Array) => void;
+        if (i === 0) {
+          // Host → client j: direct, with the origin byte.
+          out = (ch, data) => {
+            if (this.alive[j]) this.hostEnds[j]!.send(ch, wrap(0, data));
+          };
+        } else {
+          // Client i → peer j: broadcasts once (the host's copy), others addressed.
+          out = (ch, data) => {
+            if (!this.alive[i]) return;
+            if (broadcast.has(ch)) {
+              if (j === 0) this.ends[i]!.send(ch, wrap(BROADCAST, data));
+            } else this.ends[i]!.send(ch, wrap(j, data));
+          };
+        }
+        relays.set(j, new RelayConnection(hubName(j), channels, out));
+      }
+      this.relays.push(relays);
+    }
+    // Arrivals.
+    for (let i = 1; i < n; i++) {
+      this.ends[i]!.on('message', ({ channel, data }) => {
+        if (!this.alive[i] || data.length === 0) return;
+        this.relays[i]!.get(data[0]!)?.deliver(channel, data.subarray(1));
+      });
+      this.hostEnds[i]!.on('message', ({ channel, data }) => {
+        if (!this.alive[i] || data.length === 0) return;
+        const dest = data[0]!;
+        const payload = data.subarray(1);
+        if (dest === BROADCAST || dest === 0) this.relays[0]!.get(i)!.deliver(channel, payload);
+        if (dest === BROADCAST) {
+          for (let j = 1; j < n; j++) if (j !== i && this.alive[j]) this.hostEnds[j]!.send(channel, wrap(i, payload));
+        } else if (dest !== 0 && dest < n && this.alive[dest]) this.hostEnds[dest]!.send(channel, wrap(i, payload));
+      });
+    }
+    for (let i = 0; i < n; i++) {
+      const scheduler = options.make(i);
+      const core = options.makeCore();
+      const runner = new LockstepRunner({ clock: net.clock, scheduler, core, log: true });
+      for (const [j, c] of this.relays[i]!) runner.addPeer(j, c);
+      this.peers.push({ name: hubName(i), scheduler, core, runner });
+    }
+  }
+
+  /** Kills client `id` now: its link closes, the host ignores it from now on and removes it. */
+  kill(id: number): void {
+    if (id <= 0 || !this.alive[id]) throw new Error(`cannot kill ${id}`);
+    this.killedAtFrames = this.peers.map((p) => p.runner.framesRun);
+    this.alive[id] = false;
+    this.peers[id]!.runner.stop();
+    this.ends[id]!.close('killed');
+    const host = this.peers[0]!;
+    host.runner.removePeer(id);
+    host.scheduler.removePeer(id, this.net.now());
+    host.runner.pump();
+  }
+
+  /** Kills client `id` at time `at`. */
+  killAt(id: number, at: number): void {
+    this.net.clock.setTimer(at - this.net.now(), () => this.kill(id));
+  }
+
+  /** The peers still alive. */
+  get live(): StarPeer<S, C>[] {
+    return this.peers.filter((_, i) => this.alive[i]);
+  }
+}
