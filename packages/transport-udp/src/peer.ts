@@ -22,6 +22,9 @@ import {
 } from '@netplay/transport';
 import { fragmentSize, maxUnreliable, type UdpConfig } from './config.js';
 import type { DropCounters } from './counters.js';
+import { Deque } from './deque.js';
+import { MessagePool, type OutMessage } from './out-message.js';
+import { SentPacket } from './sent-packet.js';
 import {
   ACK_BITS,
   ACK_BITS_AT,
@@ -48,7 +51,10 @@ import {
 export interface PeerIo {
   /** Time and timers. */
   readonly clock: Clock;
-  /** Sends one datagram to the peer. The peer does not touch `datagram` afterwards. */
+  /**
+   * Sends one datagram to the peer. `datagram` is lent for the duration of the call: the peer
+   * encodes every DATA packet into one reused buffer, so send it at once or copy it.
+   */
   output(datagram: Uint8Array): void;
   /** Runs `fn` soon, after the current call returns (default `queueMicrotask`). Used to batch sends. */
   readonly defer?: (fn: () => void) => void;
@@ -65,38 +71,23 @@ export function channelHash(channels: readonly ChannelSpec[]): number {
   return crc32(new TextEncoder().encode(channelSignature(channels)));
 }
 
-interface OutMsg {
-  readonly seq: number;
-  readonly data: Uint8Array;
-  readonly fragCount: number;
-  /** Per fragment: 0 not sent / to resend, 1 in flight, 2 acknowledged. */
-  readonly fragState: Uint8Array;
-  ackedCount: number;
-  /** Next never-sent fragment. */
-  nextFrag: number;
-}
-
-interface FragRef {
-  readonly ch: OutChannel;
-  readonly msg: OutMsg;
-  readonly idx: number;
-  readonly bytes: number;
-}
-
 interface OutChannel {
   readonly index: number;
   readonly reliable: boolean;
   nextSeq: number;
-  /** Reliable: messages not fully acknowledged, oldest first, from `head`. */
-  readonly pending: OutMsg[];
-  head: number;
-  /** Index in `pending` of the first message with never-sent fragments. */
+  /**
+   * Reliable: messages not yet released, oldest first. The front one leaves (back to the pool) once
+   * it and every earlier one are fully acknowledged.
+   */
+  readonly pending: Deque<OutMessage>;
+  /** Index in `pending` of the first message that may have never-sent fragments. */
   cursor: number;
-  /** Fragments to resend. */
-  readonly resend: FragRef[];
+  /** Fragments to resend: message and fragment index, in two parallel rings. */
+  readonly resendMsg: Deque<OutMessage>;
+  readonly resendIdx: Deque<number>;
   inFlightBytes: number;
   /** Unreliable: messages not yet sent. */
-  readonly unsent: Array<{ seq: number; data: Uint8Array }>;
+  readonly unsent: Deque<OutMessage>;
 }
 
 interface Partial {
@@ -111,14 +102,6 @@ interface InChannel {
   nextDeliver: number;
   readonly partial: Map<number, Partial>;
   lastUnreliable: number;
-}
-
-interface SentPacket {
-  readonly seq: number;
-  readonly sentAt: number;
-  readonly frags: FragRef[] | undefined;
-  /** The packet carried our Close frame. */
-  readonly close: boolean;
 }
 
 /** Extra counters of a UDP connection beyond {@link ConnectionStats}. */
@@ -144,6 +127,8 @@ const RING_PACKETS = 1024;
 const ACK_EVERY = 4;
 /** Tracked-packet slots only express traffic may use. */
 const EXPRESS_RESERVE = 8;
+/** Most free {@link SentPacket}s kept for reuse. */
+const MAX_FREE_PACKETS = 256;
 
 /**
  * One end of a UDP connection, as a sans-I/O state machine: it is fed datagrams with
@@ -175,7 +160,22 @@ export class UdpPeer implements Connection {
 
   // packets
   private nextPacketSeq = 1;
-  private readonly inFlight = new Map<number, SentPacket>();
+  /**
+   * Tracked packets sent, in sequence order from `sentBase`: the ones in flight (`live`) and the
+   * acknowledged or lost ones not yet trimmed from the front. Slot i holds packet `sentBase + i`.
+   */
+  private readonly sent = new Deque<SentPacket>(256);
+  private sentBase = 1;
+  private inFlightCount = 0;
+  private readonly freePackets = new Deque<SentPacket>();
+  private readonly pool = new MessagePool();
+  /** Views of `scratch` by length: the datagrams handed to `output`. */
+  private readonly views: Array<Uint8Array | undefined> = [];
+  // The fragment chosen by nextFragment (fields, not a fresh object per call).
+  private nfMsg: OutMessage | undefined;
+  private nfIdx = 0;
+  private nfBytes = 0;
+  private nfResend = false;
   private recvHighest = 0;
   /** Received packet sequence numbers, a bit per number modulo RING_PACKETS. */
   private readonly recvRing = new Uint8Array(RING_PACKETS / 8);
@@ -240,12 +240,12 @@ export class UdpPeer implements Connection {
       index,
       reliable: c.kind === 'reliable',
       nextSeq: 0,
-      pending: [],
-      head: 0,
+      pending: new Deque<OutMessage>(),
       cursor: 0,
-      resend: [],
+      resendMsg: new Deque<OutMessage>(),
+      resendIdx: new Deque<number>(),
       inFlightBytes: 0,
-      unsent: [],
+      unsent: new Deque<OutMessage>(),
     }));
     for (const c of this.out) this.byName.set(this.channels[c.index]!.name, c);
     this.inp = this.channels.map((c) => ({
@@ -333,14 +333,7 @@ export class UdpPeer implements Connection {
         throw new TransportError('limit', `send queue full (${this.config.maxSendQueue} messages)`);
       }
       const fragCount = Math.max(1, Math.ceil(data.length / this.fragSize));
-      ch.pending.push({
-        seq: ch.nextSeq++ >>> 0,
-        data: data.slice(),
-        fragCount,
-        fragState: new Uint8Array(fragCount),
-        ackedCount: 0,
-        nextFrag: 0,
-      });
+      ch.pending.push(this.pool.take(ch.index, ch.nextSeq++ >>> 0, data, fragCount));
       this.mstats.sendQueueLength++;
       this.mstats.sendQueueBytes += data.length;
     } else {
@@ -354,9 +347,10 @@ export class UdpPeer implements Connection {
         // Backed up: the oldest unsent message is stale anyway.
         const dropped = ch.unsent.shift()!;
         this.mstats.sendQueueLength--;
-        this.mstats.sendQueueBytes -= dropped.data.length;
+        this.mstats.sendQueueBytes -= dropped.length;
+        this.pool.release(dropped);
       }
-      ch.unsent.push({ seq: ch.nextSeq++ >>> 0, data: data.slice() });
+      ch.unsent.push(this.pool.take(ch.index, ch.nextSeq++ >>> 0, data, 1));
       this.mstats.sendQueueLength++;
       this.mstats.sendQueueBytes += data.length;
     }
@@ -374,11 +368,11 @@ export class UdpPeer implements Connection {
     this.lingering = true;
     // Unsent unreliable messages are dropped; reliable ones are still delivered before the Close.
     for (const ch of this.out) {
-      for (const u of ch.unsent) {
+      for (let u = ch.unsent.shift(); u; u = ch.unsent.shift()) {
         this.mstats.sendQueueLength--;
-        this.mstats.sendQueueBytes -= u.data.length;
+        this.mstats.sendQueueBytes -= u.length;
+        this.pool.release(u);
       }
-      ch.unsent.length = 0;
     }
     this.scheduleFlush();
     this.emitClose('local', reason, undefined);
@@ -533,31 +527,59 @@ export class UdpPeer implements Connection {
     }
   }
 
+  /** The tracked packet `seq` if it is still in flight. */
+  private inFlightPacket(seq: number): SentPacket | undefined {
+    const i = seq - this.sentBase;
+    if (i < 0 || i >= this.sent.length) return undefined;
+    const p = this.sent.at(i);
+    return p.live ? p : undefined;
+  }
+
+  /** Takes packet `p` out of flight (acknowledged or lost); it is recycled once trimmed. */
+  private retire(p: SentPacket): void {
+    p.live = false;
+    this.inFlightCount--;
+  }
+
+  /** Drops retired packets from the front of `sent` and recycles them. */
+  private trimSent(): void {
+    while (this.sent.length > 0 && !this.sent.peek()!.live) {
+      const p = this.sent.shift()!;
+      this.sentBase++;
+      p.reset();
+      if (this.freePackets.length < MAX_FREE_PACKETS) this.freePackets.push(p);
+    }
+  }
+
   private processAcks(ack: number, d: Uint8Array, bitsAt: number, ackDelayMs: number): void {
-    if (ack === 0 || this.inFlight.size === 0) return;
+    if (ack === 0 || this.inFlightCount === 0) return;
     const now = this.io.clock.now();
     // Sample the RTT from the newest acknowledged packet first, so the loss threshold below uses it.
-    const newest = this.inFlight.get(ack);
+    const newest = this.inFlightPacket(ack);
     if (newest) this.rttSample(Math.max(0, now - newest.sentAt - ackDelayMs), now);
     const reorderWindow =
       this.rtt.samples === 0 ? this.rtt.rto() : 1.125 * this.rtt.srtt + this.rtt.rttvar + this.config.tickMs;
     let any = false;
-    for (const p of this.inFlight.values()) {
-      if (p.seq > ack) break;
+    const end = Math.min(this.sent.length, ack - this.sentBase + 1);
+    for (let i = 0; i < end; i++) {
+      const p = this.sent.at(i);
+      if (!p.live) continue;
       const back = ack - p.seq;
       const acked =
         back === 0 || (back <= ACK_BITS && (d[bitsAt + ((back - 1) >> 3)]! & (1 << ((back - 1) & 7))) !== 0);
       if (acked) {
-        this.inFlight.delete(p.seq);
+        this.retire(p);
         this.onPacketAcked(p);
+        if (this.dead) return;
         any = true;
       } else if (back >= 3 && now - p.sentAt > reorderWindow) {
         // Three later packets arrived and this one is overdue (QUIC-style packet and time
         // thresholds, so jitter that reorders a burst is not mistaken for loss).
-        this.inFlight.delete(p.seq);
+        this.retire(p);
         this.onPacketLost(p);
       }
     }
+    this.trimSent();
     if (any) {
       this.rtoBackoff = 1;
       this.mstats.rttMs = this.rtt.srtt;
@@ -589,53 +611,64 @@ export class UdpPeer implements Connection {
       this.die();
       return;
     }
-    if (!p.frags) return;
-    for (const f of p.frags) {
-      if (f.msg.fragState[f.idx] !== 1) continue;
-      f.msg.fragState[f.idx] = 2;
-      f.ch.inFlightBytes -= f.bytes;
+    if (p.fragCount === 0) return;
+    for (let k = 0; k < p.fragCount; k++) {
+      const msg = p.fragMsg[k]!;
+      const idx = p.fragIdx[k]!;
+      if (msg.fragState[idx] !== 1) continue;
+      msg.fragState[idx] = 2;
+      const bytes = this.fragBytes(msg, idx);
+      const ch = this.out[msg.channel]!;
+      ch.inFlightBytes -= bytes;
       // Congestion window: slow start below 1 MiB, then about one datagram per window; no growth
       // while the RTT says a queue is building.
       if (!this.queueBuilding) {
-        this.window += this.window < 1 << 20 ? f.bytes : Math.ceil((f.bytes * this.config.mtu) / this.window);
+        this.window += this.window < 1 << 20 ? bytes : Math.ceil((bytes * this.config.mtu) / this.window);
       }
       if (this.window > this.config.maxWindowBytes) this.window = this.config.maxWindowBytes;
-      if (++f.msg.ackedCount === f.msg.fragCount) this.messageDone(f.ch, f.msg);
+      if (++msg.ackedCount === msg.fragCount) this.messageDone(ch, msg);
     }
     this.counters.windowBytes = this.window;
+  }
+
+  /** Bytes of fragment `idx` of `msg`. */
+  private fragBytes(msg: OutMessage, idx: number): number {
+    return Math.min(this.fragSize, msg.length - idx * this.fragSize);
   }
 
   private onPacketLost(p: SentPacket): void {
     this.counters.packetsLost++;
     this.mstats.lossRate += (1 - this.mstats.lossRate) / 32;
-    if (!p.frags) return;
+    if (p.fragCount === 0) return;
     const now = this.io.clock.now();
     if (now - this.lastWindowCut > Math.max(this.rtt.srtt, 1)) {
       this.lastWindowCut = now;
       this.window = Math.max(this.config.minWindowBytes, Math.floor(this.window * 0.7));
       this.counters.windowBytes = this.window;
     }
-    for (const f of p.frags) {
-      if (f.msg.fragState[f.idx] !== 1) continue;
-      f.msg.fragState[f.idx] = 0;
-      f.ch.inFlightBytes -= f.bytes;
-      f.ch.resend.push(f);
+    for (let k = 0; k < p.fragCount; k++) {
+      const msg = p.fragMsg[k]!;
+      const idx = p.fragIdx[k]!;
+      if (msg.fragState[idx] !== 1) continue;
+      msg.fragState[idx] = 0;
+      const ch = this.out[msg.channel]!;
+      ch.inFlightBytes -= this.fragBytes(msg, idx);
+      ch.resendMsg.push(msg);
+      ch.resendIdx.push(idx);
     }
   }
 
-  private messageDone(ch: OutChannel, msg: OutMsg): void {
+  /** Message `msg` of `ch` is fully acknowledged. */
+  private messageDone(ch: OutChannel, msg: OutMessage): void {
     this.mstats.sendQueueLength--;
-    this.mstats.sendQueueBytes -= msg.data.length;
+    this.mstats.sendQueueBytes -= msg.length;
     // The receiver frees a message once it and every earlier one on its channel arrived: only then
-    // does it leave the reassembly budget.
-    while (ch.head < ch.pending.length && ch.pending[ch.head]!.ackedCount === ch.pending[ch.head]!.fragCount) {
-      this.startedMessageBytes -= ch.pending[ch.head]!.data.length;
-      ch.head++;
-    }
-    if (ch.head > 1024 && ch.head * 2 > ch.pending.length) {
-      ch.pending.splice(0, ch.head);
-      ch.cursor -= ch.head;
-      ch.head = 0;
+    // does it leave the reassembly budget, and the sender's copy goes back to the pool.
+    for (let m = ch.pending.peek(); m && m.ackedCount === m.fragCount; m = ch.pending.peek()) {
+      ch.pending.shift();
+      if (ch.cursor > 0) ch.cursor--;
+      this.startedMessageBytes -= m.length;
+      this.pool.release(m);
     }
     if (this.lingering) this.scheduleFlush();
   }
@@ -824,8 +857,23 @@ export class UdpPeer implements Connection {
    */
   private canSendReliable(ch: OutChannel, totalInFlight: number, packetTracked: boolean): boolean {
     const express = ch.inFlightBytes < this.config.expressBytes;
-    if (!packetTracked && this.inFlight.size >= (express ? MAX_TRACKED : MAX_TRACKED - EXPRESS_RESERVE)) return false;
+    if (!packetTracked && this.inFlightCount >= (express ? MAX_TRACKED : MAX_TRACKED - EXPRESS_RESERVE)) return false;
     return express || totalInFlight < this.window;
+  }
+
+  /** A recycled (or new) packet record. */
+  private takePacket(): SentPacket {
+    return this.freePackets.shift() ?? new SentPacket();
+  }
+
+  /** The first `length` bytes of `scratch`, as a view made once per length. */
+  private datagram(length: number): Uint8Array {
+    let v = this.views[length];
+    if (!v) {
+      v = this.scratch.subarray(0, length);
+      this.views[length] = v;
+    }
+    return v;
   }
 
   /** Sends everything that may be sent now. */
@@ -834,13 +882,14 @@ export class UdpPeer implements Connection {
     const mtu = this.config.mtu;
     const fragSize = this.fragSize;
     let totalInFlight = 0;
-    for (const ch of this.out) totalInFlight += ch.inFlightBytes;
+    for (let k = 0; k < this.out.length; k++) totalInFlight += this.out[k]!.inFlightBytes;
     const n = this.out.length;
     for (let guard = 0; guard < 100_000; guard++) {
       const now = this.io.clock.now();
       const buf = this.scratch;
       let o = DATA_HEADER_BYTES;
-      let frags: FragRef[] | undefined;
+      // The record of this packet, taken when its first fragment goes in.
+      let packet: SentPacket | undefined;
       let close = false;
       // Tracked packets (reliable fragments, Close, Ping) get a sequence number and are acknowledged;
       // the others (acks, unreliable messages, CloseAck) carry sequence number 0.
@@ -853,18 +902,18 @@ export class UdpPeer implements Connection {
       // 2. Unreliable messages, newest state first to go out.
       for (let k = 0; k < n; k++) {
         const ch = this.out[k]!;
-        while (ch.unsent.length > 0) {
-          const u = ch.unsent[0]!;
-          if (o + UNRELIABLE_HEADER_BYTES + u.data.length > mtu) break;
+        for (let u = ch.unsent.peek(); u; u = ch.unsent.peek()) {
+          if (o + UNRELIABLE_HEADER_BYTES + u.length > mtu) break;
           ch.unsent.shift();
           buf[o] = FrameType.Unreliable;
           buf[o + 1] = k;
           putU32(buf, o + 2, u.seq);
-          putU16(buf, o + 6, u.data.length);
-          buf.set(u.data, o + UNRELIABLE_HEADER_BYTES);
-          o += UNRELIABLE_HEADER_BYTES + u.data.length;
+          putU16(buf, o + 6, u.length);
+          u.copyTo(0, u.length, buf, o + UNRELIABLE_HEADER_BYTES);
+          o += UNRELIABLE_HEADER_BYTES + u.length;
           this.mstats.sendQueueLength--;
-          this.mstats.sendQueueBytes -= u.data.length;
+          this.mstats.sendQueueBytes -= u.length;
+          this.pool.release(u);
         }
       }
       // 3. Reliable fragments: resends first, round robin over channels, one fragment per turn.
@@ -874,24 +923,25 @@ export class UdpPeer implements Connection {
         for (let step = 0; step < n; step++) {
           const ch = this.out[(this.rr + step) % n]!;
           if (!ch.reliable) continue;
-          const f = this.nextFragment(ch, totalInFlight, frags !== undefined);
-          if (!f) continue;
-          if (o + FRAGMENT_HEADER_BYTES + f.bytes > mtu) continue;
-          this.takeFragment(f);
+          if (!this.nextFragment(ch, totalInFlight, packet !== undefined)) continue;
+          const msg = this.nfMsg!;
+          const idx = this.nfIdx;
+          const bytes = this.nfBytes;
+          if (o + FRAGMENT_HEADER_BYTES + bytes > mtu) continue;
+          this.takeFragment(ch, msg, idx);
           buf[o] = FrameType.Fragment;
           buf[o + 1] = ch.index;
-          putU32(buf, o + 2, f.msg.seq);
-          putU32(buf, o + 6, f.msg.data.length);
-          putU32(buf, o + 10, f.idx);
+          putU32(buf, o + 2, msg.seq);
+          putU32(buf, o + 6, msg.length);
+          putU32(buf, o + 10, idx);
           putU16(buf, o + 14, fragSize);
-          const start = f.idx * fragSize;
-          buf.set(f.msg.data.subarray(start, start + f.bytes), o + FRAGMENT_HEADER_BYTES);
-          o += FRAGMENT_HEADER_BYTES + f.bytes;
-          f.msg.fragState[f.idx] = 1;
-          ch.inFlightBytes += f.bytes;
-          totalInFlight += f.bytes;
-          if (!frags) frags = [];
-          frags.push(f);
+          msg.copyTo(idx * fragSize, bytes, buf, o + FRAGMENT_HEADER_BYTES);
+          o += FRAGMENT_HEADER_BYTES + bytes;
+          msg.fragState[idx] = 1;
+          ch.inFlightBytes += bytes;
+          totalInFlight += bytes;
+          packet ??= this.takePacket();
+          packet.add(msg, idx);
           progressed = true;
           elicit = true;
         }
@@ -939,48 +989,70 @@ export class UdpPeer implements Connection {
       this.writeAckBits(buf, ACK_BITS_AT);
       putU16(buf, ACK_DELAY_AT, Math.min(0xffff, Math.round((now - this.recvHighestAt) * 10)));
       this.ackPending = 0;
-      const d = buf.slice(0, o);
-      seal(d);
+      seal(buf, o);
       if (elicit) {
-        this.inFlight.set(seq, { seq, sentAt: now, frags, close });
+        packet ??= this.takePacket();
+        packet.seq = seq;
+        packet.sentAt = now;
+        packet.close = close;
+        packet.live = true;
+        if (this.sent.length === 0) this.sentBase = seq;
+        this.sent.push(packet);
+        this.inFlightCount++;
         this.busy();
       } else this.counters.acksSent++;
-      this.emit(d);
+      this.emit(this.datagram(o));
       if (ackOnly) return;
     }
   }
 
-  private nextFragment(ch: OutChannel, totalInFlight: number, packetTracked: boolean): FragRef | undefined {
-    while (ch.resend.length > 0 && ch.resend[0]!.msg.fragState[ch.resend[0]!.idx] !== 0) ch.resend.shift();
-    if (!this.canSendReliable(ch, totalInFlight, packetTracked)) return undefined;
-    const again = ch.resend[0];
-    if (again) return again;
+  /**
+   * Chooses the next fragment channel `ch` may send now (into `nfMsg`, `nfIdx`, `nfBytes`,
+   * `nfResend`): a fragment to resend first, else the next never-sent one. False if none.
+   */
+  private nextFragment(ch: OutChannel, totalInFlight: number, packetTracked: boolean): boolean {
+    while (ch.resendMsg.length > 0 && ch.resendMsg.peek()!.fragState[ch.resendIdx.peek()!] !== 0) {
+      ch.resendMsg.shift();
+      ch.resendIdx.shift();
+    }
+    if (!this.canSendReliable(ch, totalInFlight, packetTracked)) return false;
+    const again = ch.resendMsg.peek();
+    if (again) {
+      this.nfMsg = again;
+      this.nfIdx = ch.resendIdx.peek()!;
+      this.nfBytes = this.fragBytes(again, this.nfIdx);
+      this.nfResend = true;
+      return true;
+    }
     while (ch.cursor < ch.pending.length) {
-      const msg = ch.pending[ch.cursor]!;
+      const msg = ch.pending.at(ch.cursor);
       if (msg.nextFrag < msg.fragCount) {
         if (msg.nextFrag === 0) {
           // Keep what the receiver must buffer under its reassembly limit.
           const budget = this.config.maxReassemblyBytes / 2;
-          if (this.startedMessageBytes > 0 && this.startedMessageBytes + msg.data.length > budget) return undefined;
+          if (this.startedMessageBytes > 0 && this.startedMessageBytes + msg.length > budget) return false;
         }
-        const idx = msg.nextFrag;
-        const bytes = Math.min(this.fragSize, msg.data.length - idx * this.fragSize);
-        return { ch, msg, idx, bytes };
+        this.nfMsg = msg;
+        this.nfIdx = msg.nextFrag;
+        this.nfBytes = this.fragBytes(msg, msg.nextFrag);
+        this.nfResend = false;
+        return true;
       }
       ch.cursor++;
     }
-    return undefined;
+    return false;
   }
 
-  private takeFragment(f: FragRef): void {
-    const ch = f.ch;
-    if (ch.resend[0] === f) {
-      ch.resend.shift();
+  /** Takes the fragment chosen by {@link nextFragment} off its queue. */
+  private takeFragment(ch: OutChannel, msg: OutMessage, idx: number): void {
+    if (this.nfResend) {
+      ch.resendMsg.shift();
+      ch.resendIdx.shift();
       this.mstats.retransmissions++;
       return;
     }
-    if (f.idx === 0) this.startedMessageBytes += f.msg.data.length;
-    f.msg.nextFrag++;
+    if (idx === 0) this.startedMessageBytes += msg.length;
+    msg.nextFrag++;
   }
 
   // ------------------------------------------------------------------ time
@@ -1006,7 +1078,7 @@ export class UdpPeer implements Connection {
     if (this.dead) return;
     this.onTick();
     if (this.dead) return;
-    const busy = this.inFlight.size > 0 || this.ackPending > 0 || this.lingering || this.mstats.sendQueueLength > 0;
+    const busy = this.inFlightCount > 0 || this.ackPending > 0 || this.lingering || this.mstats.sendQueueLength > 0;
     this.armTick(busy ? this.config.tickMs : this.idleTickMs);
   };
 
@@ -1039,12 +1111,15 @@ export class UdpPeer implements Connection {
     // PTO adds max_ack_delay.
     const rto = (this.rtt.rto() + 2 * this.config.tickMs) * this.rtoBackoff;
     let expired = false;
-    for (const p of this.inFlight.values()) {
+    for (let i = 0; i < this.sent.length; i++) {
+      const p = this.sent.at(i);
+      if (!p.live) continue;
       if (now - p.sentAt < rto) break;
-      this.inFlight.delete(p.seq);
+      this.retire(p);
       this.onPacketLost(p);
       expired = true;
     }
+    this.trimSent();
     if (expired) this.rtoBackoff = Math.min(8, this.rtoBackoff * 2);
     // Keepalive, and a fresh RTT sample even when only untracked (unreliable) packets flow.
     if (this.currentState === 'open' && now - this.lastTrackedSent >= this.config.keepaliveMs) this.pingDue = true;
@@ -1104,11 +1179,13 @@ export class UdpPeer implements Connection {
     this.tickTimer?.cancel();
     this.handshakeTimer?.cancel();
     this.connectDeadline?.cancel();
-    this.inFlight.clear();
+    this.sent.clear();
+    this.inFlightCount = 0;
     for (const ch of this.out) {
-      ch.pending.length = 0;
-      ch.resend.length = 0;
-      ch.unsent.length = 0;
+      ch.pending.clear();
+      ch.resendMsg.clear();
+      ch.resendIdx.clear();
+      ch.unsent.clear();
     }
     for (const ch of this.inp) ch.partial.clear();
     this.counters.reassemblyBytes = 0;

@@ -31,7 +31,11 @@ import {
 /** What a {@link UdpServerCore} needs from its shell. */
 export interface ServerIo {
   readonly clock: Clock;
-  /** Sends one datagram to `address` (an address key as passed to {@link UdpServerCore.input}). */
+  /**
+   * Sends one datagram to `address` (an address key as passed to {@link UdpServerCore.input}).
+   * `datagram` is lent for the duration of the call (sessions reuse their buffer): send it at once
+   * or copy it.
+   */
   output(datagram: Uint8Array, address: string): void;
   /** Cryptographically random bytes (cookie secret, session ids). */
   random(n: number): Uint8Array;

@@ -143,7 +143,8 @@ export async function listenUdp(options: UdpListenOptions): Promise<UdpListener>
           to = parseAddress(address);
           parsed.set(address, to);
         }
-        socket.send(datagram, to.port, to.host);
+        // Sessions lend their datagram for the call only; dgram sends later (after its address lookup).
+        socket.send(Buffer.from(datagram), to.port, to.host);
       },
       onDrained: () => listener?.drained(),
     },
@@ -200,7 +201,8 @@ export async function connectUdp(options: UdpConnectOptions): Promise<UdpPeer> {
       output: (datagram) => {
         if (closed) return;
         pending++;
-        socket.send(datagram, options.port, host, onSent);
+        // The peer lends its datagram for the call only; dgram sends later (after its address lookup).
+        socket.send(Buffer.from(datagram), options.port, host, onSent);
       },
       drops,
       random: (n) => new Uint8Array(randomBytes(n)),

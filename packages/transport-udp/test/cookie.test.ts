@@ -13,7 +13,7 @@ function server() {
   const prng = new Prng(9);
   const sent: Array<{ to: string; d: Uint8Array }> = [];
   const core = new UdpServerCore(
-    { clock, random: (n) => prng.fill(new Uint8Array(n)), output: (d, to) => sent.push({ to, d }) },
+    { clock, random: (n) => prng.fill(new Uint8Array(n)), output: (d, to) => sent.push({ to, d: d.slice() }) },
     resolveConfig(),
     channels,
     'server',

@@ -34,7 +34,8 @@ export class SimUdp {
         defer: (fn) => clock.setTimer(0, fn),
         output: (d, to) => {
           this.serverSent.push({ to, bytes: d.length });
-          this.net.transmit('server', to, d.length, () => this.clients.get(to)?.input(d));
+          const copy = d.slice(); // lent for the call only
+          this.net.transmit('server', to, d.length, () => this.clients.get(to)?.input(copy));
         },
       },
       resolveConfig(options.config),
@@ -57,7 +58,10 @@ export class SimUdp {
         drops,
         defer: (fn) => clock.setTimer(0, fn),
         random: (n) => this.prng.fill(new Uint8Array(n)),
-        output: (d) => this.net.transmit(name, 'server', d.length, () => this.server.input(d, name)),
+        output: (d) => {
+          const copy = d.slice(); // lent for the call only
+          this.net.transmit(name, 'server', d.length, () => this.server.input(copy, name));
+        },
       },
       resolveConfig(config),
       channels,
