@@ -1,14 +1,13 @@
 import {
   DecodeError,
   decodeInputStream,
-  EncodeError,
   encodeInputStream,
   INPUT_STREAM_MAX_FRAMES,
   type InputStreamHeaderInfo,
   inputStreamMaxEncodedSize,
 } from '@netplay/protocol';
 import { type Clock, Emitter, type EventSource, type Handler, type Unsubscribe } from '@netplay/transport';
-import { CONTROL_CHANNEL, INPUT_CHANNEL, type SendFn } from './channels.js';
+import { CONTROL_CHANNEL, INPUT_CHANNEL } from './channels.js';
 import { RollbackError } from './errors.js';
 import type { SessionEventMap } from './events.js';
 import { Liveness } from './liveness.js';
@@ -17,11 +16,9 @@ import {
   decodeChecksum,
   encodeByteFrameTail,
   encodeChecksum,
-  encodeSync,
   INPUT_HEADER_BYTES,
   type InputHeader,
   MessageType,
-  PRESENT,
   readInputHeader,
   writeInputHeader,
 } from './messages.js';
@@ -31,15 +28,10 @@ import { repeatLastInput } from './predictor.js';
 import { Remote } from './remote.js';
 import { RequestList, type SessionRequest } from './requests.js';
 import type { PeerStats, SessionStats } from './session-stats.js';
+import { SpectatorServer } from './spectator-server.js';
 import { checkDelay, checkPlayer } from './sync-test-session.js';
 import { TimeSync } from './time-sync.js';
 import { Timeline } from './timeline.js';
-
-interface Spectator {
-  readonly peer: string;
-  /** Next confirmed frame to send; −1 until synced. */
-  nextFrame: number;
-}
 
 /**
  * A full-mesh rollback session (GGPO): every peer sends its player's inputs to every other
@@ -59,9 +51,8 @@ export class P2PSession implements EventSource<SessionEventMap> {
   private readonly peers: PeerSet;
   private readonly liveness: Liveness;
   private readonly timeSync: TimeSync;
-  private readonly spectators: Spectator[] = [];
+  private readonly spectators: SpectatorServer;
   private readonly clock: Clock;
-  private readonly sendFn: SendFn;
   private readonly stateSource: ((frame: number) => Uint8Array | undefined) | undefined;
   private readonly disconnectMs: number;
   private readonly ownSums = new Map<number, bigint>();
@@ -71,7 +62,6 @@ export class P2PSession implements EventSource<SessionEventMap> {
   private readonly inBuf: Uint8Array;
   private readonly encodeIn: Uint8Array;
   private readonly decodeOut: Uint8Array;
-  private readonly rowScratch: Uint8Array;
   private readonly header: InputHeader = {
     player: 0,
     frame: 0,
@@ -124,7 +114,6 @@ export class P2PSession implements EventSource<SessionEventMap> {
     this.hostFlag = options.isHost === true;
     this.hostId = this.hostFlag ? undefined : options.hostPeer;
     this.clock = options.clock;
-    this.sendFn = options.send;
     this.stateSource = options.stateSource;
     this.delay = checkDelay(options.inputDelay ?? 0);
     const fps = options.fps ?? 60;
@@ -155,6 +144,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
       this.disconnectMs,
       (peer) => this.disconnectPeer(peer),
     );
+    this.spectators = new SpectatorServer(this.timeline, this.peers, options.send, this.stateSource, this.emitter);
     this.timeSync = new TimeSync(this.timeline, this.peers, this.emitter, fps, options.waitInterval ?? 60);
     // Slots nobody plays are empty from frame 0, and so are the slots of spectating peers.
     for (let p = 0; p < players; p++) if (!seen.has(p)) this.timeline.disconnect(p, 0);
@@ -165,7 +155,6 @@ export class P2PSession implements EventSource<SessionEventMap> {
     this.inBuf = new Uint8Array(this.outBuf.length);
     this.encodeIn = new Uint8Array(INPUT_STREAM_MAX_FRAMES * ib);
     this.decodeOut = new Uint8Array(INPUT_STREAM_MAX_FRAMES * ib);
-    this.rowScratch = new Uint8Array(INPUT_STREAM_MAX_FRAMES * ib * players);
     this.decodeOptions = { header: this.streamHeader, maxBytes: this.decodeOut.length };
     if (this.peers.list.length === 0) this.liveness.running = true;
   }
@@ -292,7 +281,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
     }
     const other = t.otherFrame;
     this.exchangeChecksums(other);
-    if (this.isHost) this.serveSpectators(other);
+    if (this.isHost) this.spectators.serve(other, this.delay);
     const load = this.pendingLoad;
     if (load !== undefined) {
       this.pendingLoad = undefined;
@@ -301,7 +290,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
       this.afterLoad(load.frame);
       if (load.repair) this.repairsApplied = (this.repairsApplied + 1) & 0xff;
       // Inputs before a loaded state are irrelevant: spectators jump to it too.
-      for (const sp of this.spectators) if (sp.nextFrame >= 0 && sp.nextFrame < load.frame) sp.nextFrame = load.frame;
+      this.spectators.jumpTo(load.frame);
       if (load.repair) this.emitter.emit('desync-repaired', { frame: load.frame });
     }
     t.saveIfNeeded(list);
@@ -336,7 +325,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
     try {
       if (r === undefined) {
         if (this.isHost && channel === CONTROL_CHANNEL && data[0] === MessageType.Spectate) {
-          if (!this.spectators.some((s) => s.peer === peer)) this.spectators.push({ peer, nextFrame: -1 });
+          this.spectators.add(peer);
           return;
         }
         throw new DecodeError('unknown-type', 0, `message from unknown peer ${peer}`);
@@ -432,11 +421,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
    * wait for that decision. A spectator is simply dropped.
    */
   disconnectPeer(peer: string): void {
-    const si = this.spectators.findIndex((s) => s.peer === peer);
-    if (si >= 0) {
-      this.spectators.splice(si, 1);
-      return;
-    }
+    if (this.spectators.remove(peer)) return;
     const r = this.peers.get(peer);
     if (r === undefined || !r.connected) return;
     r.connected = false;
@@ -631,8 +616,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
   /** Sends a control message to every connected player (and the spectators when asked). */
   private broadcast(data: Uint8Array, spectatorsToo: boolean): void {
     this.peers.sendToConnected(data);
-    if (spectatorsToo)
-      for (const s of this.spectators) if (s.nextFrame >= 0) this.sendFn(s.peer, CONTROL_CHANNEL, data);
+    if (spectatorsToo) this.spectators.sendToSynced(data);
   }
 
   /**
@@ -884,63 +868,5 @@ export class P2PSession implements EventSource<SessionEventMap> {
       this.nextChecksumFrame = (Math.floor(frame / this.checksumInterval) + 1) * this.checksumInterval;
     for (const f of [...this.ownSums.keys()]) if (f >= frame) this.ownSums.delete(f);
     for (const r of this.peers.list) for (const f of [...r.sums.keys()]) if (f <= frame) r.sums.delete(f);
-  }
-
-  /** Host: syncs new spectators at `other` and streams confirmed inputs to the synced ones. */
-  private serveSpectators(other: number): void {
-    if (this.spectators.length === 0) return;
-    const t = this.timeline;
-    const unread = Math.min(t.unreadFrame, t.currentFrame + t.maxPrediction + this.delay + 1);
-    for (const s of this.spectators) {
-      if (s.nextFrame < 0) {
-        const at = Math.min(other, t.currentFrame);
-        const state = this.stateSource?.(at);
-        if (state === undefined) continue;
-        const disconnectFrames = t.queues.map((q) =>
-          q.disconnectFrame === Number.POSITIVE_INFINITY ? PRESENT : q.disconnectFrame,
-        );
-        this.sendFn(
-          s.peer,
-          CONTROL_CHANNEL,
-          encodeSync({ frame: at, players: t.players, inputBytes: t.inputBytes, disconnectFrames, state }),
-        );
-        s.nextFrame = at;
-        this.broadcast(encodeByteFrameTail(MessageType.Joined, 0, at, new TextEncoder().encode(s.peer)), false);
-        this.emitter.emit('spectator-joined', { peer: s.peer, frame: at });
-      }
-      while (s.nextFrame < unread) {
-        const count = Math.min(unread - s.nextFrame, INPUT_STREAM_MAX_FRAMES);
-        const row = t.players * t.inputBytes;
-        if (count * row > this.rowScratch.length) break;
-        for (let i = 0; i < count; i++) this.readConfirmedRow(s.nextFrame + i, this.rowScratch, i * row);
-        const buf = new Uint8Array(1 + inputStreamMaxEncodedSize(count, row));
-        buf[0] = MessageType.Confirmed;
-        let n: number;
-        try {
-          n = encodeInputStream(
-            { startFrame: s.nextFrame, frameCount: count, inputSize: row },
-            this.rowScratch,
-            undefined,
-            buf,
-            1,
-          );
-        } catch (e) {
-          if (e instanceof EncodeError) break;
-          throw e;
-        }
-        this.sendFn(s.peer, CONTROL_CHANNEL, buf.subarray(0, 1 + n));
-        s.nextFrame += count;
-      }
-    }
-  }
-
-  private readConfirmedRow(frame: number, out: Uint8Array, offset: number): void {
-    const t = this.timeline;
-    for (let p = 0; p < t.players; p++) {
-      const q = t.queues[p]!;
-      const ib = t.inputBytes;
-      if (frame >= q.disconnectFrame) out.fill(0, offset + p * ib, offset + (p + 1) * ib);
-      else out.set(q.input(frame)!, offset + p * ib);
-    }
   }
 }
