@@ -10,6 +10,8 @@ import { type Clock, Emitter, type EventSource, type Handler, type Unsubscribe }
 import { CONTROL_CHANNEL, INPUT_CHANNEL } from './channels.js';
 import { RollbackError } from './errors.js';
 import type { SessionEventMap } from './events.js';
+import { HostCommands } from './host-commands.js';
+import { HostRole } from './host-role.js';
 import { Liveness } from './liveness.js';
 import {
   decodeByteFrameTail,
@@ -52,6 +54,8 @@ export class P2PSession implements EventSource<SessionEventMap> {
   private readonly liveness: Liveness;
   private readonly timeSync: TimeSync;
   private readonly spectators: SpectatorServer;
+  private readonly role: HostRole;
+  private readonly commands: HostCommands;
   private readonly clock: Clock;
   private readonly stateSource: ((frame: number) => Uint8Array | undefined) | undefined;
   private readonly disconnectMs: number;
@@ -72,8 +76,6 @@ export class P2PSession implements EventSource<SessionEventMap> {
     echoDelay: 0,
     epoch: 0,
   };
-  /** Host: timeline-changing broadcasts sent; others: such host messages applied (mod 256). */
-  private epoch = 0;
   private readonly streamHeader: InputStreamHeaderInfo = {
     startFrame: 0,
     frameCount: 0,
@@ -83,8 +85,6 @@ export class P2PSession implements EventSource<SessionEventMap> {
   private readonly decodeOptions: { header: InputStreamHeaderInfo; maxBytes: number };
   private readonly streamSpec = { startFrame: 0, frameCount: 0, inputSize: 0 };
   private delay: number;
-  private pausedFlag = false;
-  private pendingLoad: { frame: number; state: Uint8Array; repair: boolean } | undefined;
   private nextChecksumFrame: number;
   private stallCount = 0;
   private desyncCount = 0;
@@ -92,14 +92,12 @@ export class P2PSession implements EventSource<SessionEventMap> {
   readonly localPlayer: number;
   /** Whether this peer is the host (it may become it when the host leaves). */
   get isHost(): boolean {
-    return this.hostFlag;
+    return this.role.isHost;
   }
   /** The host's peer id (undefined on the host). */
   get hostPeer(): string | undefined {
-    return this.hostId;
+    return this.role.hostPeer;
   }
-  private hostFlag: boolean;
-  private hostId: string | undefined;
   /** Checksum exchange interval in frames (0: off). */
   readonly checksumInterval: number;
 
@@ -111,8 +109,6 @@ export class P2PSession implements EventSource<SessionEventMap> {
     const maxPrediction = options.maxPrediction ?? 8;
     this.timeline = new Timeline(players, options.inputBytes, maxPrediction, options.predictor ?? repeatLastInput);
     this.localPlayer = options.localPlayer;
-    this.hostFlag = options.isHost === true;
-    this.hostId = this.hostFlag ? undefined : options.hostPeer;
     this.clock = options.clock;
     this.stateSource = options.stateSource;
     this.delay = checkDelay(options.inputDelay ?? 0);
@@ -145,6 +141,8 @@ export class P2PSession implements EventSource<SessionEventMap> {
       (peer) => this.disconnectPeer(peer),
     );
     this.spectators = new SpectatorServer(this.timeline, this.peers, options.send, this.stateSource, this.emitter);
+    this.role = new HostRole(options.isHost === true, options.hostPeer, this.peers, this.spectators);
+    this.commands = new HostCommands(this.timeline, this.role, this.emitter);
     this.timeSync = new TimeSync(this.timeline, this.peers, this.emitter, fps, options.waitInterval ?? 60);
     // Slots nobody plays are empty from frame 0, and so are the slots of spectating peers.
     for (let p = 0; p < players; p++) if (!seen.has(p)) this.timeline.disconnect(p, 0);
@@ -205,7 +203,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
 
   /** True while the host has the game paused. */
   get paused(): boolean {
-    return this.pausedFlag;
+    return this.commands.paused;
   }
 
   /** The local input delay in frames; may change at any time. */
@@ -282,9 +280,8 @@ export class P2PSession implements EventSource<SessionEventMap> {
     const other = t.otherFrame;
     this.exchangeChecksums(other);
     if (this.isHost) this.spectators.serve(other, this.delay);
-    const load = this.pendingLoad;
+    const load = this.commands.takeLoad();
     if (load !== undefined) {
-      this.pendingLoad = undefined;
       t.loadState(list, load.frame, load.state);
       for (const q of t.queues) q.restartAt(load.frame);
       this.afterLoad(load.frame);
@@ -296,7 +293,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
     t.saveIfNeeded(list);
     t.rollbackIfNeeded(list);
     const unread = t.unreadFrame;
-    if (!this.pausedFlag && t.currentFrame < unread + t.maxPrediction) {
+    if (!this.commands.paused && t.currentFrame < unread + t.maxPrediction) {
       if (!t.queues[this.localPlayer]!.has(t.currentFrame))
         throw new RollbackError('bad-state', `no local input for frame ${t.currentFrame}: call addLocalInput first`);
       t.advance(list);
@@ -347,25 +344,22 @@ export class P2PSession implements EventSource<SessionEventMap> {
         }
         case MessageType.Leave:
           if (!this.fromHost(peer)) break;
-          this.epoch = (this.epoch + 1) & 0xff;
+          this.role.applied();
           this.onLeave(data);
           break;
         case MessageType.Load: {
           if (!this.fromHost(peer)) break;
-          const m = decodeByteFrameTail(data, 'LOAD');
-          if (m.byte !== 0) this.epoch = (this.epoch + 1) & 0xff;
-          this.pendingLoad = { frame: m.frame, state: m.tail.slice(), repair: m.byte === 0 };
+          this.commands.onLoad(data);
           break;
         }
         case MessageType.Pause: {
           if (!this.fromHost(peer)) break;
-          const m = decodeByteFrameTail(data, 'PAUSE');
-          this.setPaused(m.byte === 1, m.frame);
+          this.commands.onPause(data);
           break;
         }
         case MessageType.Mode:
           if (!this.fromHost(peer)) break;
-          this.epoch = (this.epoch + 1) & 0xff;
+          this.role.applied();
           this.onMode(data);
           break;
         case MessageType.ModeRequest: {
@@ -494,10 +488,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
 
   /** Host only: pauses (true) or resumes (false) every peer. */
   setHostPaused(paused: boolean): void {
-    this.requireHost('pause');
-    const frame = this.timeline.currentFrame;
-    this.broadcast(encodeByteFrameTail(MessageType.Pause, paused ? 1 : 0, frame, undefined), true);
-    this.setPaused(paused, frame);
+    this.commands.pause(paused);
   }
 
   /**
@@ -505,10 +496,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
    * LOAD_SAVESTATE; a reset is the load of a power-on state).
    */
   loadHostState(state: Uint8Array): void {
-    this.requireHost('load a state');
-    const frame = this.timeline.currentFrame;
-    this.pendingLoad = { frame, state: state.slice(), repair: false };
-    this.broadcastDecision(encodeByteFrameTail(MessageType.Load, 1, frame, state));
+    this.commands.load(state);
   }
 
   /** Statistics of every remote peer. */
@@ -562,16 +550,12 @@ export class P2PSession implements EventSource<SessionEventMap> {
 
   // ---- internals -------------------------------------------------------------------------
 
-  private requireHost(what: string): void {
-    if (!this.isHost) throw new RollbackError('bad-state', `only the host may ${what}`);
-  }
-
   /**
    * Whether a host-only message from `peer` is to be applied. One from another peer is ignored (not
    * an error): after a partition a peer may have elected itself host while this one kept the old.
    */
   private fromHost(peer: string): boolean {
-    if (!this.isHost && peer === this.hostPeer) return true;
+    if (this.role.isFrom(peer)) return true;
     this.ignoredMessages++;
     return false;
   }
@@ -597,36 +581,13 @@ export class P2PSession implements EventSource<SessionEventMap> {
     for (let p = 0; p < this.timeline.players; p++) if (p !== oldHost.player) this.frozen[p] = 0;
     const next = this.successor(oldHost.peer);
     if (next === undefined) {
-      this.hostFlag = true;
-      this.hostId = undefined;
+      this.role.become();
       this.emitter.emit('host-changed', { peer: undefined, frame: this.timeline.currentFrame });
       this.startLeave(oldHost.player);
     } else {
-      this.hostId = next.peer;
+      this.role.follow(next.peer);
       this.emitter.emit('host-changed', { peer: next.peer, frame: this.timeline.currentFrame });
     }
-  }
-
-  private setPaused(paused: boolean, frame: number): void {
-    if (this.pausedFlag === paused) return;
-    this.pausedFlag = paused;
-    this.emitter.emit('paused', { paused, frame });
-  }
-
-  /** Sends a control message to every connected player (and the spectators when asked). */
-  private broadcast(data: Uint8Array, spectatorsToo: boolean): void {
-    this.peers.sendToConnected(data);
-    if (spectatorsToo) this.spectators.sendToSynced(data);
-  }
-
-  /**
-   * Host: broadcasts a decision that changes the timeline (LEAVE, MODE, LOAD). Its INPUT messages
-   * carry the count, so no peer uses host inputs made after a decision it has not applied yet
-   * (control messages travel on another channel than inputs and may arrive later).
-   */
-  private broadcastDecision(data: Uint8Array): void {
-    this.epoch = (this.epoch + 1) & 0xff;
-    this.broadcast(data, true);
   }
 
   private checkSilence(now: number): void {
@@ -648,7 +609,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
       const rq = t.queues[r.player]!;
       h.ack = rq.lastFrame + 1;
       this.timeSync.stamp(h, r, now, nowU32);
-      h.epoch = this.isHost ? this.epoch : 0;
+      h.epoch = this.isHost ? this.role.epoch : 0;
       writeInputHeader(this.outBuf, h);
       let n = INPUT_HEADER_BYTES;
       const from = Math.max(r.ackNext, q.oldestFrame);
@@ -701,7 +662,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
     this.timeSync.observe(r, h, this.clock.now());
     if (h.ack > r.ackNext) r.ackNext = h.ack;
     // Host inputs made after a decision this peer has not applied yet wait for it (they are resent).
-    if (r.peer === this.hostPeer && h.epoch !== this.epoch) return;
+    if (r.peer === this.hostPeer && h.epoch !== this.role.epoch) return;
     if (this.frozen[r.player] === 1) return;
     if (data.length > INPUT_HEADER_BYTES) this.takeInputs(r.player, this.streamOf(data));
   }
@@ -726,7 +687,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
     const q = this.timeline.queues[player]!;
     if (q.disconnectFrame !== Number.POSITIVE_INFINITY) return;
     const frame = q.lastFrame + 1;
-    this.broadcastDecision(encodeByteFrameTail(MessageType.Leave, player, frame, this.lastInputs(player, frame)));
+    this.role.broadcastDecision(encodeByteFrameTail(MessageType.Leave, player, frame, this.lastInputs(player, frame)));
     this.timeline.disconnect(player, frame);
     this.emitter.emit('player-left', { player, frame });
   }
@@ -757,12 +718,12 @@ export class P2PSession implements EventSource<SessionEventMap> {
       // The player's own last frame, or later if the host already holds more of its inputs.
       const frame = Math.max(stopAt, q.lastFrame + 1);
       const tail = this.lastInputs(player, Math.min(frame, q.lastFrame + 1));
-      this.broadcastDecision(encodeByteFrameTail(MessageType.Mode, player, frame, tail));
+      this.role.broadcastDecision(encodeByteFrameTail(MessageType.Mode, player, frame, tail));
       t.disconnect(player, frame);
       this.emitter.emit('mode-changed', { player, frame, playing });
     } else {
       const frame = Math.max(t.currentFrame + this.delay + 1, q.disconnectFrame);
-      this.broadcastDecision(encodeByteFrameTail(MessageType.Mode, player | 0x80, frame, undefined));
+      this.role.broadcastDecision(encodeByteFrameTail(MessageType.Mode, player | 0x80, frame, undefined));
       t.rejoin(player, frame);
       this.emitter.emit('mode-changed', { player, frame, playing });
     }
