@@ -1,4 +1,5 @@
 export * from './command.js';
+export * from './decode-into.js';
 export * from './init.js';
 export * from './layouts.js';
 export * from './packet.js';

@@ -36,6 +36,43 @@ export interface FceuFrameData {
   command: number;
 }
 
+/**
+ * A server→client UDP frame datagram: what {@link decodeFceuUdpFrame} returns and
+ * {@link decodeFceuUdpFrameInto} fills in place (see {@link createFceuUdpFrame}).
+ */
+export interface FceuUdpFrame {
+  /** The session's magic number (returned, not checked). */
+  magic: number;
+  /** The packet counter. */
+  counter: number;
+  /** The frame data. */
+  frame: FceuFrameData;
+}
+
+/**
+ * A client→server UDP input datagram: what {@link decodeFceuUdpInput} returns and
+ * {@link decodeFceuUdpInputInto} fills in place (see {@link createFceuUdpInput}).
+ */
+export interface FceuUdpInput {
+  /** The session's magic number (returned, not checked). */
+  magic: number;
+  /** The packet counter. */
+  counter: number;
+  /** The client's controller byte. */
+  controller: number;
+}
+
+/**
+ * A server→client TCP frame packet: what {@link decodeFceuTcpFrame} returns and
+ * {@link decodeFceuTcpFrameInto} fills in place (see {@link createFceuTcpFrame}).
+ */
+export interface FceuTcpFrame {
+  /** The packet counter (never 0xFFFFFFFF, which announces a text). */
+  counter: number;
+  /** The frame data. */
+  frame: FceuFrameData;
+}
+
 /** A decoded UDP packet. `data` is a view into the input bytes, not a copy. */
 export interface FceuUdpPacket {
   /** The CRC32 it carried (already verified). */
@@ -102,7 +139,13 @@ export function decodeFceuFrameData(bytes: Uint8Array, offset = 0, out?: FceuFra
   const command = bytes[offset + 4]!;
   if (!isFceuCommand(command)) throw new DecodeError('unknown-type', offset + 4, `FCEU command ${command}`);
   const frame = out ?? { controllers: new Uint8Array(4), command: 0 };
-  frame.controllers.set(bytes.subarray(offset, offset + 4));
+  const c = frame.controllers;
+  if (c.length < 4) throw new RangeError(`controllers holds ${c.length} bytes, needs 4`);
+  // Byte by byte: `set(bytes.subarray(…))` would allocate a view on every call.
+  c[0] = bytes[offset]!;
+  c[1] = bytes[offset + 1]!;
+  c[2] = bytes[offset + 2]!;
+  c[3] = bytes[offset + 3]!;
   frame.command = command;
   return frame;
 }
@@ -180,8 +223,11 @@ export function decodeFceuUdpPacket(bytes: Uint8Array): FceuUdpPacket {
   return { crc, magic: getU32(bytes, 4), counter: getU32(bytes, 8), data: bytes.subarray(FCEU_UDP_HEADER_SIZE) };
 }
 
-/** Decodes a UDP datagram carrying server→client frame data (exactly 17 bytes). */
-export function decodeFceuUdpFrame(bytes: Uint8Array): { magic: number; counter: number; frame: FceuFrameData } {
+/**
+ * Decodes a UDP datagram carrying server→client frame data (exactly 17 bytes). Allocates the
+ * result; {@link decodeFceuUdpFrameInto} is the same decoder into a reused object.
+ */
+export function decodeFceuUdpFrame(bytes: Uint8Array): FceuUdpFrame {
   const p = decodeFceuUdpPacket(bytes);
   if (p.data.length !== FCEU_FRAME_DATA_SIZE) {
     throw new DecodeError('bad-length', FCEU_UDP_HEADER_SIZE, `FCEU frame data is 5 bytes, got ${p.data.length}`);
@@ -189,8 +235,11 @@ export function decodeFceuUdpFrame(bytes: Uint8Array): { magic: number; counter:
   return { magic: p.magic, counter: p.counter, frame: decodeFceuFrameData(bytes, FCEU_UDP_HEADER_SIZE) };
 }
 
-/** Decodes a UDP datagram carrying a client's controller byte (exactly 13 bytes). */
-export function decodeFceuUdpInput(bytes: Uint8Array): { magic: number; counter: number; controller: number } {
+/**
+ * Decodes a UDP datagram carrying a client's controller byte (exactly 13 bytes). Allocates the
+ * result; {@link decodeFceuUdpInputInto} is the same decoder into a reused object.
+ */
+export function decodeFceuUdpInput(bytes: Uint8Array): FceuUdpInput {
   const p = decodeFceuUdpPacket(bytes);
   if (p.data.length !== FCEU_INPUT_DATA_SIZE) {
     throw new DecodeError('bad-length', FCEU_UDP_HEADER_SIZE, `FCEU input data is 1 byte, got ${p.data.length}`);
@@ -236,8 +285,11 @@ export function encodeFceuTcpFrame(counter: number, frame: FceuFrameData, target
   return FCEU_TCP_FRAME_SIZE;
 }
 
-/** Decodes exactly one TCP frame packet (9 bytes, counter ≠ 0xFFFFFFFF). */
-export function decodeFceuTcpFrame(bytes: Uint8Array): { counter: number; frame: FceuFrameData } {
+/**
+ * Decodes exactly one TCP frame packet (9 bytes, counter ≠ 0xFFFFFFFF). Allocates the result;
+ * {@link decodeFceuTcpFrameInto} is the same decoder into a reused object.
+ */
+export function decodeFceuTcpFrame(bytes: Uint8Array): FceuTcpFrame {
   if (bytes.length < FCEU_TCP_FRAME_SIZE) {
     throw new DecodeError('truncated', bytes.length, `FCEU TCP frame needs 9 bytes, got ${bytes.length}`);
   }

@@ -145,6 +145,72 @@ export function readFceuServerTcpMessage(
   return { message: { kind: 'text', text: latin1.decode(body) }, size };
 }
 
+/**
+ * A reusable server→client TCP message for {@link readFceuServerTcpMessageInto}: a frame
+ * (`kind: 'frame'`, with `counter` and `frame`) or a text (`kind: 'text'`, with `text`).
+ * See {@link createFceuServerTcpMessage}.
+ */
+export interface FceuServerTcpMessageValue {
+  /** Which message was read last. */
+  kind: 'frame' | 'text';
+  /** A frame's counter; 0xFFFFFFFF after a text. */
+  counter: number;
+  /** A frame's data (its `controllers` must hold 4 bytes); left as it was by a text. */
+  frame: FceuFrameData;
+  /** A text message; `''` after a frame. */
+  text: string;
+}
+
+/** A fresh {@link FceuServerTcpMessageValue} to reuse with {@link readFceuServerTcpMessageInto}. */
+export function createFceuServerTcpMessage(): FceuServerTcpMessageValue {
+  return { kind: 'frame', counter: 0, frame: { controllers: new Uint8Array(4), command: 0 }, text: '' };
+}
+
+/**
+ * {@link readFceuServerTcpMessage} into `into`: reads one message of the server→client TCP stream
+ * at `offset` and returns the bytes it took, or 0 when the bytes end before the message does
+ * (feed more and call again; `into` is then unchanged, as it is on a throw). A frame is read
+ * without allocating; a text allocates its string (texts are rare, frames come every frame).
+ * Throws the same `DecodeError`s (code and offset) as {@link readFceuServerTcpMessage}, and
+ * `RangeError` for an offset that is not a non-negative integer or a bad `maxBytes`.
+ */
+export function readFceuServerTcpMessageInto<T extends FceuServerTcpMessageValue>(
+  into: T,
+  bytes: Uint8Array,
+  offset = 0,
+  options?: FceuTextOptions,
+): number {
+  const maxBytes = maxBytesOf(options);
+  if (offset >>> 0 !== offset) throw new RangeError(`offset ${offset} is not a non-negative integer`);
+  const have = bytes.length - offset;
+  if (have < FCEU_TCP_HEADER_SIZE) return 0;
+  const counter = readU32LE(bytes, offset);
+  if (counter !== FCEU_TEXT_COUNTER) {
+    if (have < FCEU_TCP_FRAME_SIZE) return 0;
+    decodeFceuFrameData(bytes, offset + FCEU_TCP_HEADER_SIZE, into.frame);
+    into.kind = 'frame';
+    into.counter = counter;
+    into.text = '';
+    return FCEU_TCP_FRAME_SIZE;
+  }
+  if (have < FCEU_TEXT_HEADER_SIZE) return 0;
+  const length = readU32LE(bytes, offset + 4);
+  if (length + 1 > maxBytes) {
+    throw new DecodeError('too-large', offset + 4, `text of ${length} bytes exceeds ${maxBytes - 1}`);
+  }
+  const size = FCEU_TEXT_HEADER_SIZE + length + 1;
+  if (have < size) return 0;
+  const start = offset + FCEU_TEXT_HEADER_SIZE;
+  const body = bytes.subarray(start, start + length);
+  const nul = body.indexOf(0);
+  if (nul >= 0) throw new DecodeError('bad-value', start + nul, 'NUL inside the announced text length');
+  if (bytes[start + length] !== 0) throw new DecodeError('bad-value', start + length, 'text is not NUL-terminated');
+  into.kind = 'text';
+  into.counter = FCEU_TEXT_COUNTER;
+  into.text = latin1.decode(body);
+  return size;
+}
+
 /** Decodes exactly one server→client TCP message (frame or text); `truncated` if incomplete. */
 export function decodeFceuServerTcpMessage(bytes: Uint8Array, options?: FceuTextOptions): FceuServerTcpMessage {
   const read = readFceuServerTcpMessage(bytes, 0, options);

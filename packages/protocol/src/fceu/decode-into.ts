@@ -1,0 +1,198 @@
+import { crc32 } from '../crc32.js';
+import { DecodeError } from '../errors.js';
+import { isFceuCommand } from './command.js';
+import { readU32LE } from './le.js';
+import {
+  FCEU_TCP_FRAME_SIZE,
+  FCEU_TCP_HEADER_SIZE,
+  FCEU_TEXT_COUNTER,
+  FCEU_UDP_FRAME_SIZE,
+  FCEU_UDP_HEADER_SIZE,
+  FCEU_UDP_INPUT_SIZE,
+  type FceuFrameData,
+  type FceuTcpFrame,
+  type FceuUdpFrame,
+  type FceuUdpInput,
+} from './packet.js';
+
+/*
+ * Decode-into variants of the FCE Ultra messages sent every frame: the server's UDP and TCP frame
+ * packets and a client's UDP input packet. Each reads `bytes[offset, offset + length)` (default:
+ * all of `bytes`) into a caller-owned object and allocates nothing. Each checks what its
+ * allocating sibling checks, in the same order, and throws the same DecodeError (code, and an
+ * offset that is an index into the whole of `bytes`); on a throw the object is left unchanged.
+ */
+
+/** 1 for every command byte the seed defines: one load on the hot path instead of comparisons. */
+const COMMANDS: Uint8Array = (() => {
+  const t = new Uint8Array(256);
+  for (let c = 0; c < 256; c++) t[c] = isFceuCommand(c) ? 1 : 0;
+  return t;
+})();
+
+/** A fresh {@link FceuFrameData} (4 zero controller bytes, command 0) to decode into. */
+export function createFceuFrameData(): FceuFrameData {
+  return { controllers: new Uint8Array(4), command: 0 };
+}
+
+/** A fresh {@link FceuUdpFrame} to reuse with {@link decodeFceuUdpFrameInto}. */
+export function createFceuUdpFrame(): FceuUdpFrame {
+  return { magic: 0, counter: 0, frame: createFceuFrameData() };
+}
+
+/** A fresh {@link FceuUdpInput} to reuse with {@link decodeFceuUdpInputInto}. */
+export function createFceuUdpInput(): FceuUdpInput {
+  return { magic: 0, counter: 0, controller: 0 };
+}
+
+/** A fresh {@link FceuTcpFrame} to reuse with {@link decodeFceuTcpFrameInto}. */
+export function createFceuTcpFrame(): FceuTcpFrame {
+  return { counter: 0, frame: createFceuFrameData() };
+}
+
+/**
+ * Checks the range `[offset, offset + length)` of `bytes` and returns its end: `RangeError` for
+ * an offset or length that is not a non-negative integer (a caller bug), `DecodeError('truncated')`
+ * at `bytes.length` when the range passes the end.
+ */
+function rangeEnd(bytes: Uint8Array, offset: number, length: number): number {
+  // `x >>> 0 === x`: a non-negative integer below 2^32, cheaper than Number.isInteger on the hot path.
+  if (offset >>> 0 !== offset || length >>> 0 !== length) {
+    throw new RangeError(`offset ${offset} / length ${length} are not non-negative integers`);
+  }
+  const end = offset + length;
+  if (end > bytes.length) {
+    throw new DecodeError(
+      'truncated',
+      bytes.length,
+      `FCEU packet [${offset}, ${end}) passes the end (${bytes.length})`,
+    );
+  }
+  return end;
+}
+
+function controllersOf(frame: FceuFrameData): Uint8Array {
+  const c = frame.controllers;
+  if (c.length < 4) throw new RangeError(`controllers holds ${c.length} bytes, needs 4`);
+  return c;
+}
+
+/** Length, then CRC32, as `decodeFceuUdpPacket` checks them. */
+function checkUdp(bytes: Uint8Array, offset: number, end: number): void {
+  if (end - offset < FCEU_UDP_HEADER_SIZE) {
+    throw new DecodeError('truncated', end, `FCEU UDP header needs 12 bytes, got ${end - offset}`);
+  }
+  if (crc32(bytes, offset + 4, end) !== readU32LE(bytes, offset)) {
+    throw new DecodeError('bad-checksum', offset, 'FCEU UDP CRC32 mismatch');
+  }
+}
+
+/**
+ * {@link decodeFceuUdpFrame} into `into`, allocating nothing: decodes the server→client UDP
+ * datagram `bytes[offset, offset + length)` (17 bytes; default all of `bytes`), verifying its
+ * CRC32, and writes magic, counter, the 4 controller bytes and the command into `into` (whose
+ * `frame.controllers` must hold 4 bytes). Returns `into`.
+ * @throws DecodeError `truncated` (under 12 bytes, or the range passes the end of `bytes`),
+ *   `bad-checksum`, `bad-length` (data is not 5 bytes), `unknown-type` (command byte); offsets
+ *   are indices into `bytes`. `into` is unchanged on a throw.
+ * @throws RangeError for an offset or length that is not a non-negative integer.
+ */
+export function decodeFceuUdpFrameInto<T extends FceuUdpFrame>(
+  into: T,
+  bytes: Uint8Array,
+  offset = 0,
+  length: number = Math.max(0, bytes.length - offset),
+): T {
+  const end = rangeEnd(bytes, offset, length);
+  checkUdp(bytes, offset, end);
+  if (length !== FCEU_UDP_FRAME_SIZE) {
+    throw new DecodeError(
+      'bad-length',
+      offset + FCEU_UDP_HEADER_SIZE,
+      `FCEU frame data is 5 bytes, got ${length - 12}`,
+    );
+  }
+  const d = offset + FCEU_UDP_HEADER_SIZE;
+  const command = bytes[d + 4]!;
+  if (COMMANDS[command] === 0) throw new DecodeError('unknown-type', d + 4, `FCEU command ${command}`);
+  const frame = into.frame;
+  const c = controllersOf(frame);
+  into.magic = readU32LE(bytes, offset + 4);
+  into.counter = readU32LE(bytes, offset + 8);
+  c[0] = bytes[d]!;
+  c[1] = bytes[d + 1]!;
+  c[2] = bytes[d + 2]!;
+  c[3] = bytes[d + 3]!;
+  frame.command = command;
+  return into;
+}
+
+/**
+ * {@link decodeFceuUdpInput} into `into`, allocating nothing: decodes the client→server UDP
+ * datagram `bytes[offset, offset + length)` (13 bytes; default all of `bytes`), verifying its
+ * CRC32. Returns `into`.
+ * @throws DecodeError `truncated` (under 12 bytes, or the range passes the end of `bytes`),
+ *   `bad-checksum`, `bad-length` (data is not 1 byte); offsets are indices into `bytes`. `into`
+ *   is unchanged on a throw.
+ * @throws RangeError for an offset or length that is not a non-negative integer.
+ */
+export function decodeFceuUdpInputInto<T extends FceuUdpInput>(
+  into: T,
+  bytes: Uint8Array,
+  offset = 0,
+  length: number = Math.max(0, bytes.length - offset),
+): T {
+  const end = rangeEnd(bytes, offset, length);
+  checkUdp(bytes, offset, end);
+  if (length !== FCEU_UDP_INPUT_SIZE) {
+    throw new DecodeError('bad-length', offset + FCEU_UDP_HEADER_SIZE, `FCEU input data is 1 byte, got ${length - 12}`);
+  }
+  into.magic = readU32LE(bytes, offset + 4);
+  into.counter = readU32LE(bytes, offset + 8);
+  into.controller = bytes[offset + FCEU_UDP_HEADER_SIZE]!;
+  return into;
+}
+
+/**
+ * {@link decodeFceuTcpFrame} into `into`, allocating nothing: decodes the TCP frame packet
+ * `bytes[offset, offset + length)` (9 bytes, counter ≠ 0xFFFFFFFF; default all of `bytes`).
+ * `into.frame.controllers` must hold 4 bytes. Returns `into`.
+ * @throws DecodeError `truncated` (under 9 bytes, or the range passes the end of `bytes`),
+ *   `bad-value` (the counter announces a text), `unknown-type` (command byte), `trailing-bytes`
+ *   (more than 9 bytes); offsets are indices into `bytes`. `into` is unchanged on a throw.
+ * @throws RangeError for an offset or length that is not a non-negative integer.
+ */
+export function decodeFceuTcpFrameInto<T extends FceuTcpFrame>(
+  into: T,
+  bytes: Uint8Array,
+  offset = 0,
+  length: number = Math.max(0, bytes.length - offset),
+): T {
+  const end = rangeEnd(bytes, offset, length);
+  if (length < FCEU_TCP_FRAME_SIZE) {
+    throw new DecodeError('truncated', end, `FCEU TCP frame needs 9 bytes, got ${length}`);
+  }
+  const counter = readU32LE(bytes, offset);
+  if (counter === FCEU_TEXT_COUNTER) {
+    throw new DecodeError('bad-value', offset, 'counter 0xFFFFFFFF is a text message');
+  }
+  const d = offset + FCEU_TCP_HEADER_SIZE;
+  const command = bytes[d + 4]!;
+  if (COMMANDS[command] === 0) throw new DecodeError('unknown-type', d + 4, `FCEU command ${command}`);
+  if (length !== FCEU_TCP_FRAME_SIZE) {
+    throw new DecodeError(
+      'trailing-bytes',
+      offset + FCEU_TCP_FRAME_SIZE,
+      `${length - 9} bytes after the FCEU TCP frame`,
+    );
+  }
+  const frame = into.frame;
+  const c = controllersOf(frame);
+  into.counter = counter;
+  c[0] = bytes[d]!;
+  c[1] = bytes[d + 1]!;
+  c[2] = bytes[d + 2]!;
+  c[3] = bytes[d + 3]!;
+  frame.command = command;
+  return into;
+}
