@@ -71,6 +71,8 @@ export interface FrameAdvanceOptions {
 const X_ADMIT = 0x11;
 const X_WELCOME = 0x12;
 const X_JOIN = 0x13;
+/** Host → members on `sched`: `0x14, u16 leaver, u32 from (first frame without it), u8 port (255: none)`. */
+const X_LEAVE = 0x14;
 /** Frames ahead of `next` whose events live in the ring (events further ahead go to a map). */
 const EVENT_RING = 256;
 
@@ -96,6 +98,12 @@ interface Remote {
   maxOneWay: number;
   /** The port it drives (-1 if unknown). */
   port: number;
+  /** The port of its events (-1 before the first one). */
+  portSeen: number;
+  /** After a departure: the last frame its events count for (`Infinity` while it plays). */
+  cut: number;
+  /** After a departure: the port that reads neutral from frame `cut + 1` on (-1: none). */
+  neutralPort: number;
 }
 
 /**
@@ -160,6 +168,10 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
   private delayDirty = true;
   private delay = 0.5;
   private ownMaxMs = 0.5;
+  /** Departed peers still in `remotes` (dropped once frame `cut + 1` is assembled). */
+  private cuts = 0;
+  /** Departed peers dropped: what still comes from them is ignored (until one is admitted again). */
+  private readonly departed = new Set<number>();
 
   constructor(options: FrameAdvanceOptions) {
     const { ports, inputBytes, frameMs } = options;
@@ -231,12 +243,17 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
   }
 
   wantsState(frame: number): boolean {
-    return (frame === 0 && this.initialState === undefined) || (frame === this.next && this.admitQueue.length > 0);
+    return (
+      (frame === 0 && this.initialState === undefined) ||
+      (frame === this.next && this.admitQueue.length > 0 && this.cuts === 0)
+    );
   }
 
   storeState(frame: number, state: Uint8Array): void {
     if (frame === 0 && this.initialState === undefined) this.initialState = state;
-    if (frame !== this.next || this.admitQueue.length === 0 || !this.initialState || !this.joined) return;
+    // Admissions wait until every departure is settled (a welcome must not list a leaver).
+    if (frame !== this.next || this.admitQueue.length === 0 || !this.initialState || !this.joined || this.cuts > 0)
+      return;
     for (const { id, port } of this.admitQueue.splice(0)) this.admit(id, port, frame, state);
   }
 
@@ -244,6 +261,81 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
     const l = this.load;
     this.load = undefined;
     return l;
+  }
+
+  /**
+   * Host only: peer `id` left (the shell calls this once its connection is closed and nothing more
+   * from it can arrive). With A = the last advance the host received from it, every remaining peer
+   * gets `LEAVE(id, A + 1, port)` on `sched` and applies, as the host does here, the rule: the
+   * leaver's events for frames ≤ A count as usual (its advance A is waited for if it has not
+   * arrived), its events for later frames are discarded whenever they arrive, it is not waited for
+   * from frame A + 1 on, and its port (the one its events drive; 255 on the wire if it never sent
+   * one) is set to zeros first thing in frame A + 1, before that frame's events apply. The peer is
+   * then dropped. Safe when every peer's view of the leaver's schedule is a prefix of the host's
+   * (the star topology). Admissions of late joiners wait until the departure is settled; a queued
+   * join request of `id` is forgotten. Unknown or already removed ids are a no-op.
+   * @param id The leaver's peer id.
+   * @param _now The time (not needed; kept for a uniform call with the other schedulers).
+   * @throws LockstepError `bad-argument` on a peer other than the host.
+   */
+  removePeer(id: number, _now: number): void {
+    if (this.id !== this.host || !this.joined) throw new LockstepError('bad-argument', 'only the host removes peers');
+    const q = this.admitQueue.findIndex((a) => a.id === id);
+    if (q >= 0) this.admitQueue.splice(q, 1);
+    const r = this.remotes.get(id);
+    if (!r || r.cut !== Infinity) return;
+    const last = r.advanced;
+    const port = r.port >= 0 ? r.port : r.portSeen;
+    const msg = new Uint8Array(8);
+    msg[0] = X_LEAVE;
+    const dv = new DataView(msg.buffer);
+    dv.setUint16(1, id);
+    dv.setUint32(3, last + 1);
+    msg[7] = port >= 0 ? port : 255;
+    for (const m of this.remotes.keys()) if (m !== id) this.outbox.push({ to: m, channel: 'sched', data: msg });
+    this.cut(r, last, port);
+  }
+
+  /** Applies a departure: `r`'s events count up to frame `last`, its `port` is neutral from `last + 1`. */
+  private cut(r: Remote, last: number, port: number): void {
+    r.cut = last;
+    r.neutralPort = port;
+    this.cuts++;
+    // Events of the leaver already queued for later frames are discarded.
+    for (const slot of this.slots) if (slot.frame > last) this.discardEvents(slot.list, r.id, last);
+    for (const [frame, list] of this.farEvents) {
+      this.discardEvents(list, r.id, last);
+      if (list.length === 0) this.farEvents.delete(frame);
+    }
+  }
+
+  /** Removes `client`'s events for frames after `last` from `list` (they go back to the free list). */
+  private discardEvents(list: Ev[], client: number, last: number): void {
+    let k = 0;
+    for (let i = 0; i < list.length; i++) {
+      const e = list[i]!;
+      if (e.client === client && e.frame > last) this.freeEvents.push(e);
+      else list[k++] = e;
+    }
+    list.length = k;
+  }
+
+  /**
+   * First thing in frame `f`: every departed peer whose cut is before `f` gets its port set to
+   * neutral (frame `cut + 1`) and is dropped.
+   */
+  private settleCuts(f: number): void {
+    for (let i = this.remoteList.length - 1; i >= 0; i--) {
+      const r = this.remoteList[i]!;
+      if (r.cut >= f) continue;
+      if (r.neutralPort >= 0 && r.neutralPort < this.ports)
+        this.inputs.fill(0, r.neutralPort * this.inputBytes, (r.neutralPort + 1) * this.inputBytes);
+      this.remoteList.splice(i, 1);
+      this.remotes.delete(r.id);
+      this.departed.add(r.id);
+      this.cuts--;
+      this.delayDirty = true;
+    }
   }
 
   /** The frame this peer has promised to schedule nothing more for (its last advance message). */
@@ -292,7 +384,7 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
 
   receive(from: number, channel: string, data: Uint8Array, now: number): void {
     this.pool.recycle();
-    if (channel === 'sched' && data.length > 0 && data[0]! >= X_ADMIT && data[0]! <= X_JOIN) {
+    if (channel === 'sched' && data.length > 0 && data[0]! >= X_ADMIT && data[0]! <= X_LEAVE) {
       try {
         this.onJoinMessage(from, data, now);
       } catch (e) {
@@ -307,6 +399,10 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
       return;
     }
     const r = this.remotes.get(from);
+    if (!r && this.departed.has(from)) {
+      this.dropped++;
+      return;
+    }
     if (!r) {
       // A newcomer may reach us before the host's admission does: keep its schedule for then.
       if (channel === 'sched' && this.strangers.length < 100_000)
@@ -331,6 +427,9 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
         this.dropped++;
         return;
       }
+      r.portSeen = m.port;
+      // A departed peer's events after its cut never count.
+      if (m.frame > r.cut) return;
       const e = this.takeEvent();
       e.frame = m.frame;
       e.key = m.key;
@@ -443,7 +542,12 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
     this.tick(now);
     const f = this.next;
     if (this.promised < f) return undefined;
-    for (let i = 0; i < this.remoteList.length; i++) if (this.remoteList[i]!.advanced < f) return undefined;
+    for (let i = 0; i < this.remoteList.length; i++) {
+      const r = this.remoteList[i]!;
+      // A departed peer is waited for up to its cut only.
+      if (r.advanced < f && f <= r.cut) return undefined;
+    }
+    if (this.cuts > 0) this.settleCuts(f);
     const slot = this.slots[f % EVENT_RING]!;
     if (this.farEvents.size > 0) {
       const far = this.farEvents.get(f);
@@ -506,6 +610,7 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
   /** Member: start exchanging with an admitted peer: our events since `sync`, our promise. */
   private welcome(cand: number, port: number, from: number, sync: number): void {
     if (this.remotes.has(cand) || cand === this.id) return;
+    this.departed.delete(cand);
     this.addRemote(cand, port, from - 1);
     for (let i = 0; i < this.ownLog.length; i++) {
       const e = this.ownLog.at(i);
@@ -522,7 +627,7 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
       ...this.historyOptions,
       ...(initial !== undefined ? { initialOneWayMs: initial } : {}),
     });
-    const r = { id, history, advanced, maxOneWay: 0, port };
+    const r: Remote = { id, history, advanced, maxOneWay: 0, port, portSeen: -1, cut: Infinity, neutralPort: -1 };
     this.remotes.set(id, r);
     this.delayDirty = true;
     this.remoteList.push(r);
@@ -575,6 +680,18 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
       const held = this.held;
       this.held = [];
       for (const h of held) this.receive(h.from, h.channel, h.data, now);
+      return;
+    }
+    if (type === X_LEAVE) {
+      const leaver = r.u16('leaver');
+      const fromFrame = r.u32('from');
+      const port = r.u8('port');
+      r.expectEnd('leave');
+      const rem = this.remotes.get(leaver);
+      // Only the host decides a cut, once per peer; a LEAVE for this peer itself is the shell's business.
+      if (from !== this.host || !this.joined || leaver === this.id || !rem || rem.cut !== Infinity)
+        throw new DecodeError('bad-value', 0, 'unexpected leave');
+      this.cut(rem, fromFrame - 1, port === 255 ? -1 : port);
       return;
     }
     throw new DecodeError('unknown-type', 0, `join message ${type}`);

@@ -32,8 +32,9 @@ import {
   type SimulatedNetwork,
   type Unsubscribe,
 } from '@netplay/transport';
-import { LockstepRunner, type LockstepScheduler } from '../src/index.js';
-import { link, type SimPeer } from './harness.js';
+import { expect } from 'vitest';
+import { LockstepRunner, type LockstepScheduler, runFrame } from '../src/index.js';
+import { link, replayChecksums, type SimPeer, sameBytes } from './harness.js';
 
 /** Header byte of a client's broadcast. */
 export const BROADCAST = 255;
@@ -193,5 +194,108 @@ export class StarHub<S extends Departing, C extends Core> {
   /** The peers still alive. */
   get live(): StarPeer<S, C>[] {
     return this.peers.filter((_, i) => this.alive[i]);
+  }
+}
+
+/** A message in a {@link ManualNet}. */
+export interface ManualMessage {
+  readonly from: number;
+  readonly to: number;
+  readonly channel: string;
+  readonly data: Uint8Array;
+}
+
+/**
+ * Schedulers driven by hand, fully connected, without a network: every message sent during a step
+ * is delivered at the next step, unless `drop` discards it or `hold` keeps it back until
+ * `release()`. Unit tests use it to put messages in an exact order (a LEAVE before the leaver's
+ * last messages, say). Peer 0 is the host.
+ */
+export class ManualNet<S extends Departing> {
+  readonly cores: Core[];
+  /** Each peer's inputs per frame run (copies). */
+  readonly logs: Uint8Array[][];
+  /** Every message delivered, in order. */
+  readonly delivered: ManualMessage[] = [];
+  readonly dead = new Set<number>();
+  now: number;
+  drop: (m: ManualMessage) => boolean = () => false;
+  hold: (m: ManualMessage) => boolean = () => false;
+  held: ManualMessage[] = [];
+  private queue: ManualMessage[] = [];
+  private steps = 0;
+
+  constructor(
+    readonly peers: readonly S[],
+    makeCore: () => Core,
+    private readonly inputBytes: number,
+    readonly frameMs: number,
+    startMs: number,
+  ) {
+    this.now = startMs;
+    this.cores = peers.map(() => makeCore());
+    this.logs = peers.map(() => []);
+  }
+
+  /** Moves every outbox into the queue (a dead peer's messages are lost). */
+  collect(): void {
+    for (const [i, p] of this.peers.entries()) {
+      while (p.outbox.length > 0) {
+        const e = p.outbox.shift()!;
+        if (!this.dead.has(i)) this.queue.push({ from: i, to: e.to, channel: e.channel, data: e.data.slice() });
+      }
+    }
+  }
+
+  /** One frame time: deliver the queue, then each live peer sets `input(peer, step)`, ticks and runs what it can. */
+  step(input: (peer: number, step: number) => number): void {
+    this.now += this.frameMs;
+    const k = this.steps++;
+    const queue = this.queue;
+    this.queue = [];
+    for (const m of queue) {
+      if (this.dead.has(m.from) || this.dead.has(m.to) || this.drop(m)) continue;
+      if (this.hold(m)) this.held.push(m);
+      else this.deliver(m);
+    }
+    for (const [i, p] of this.peers.entries()) {
+      if (this.dead.has(i)) continue;
+      const value = new Uint8Array(this.inputBytes);
+      value[0] = input(i, k);
+      p.setLocalInput(value, this.now);
+      p.tick(this.now);
+      for (let req = p.poll(this.now); req; req = p.poll(this.now)) {
+        runFrame(this.cores[i]!, req.inputs, req.command);
+        this.logs[i]!.push(req.inputs.slice());
+      }
+    }
+    this.collect();
+  }
+
+  /** Delivers the held messages now. */
+  release(): void {
+    const held = this.held;
+    this.held = [];
+    for (const m of held) this.deliver(m);
+  }
+
+  private deliver(m: ManualMessage): void {
+    this.delivered.push(m);
+    this.peers[m.to]!.receive(m.from, m.channel, m.data, this.now);
+  }
+
+  /** Logs of `ids` are prefixes of the longest, and each core's checksum equals the offline replay's. */
+  expectAgreement(ids: readonly number[], fresh: () => Core): void {
+    let ref: Uint8Array[] = [];
+    for (const i of ids) if (this.logs[i]!.length > ref.length) ref = this.logs[i]!;
+    const sums = replayChecksums(
+      fresh(),
+      ref.map((inputs, frame) => ({ frame, inputs, command: 0 })),
+    );
+    for (const i of ids) {
+      const log = this.logs[i]!;
+      for (let f = 0; f < log.length; f++) expect(sameBytes(log[f]!, ref[f]!), `peer ${i} frame ${f}`).toBe(true);
+      expect(this.cores[i]!.checksum(), `peer ${i} checksum`).toBe(sums[log.length]);
+    }
   }
 }

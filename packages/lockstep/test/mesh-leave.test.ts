@@ -2,9 +2,9 @@ import { fc, test } from '@fast-check/vitest';
 import { decodeMameHubInputPacket } from '@netplay/protocol';
 import { TestCore } from '@netplay/state/testing';
 import { describe, expect, it } from 'vitest';
-import { LockstepError, MESH_CHANNELS, MeshPeer, runFrame } from '../src/index.js';
-import { expectDeterministic, network, replayChecksums, sameBytes, scriptInputs } from './harness.js';
-import { hubName, StarHub } from './hub.js';
+import { LockstepError, MESH_CHANNELS, MeshPeer } from '../src/index.js';
+import { expectDeterministic, network, scriptInputs } from './harness.js';
+import { hubName, ManualNet, StarHub } from './hub.js';
 
 const F = 20;
 const IB = 2;
@@ -72,101 +72,24 @@ describe('mesh departures (star topology)', () => {
   );
 });
 
-/**
- * Three meshes driven by hand (no network): every message of a step is delivered at the next
- * step unless `hold` keeps it back. Peer 0 is the host.
- */
-class Manual {
-  readonly peers: MeshPeer[];
-  readonly cores: TestCore[];
-  readonly logs: Uint8Array[][];
-  readonly frames: number[];
-  now = 1000;
-  /** Messages in flight: delivered at the next step (or held). */
-  queue: { from: number; to: number; channel: string; data: Uint8Array }[] = [];
-  dead = new Set<number>();
-  hold: (m: { from: number; to: number; channel: string; data: Uint8Array }) => boolean = () => false;
-  drop: (m: { from: number; to: number; channel: string }) => boolean = () => false;
-  readonly delivered: { from: number; to: number; channel: string; data: Uint8Array }[] = [];
-  held: { from: number; to: number; channel: string; data: Uint8Array }[] = [];
-  /** Every input packet (`input` channel, kind 1) each peer received, by sender: [receiver][sender]. */
-  readonly packets: Uint8Array[][][];
-
-  constructor(n: number) {
-    const members = Array.from({ length: n }, (_, i) => ({ id: i, port: i }));
-    this.peers = members.map(
-      (m) => new MeshPeer({ id: m.id, members, ports: n, inputBytes: IB, frameMs: F, startMs: 1000 }),
-    );
-    this.cores = members.map(() => new TestCore({ players: n, inputBytes: IB }));
-    this.logs = members.map(() => []);
-    this.frames = members.map(() => 0);
-    this.packets = members.map(() => members.map(() => []));
-  }
-
-  collect(): void {
-    for (const [i, p] of this.peers.entries()) {
-      while (p.outbox.length > 0) {
-        const e = p.outbox.shift()!;
-        if (!this.dead.has(i)) this.queue.push({ from: i, to: e.to, channel: e.channel, data: e.data.slice() });
-      }
-    }
-  }
-
-  step(input: (peer: number, k: number) => number): void {
-    this.now += F;
-    const k = Math.round((this.now - 1000) / F);
-    const queue = this.queue;
-    this.queue = [];
-    for (const m of queue) {
-      if (this.dead.has(m.from) || this.dead.has(m.to)) continue;
-      if (this.drop(m)) continue;
-      if (this.hold(m)) {
-        this.held.push(m);
-        continue;
-      }
-      this.deliver(m);
-    }
-    for (const [i, p] of this.peers.entries()) {
-      if (this.dead.has(i)) continue;
-      p.setLocalInput(Uint8Array.of(input(i, k), 0));
-      p.tick(this.now);
-      for (let req = p.poll(this.now); req; req = p.poll(this.now)) {
-        runFrame(this.cores[i]!, req.inputs, req.command);
-        this.logs[i]!.push(req.inputs.slice());
-        this.frames[i]!++;
-      }
-    }
-    this.collect();
-  }
-
-  deliver(m: { from: number; to: number; channel: string; data: Uint8Array }): void {
-    this.delivered.push(m);
-    if (m.channel === 'input' && m.data[0] === 1) this.packets[m.to]![m.from]!.push(m.data);
-    this.peers[m.to]!.receive(m.from, m.channel, m.data, this.now);
-  }
-
-  release(): void {
-    const held = this.held;
-    this.held = [];
-    for (const m of held) this.deliver(m);
-  }
-
-  /** Logs of `ids` are prefixes of the longest, and each core equals the offline replay. */
-  expectAgreement(ids: readonly number[]): void {
-    let ref: Uint8Array[] = [];
-    for (const i of ids) if (this.logs[i]!.length > ref.length) ref = this.logs[i]!;
-    const n = this.peers.length;
-    const sums = replayChecksums(
-      new TestCore({ players: n, inputBytes: IB }),
-      ref.map((inputs, frame) => ({ frame, inputs, command: 0 })),
-    );
-    for (const i of ids) {
-      const log = this.logs[i]!;
-      for (let f = 0; f < log.length; f++) expect(sameBytes(log[f]!, ref[f]!), `peer ${i} frame ${f}`).toBe(true);
-      expect(this.cores[i]!.checksum()).toBe(sums[log.length]);
-    }
-  }
+/** Meshes driven by hand (see {@link ManualNet}); peer 0 is the host. */
+function manual(n: number): ManualNet<MeshPeer> {
+  const members = Array.from({ length: n }, (_, i) => ({ id: i, port: i }));
+  const peers = members.map(
+    (m) => new MeshPeer({ id: m.id, members, ports: n, inputBytes: IB, frameMs: F, startMs: 1000 }),
+  );
+  return new ManualNet(peers, () => new TestCore({ players: n, inputBytes: IB }), IB, F, 1000);
 }
+
+/** The input packets (`input` channel, kind 1) `to` got from `from`, in order. */
+function packets(m: ManualNet<MeshPeer>, from: number, to: number): Uint8Array[] {
+  return m.delivered
+    .filter((x) => x.from === from && x.to === to && x.channel === 'input' && x.data[0] === 1)
+    .map((x) => x.data);
+}
+
+const fresh3 = () => new TestCore({ players: 3, inputBytes: IB });
+const frames = (m: ManualNet<MeshPeer>, i: number) => m.logs[i]!.length;
 
 const inputOf = (peer: number, k: number) => ((k * 7 + peer * 31) >> 2) & 0x7f;
 
@@ -182,12 +105,12 @@ function leave(leaver: number, end: number, cutAt: number, extra = 0): Uint8Arra
 
 describe('mesh LEAVE', () => {
   it('the host sends LEAVE(leaver, first id it does not hold, time of the last one) on join', () => {
-    const m = new Manual(3);
+    const m = manual(3);
     for (let k = 0; k < 30; k++) m.step(inputOf);
     m.dead.add(2);
     m.step(inputOf);
     m.step(inputOf);
-    const got = m.packets[0]![2]!;
+    const got = packets(m, 2, 0);
     const lastPacket = decodeMameHubInputPacket(got.at(-1)!.subarray(1));
     m.peers[0]!.removePeer(2, m.now);
     const out = m.peers[0]!.outbox.filter((e) => e.channel === 'join');
@@ -206,12 +129,12 @@ describe('mesh LEAVE', () => {
     for (let k = 0; k < 60; k++) m.step(inputOf);
     expect(m.peers[0]!.peerIds).toEqual([1]);
     expect(m.peers[1]!.peerIds).toEqual([0]);
-    expect(m.frames[0]).toBeGreaterThan(80);
-    m.expectAgreement([0, 1]);
+    expect(frames(m, 0)).toBeGreaterThan(80);
+    m.expectAgreement([0, 1], fresh3);
   });
 
   it('only the host removes peers', () => {
-    const m = new Manual(3);
+    const m = manual(3);
     for (let k = 0; k < 5; k++) m.step(inputOf);
     expect(() => m.peers[1]!.removePeer(2, m.now)).toThrow(LockstepError);
     try {
@@ -222,7 +145,7 @@ describe('mesh LEAVE', () => {
   });
 
   it('drops a LEAVE from a non-host, for itself, for an unknown peer, or of a wrong length', () => {
-    const m = new Manual(3);
+    const m = manual(3);
     for (let k = 0; k < 5; k++) m.step(inputOf);
     const p1 = m.peers[1]!;
     const cases: [number, Uint8Array][] = [
@@ -238,14 +161,14 @@ describe('mesh LEAVE', () => {
     }
     // Peer 2 is still waited for: cut peer 2 off without a LEAVE and peer 1 stalls.
     m.dead.add(2);
-    const before = m.frames[1]!;
+    const before = frames(m, 1);
     for (let k = 0; k < 40; k++) m.step(inputOf);
     expect(p1.peerIds).toContain(2);
-    expect(m.frames[1]! - before).toBeLessThan(10);
+    expect(frames(m, 1) - before).toBeLessThan(10);
   });
 
   it('a LEAVE that overtakes the leaver’s last packets: the member waits for them, then agrees', () => {
-    const m = new Manual(3);
+    const m = manual(3);
     for (let k = 0; k < 40; k++) m.step(inputOf);
     // Peer 2's last packets reach the host but not yet peer 1.
     m.hold = (x) => x.from === 2 && x.to === 1;
@@ -258,21 +181,21 @@ describe('mesh LEAVE', () => {
     m.peers[0]!.removePeer(2, m.now);
     m.collect();
     // The LEAVE reaches peer 1 now, the held packets only later.
-    const before = m.frames[1]!;
+    const before = frames(m, 1);
     for (let k = 0; k < 3; k++) m.step(inputOf);
-    const waitedAt = m.frames[1]!;
+    const waitedAt = frames(m, 1);
     m.release();
     for (let k = 0; k < 60; k++) m.step(inputOf);
     expect(waitedAt - before).toBeLessThan(6);
-    expect(m.frames[1]! - waitedAt).toBeGreaterThan(40);
+    expect(frames(m, 1) - waitedAt).toBeGreaterThan(40);
     // The leaver's input counted until its cut: some frame after the LEAVE still has it.
     const cut = m.logs[0]!.findIndex((f, i) => i >= before && f[4] === 0 && f[5] === 0);
     expect(cut).toBeGreaterThan(before);
-    m.expectAgreement([0, 1]);
+    m.expectAgreement([0, 1], fresh3);
   });
 
   it('packets beyond the cut that reach a member after the LEAVE are ignored', () => {
-    const m = new Manual(3);
+    const m = manual(3);
     for (let k = 0; k < 40; k++) m.step(inputOf);
     // Peer 2's last packets: held back from peer 1, and the host never gets the last three.
     m.hold = (x) => x.from === 2 && x.to === 1;
@@ -287,18 +210,18 @@ describe('mesh LEAVE', () => {
     m.collect();
     m.step(inputOf);
     // Now peer 1 gets every packet of peer 2, three of them beyond the host's cut.
-    const beyond = m.packets[0]![2]!.length;
+    const beyond = packets(m, 2, 0).length;
     m.release();
-    expect(m.packets[1]![2]!.length).toBeGreaterThan(beyond);
+    expect(packets(m, 2, 1).length).toBeGreaterThan(beyond);
     for (let k = 0; k < 60; k++) m.step(inputOf);
-    expect(m.frames[1]).toBeGreaterThan(80);
+    expect(frames(m, 1)).toBeGreaterThan(80);
     // Peer 2's last input (0xff) never counted anywhere.
     for (const i of [0, 1]) expect(m.logs[i]!.some((f) => f[4] === 0xff)).toBe(false);
-    m.expectAgreement([0, 1]);
+    m.expectAgreement([0, 1], fresh3);
   });
 
   it('the LEAVE carries the packets the host got only unreliably, and members use them', () => {
-    const m = new Manual(3);
+    const m = manual(3);
     for (let k = 0; k < 40; k++) m.step(inputOf);
     // Peer 2's last packets: nothing reaches peer 1, only the unreliable copies reach the host.
     m.drop = (x) => x.from === 2 && (x.to === 1 || x.channel === 'input');
@@ -316,9 +239,9 @@ describe('mesh LEAVE', () => {
     expect(out[0]!.data.subarray(13)).toEqual(Uint8Array.from(onlyU.flatMap((x) => [...x.data])));
     m.collect();
     for (let k = 0; k < 60; k++) m.step(inputOf);
-    expect(m.frames[1]).toBeGreaterThan(80);
+    expect(frames(m, 1)).toBeGreaterThan(80);
     // Peer 1 ran the frames of peer 2's last inputs, as the host did.
     for (const i of [0, 1]) expect(m.logs[i]!.some((f) => f[4] === 0x7e || f[4] === 0x7f)).toBe(true);
-    m.expectAgreement([0, 1]);
+    m.expectAgreement([0, 1], fresh3);
   });
 });

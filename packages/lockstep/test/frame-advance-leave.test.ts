@@ -1,0 +1,240 @@
+import { fc, test } from '@fast-check/vitest';
+import { TestCore } from '@netplay/state/testing';
+import { describe, expect, it } from 'vitest';
+import { decodeFaMessage, FRAME_ADVANCE_CHANNELS, FrameAdvancePeer, LockstepError } from '../src/index.js';
+import { expectDeterministic, network, scriptInputs } from './harness.js';
+import { hubName, ManualNet, StarHub } from './hub.js';
+
+const F = 20;
+
+const linkArb = fc.record({
+  latencyMs: fc.integer({ min: 0, max: 60 }),
+  jitterMs: fc.integer({ min: 0, max: 30 }),
+  loss: fc.double({ min: 0, max: 0.15, noNaN: true }),
+  duplicate: fc.double({ min: 0, max: 0.1, noNaN: true }),
+  reorder: fc.double({ min: 0, max: 0.3, noNaN: true }),
+});
+
+function faPeer(id: number, n: number, t0: number, seed: number, extraDelayMs = 0, shared = false): FrameAdvancePeer {
+  const peers = Array.from({ length: n }, (_, i) => i).filter((i) => i !== id);
+  return new FrameAdvancePeer({
+    id,
+    port: shared ? 0 : id,
+    peers,
+    ports: n,
+    inputBytes: 1,
+    frameMs: F,
+    startMs: t0,
+    seed: seed * 31 + id,
+    extraDelayMs,
+  });
+}
+
+describe('frame-advance departures (star topology)', () => {
+  test.prop(
+    {
+      seed: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
+      n: fc.integer({ min: 3, max: 5 }),
+      links: fc.array(linkArb, { minLength: 8, maxLength: 8 }),
+      victim: fc.nat(),
+      killFrame: fc.integer({ min: 1, max: 250 }),
+      extraDelayMs: fc.integer({ min: 0, max: 40 }),
+      shared: fc.boolean(),
+    },
+    { numRuns: 15, endOnFailure: true },
+  )(
+    'after a client is killed the others play on, agree, and match the offline replay',
+    ({ seed, n, links, victim: v, killFrame, extraDelayMs, shared }) => {
+      const net = network({ seed, link: { latencyMs: 10 } });
+      for (let i = 1; i < n; i++) {
+        net.setLink(hubName(i), hubName(0), links[2 * i - 2]!);
+        net.setLink(hubName(0), hubName(i), links[2 * i - 1]!);
+      }
+      const t0 = Math.ceil(net.now() / 1000) * 1000 + 1000;
+      const hub = new StarHub({
+        net,
+        n,
+        channels: FRAME_ADVANCE_CHANNELS,
+        broadcast: ['sched'],
+        make: (id) => faPeer(id, n, t0, seed, extraDelayMs, shared),
+        makeCore: () => new TestCore({ players: n, inputBytes: 1 }),
+      });
+      const victim = 1 + (v % (n - 1));
+      const until = t0 + (killFrame + 400) * F;
+      // Input values never 0: a zero at the leaver's port at the end is the neutral input of the rule.
+      for (const [i, p] of hub.peers.entries()) scriptInputs(net, p.runner, 1, seed + i, F, t0 - 200, until, 8, 0x7f);
+      hub.killAt(victim, t0 + killFrame * F);
+      net.clock.advanceTo(until + 5000);
+      const live = hub.live;
+      expect(live.length).toBe(n - 1);
+      for (const p of live) {
+        const i = hub.peers.indexOf(p);
+        expect(p.runner.framesRun - hub.killedAtFrames[i]!, `${p.name} frames after the kill`).toBeGreaterThanOrEqual(
+          120,
+        );
+      }
+      expectDeterministic(live, () => new TestCore({ players: n, inputBytes: 1 }), 120);
+      for (const p of live) expect(p.scheduler.peerIds, p.name).not.toContain(victim);
+      if (!shared) expect(live[0]!.runner.log.at(-1)!.inputs[victim]).toBe(0);
+    },
+  );
+});
+
+const fresh3 = () => new TestCore({ players: 3, inputBytes: 1 });
+
+/** Three frame-advance peers driven by hand (see {@link ManualNet}); peer 0 is the host. */
+function manual(): ManualNet<FrameAdvancePeer> {
+  const peers = [0, 1, 2].map((i) => faPeer(i, 3, 1000, 7));
+  return new ManualNet(peers, fresh3, 1, F, 1000);
+}
+
+/** Inputs 1..0x7f (never 0, never a marker of the tests). */
+const inputOf = (peer: number, k: number) => 1 + (((k * 7 + peer * 31) >> 2) % 0x7f);
+
+/** The largest advance frame `to` got from `from` (-1 if none). */
+function lastAdvance(m: ManualNet<FrameAdvancePeer>, from: number, to: number): number {
+  let a = -1;
+  for (const x of m.delivered) {
+    if (x.from !== from || x.to !== to || x.channel !== 'sched') continue;
+    const d = decodeFaMessage(x.data, 1);
+    if (d.type === 'advance') a = Math.max(a, d.frame);
+  }
+  return a;
+}
+
+function leave(leaver: number, from: number, port: number, extra = 0): Uint8Array {
+  const b = new Uint8Array(8 + extra);
+  const dv = new DataView(b.buffer);
+  b[0] = 0x14;
+  dv.setUint16(1, leaver);
+  dv.setUint32(3, from);
+  b[7] = port;
+  return b;
+}
+
+describe('frame-advance LEAVE', () => {
+  it('the host sends LEAVE(leaver, last advance + 1, port) on sched; the port reads zeros from then on', () => {
+    const m = manual();
+    for (let k = 0; k < 30; k++) m.step(inputOf);
+    m.dead.add(2);
+    m.step(inputOf);
+    m.step(inputOf);
+    const a = lastAdvance(m, 2, 0);
+    expect(a).toBeGreaterThan(10);
+    m.peers[0]!.removePeer(2, m.now);
+    const out = m.peers[0]!.outbox.filter((e) => e.channel === 'sched' && e.data[0] === 0x14);
+    expect(out.map((e) => e.to)).toEqual([1]);
+    expect([...out[0]!.data]).toEqual([...leave(2, a + 1, 2)]);
+    m.collect();
+    // Removing again, or an unknown id, sends nothing more.
+    m.peers[0]!.removePeer(2, m.now);
+    m.peers[0]!.removePeer(9, m.now);
+    expect(m.peers[0]!.outbox).toEqual([]);
+    for (let k = 0; k < 60; k++) m.step(inputOf);
+    for (const i of [0, 1]) {
+      const log = m.logs[i]!;
+      expect(log.length).toBeGreaterThan(a + 40);
+      // Peer 2's input was never 0 before its cut; from frame a + 1 on it is.
+      expect(log[a]![2]).not.toBe(0);
+      for (let f = a + 1; f < log.length; f++) expect(log[f]![2], `peer ${i} frame ${f}`).toBe(0);
+    }
+    expect(m.peers[0]!.peerIds).toEqual([1]);
+    expect(m.peers[1]!.peerIds).toEqual([0]);
+    m.expectAgreement([0, 1], fresh3);
+  });
+
+  it('only the host removes peers', () => {
+    const m = manual();
+    m.step(inputOf);
+    let error: unknown;
+    try {
+      m.peers[1]!.removePeer(2, m.now);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(LockstepError);
+    expect((error as LockstepError).code).toBe('bad-argument');
+  });
+
+  it('drops a LEAVE from a non-host, for itself, for an unknown peer, or of a wrong length', () => {
+    const m = manual();
+    for (let k = 0; k < 5; k++) m.step(inputOf);
+    const p1 = m.peers[1]!;
+    const cases: [number, Uint8Array][] = [
+      [2, leave(2, 0, 2)], // from a non-host
+      [0, leave(1, 0, 1)], // for itself
+      [0, leave(7, 0, 2)], // unknown peer
+      [0, leave(2, 0, 2, 1)], // too long
+      [0, leave(2, 0, 2).subarray(0, 7)], // too short
+    ];
+    for (const [i, [from, data]] of cases.entries()) {
+      p1.receive(from, 'sched', data, m.now);
+      expect(p1.dropped, `case ${i}`).toBe(i + 1);
+    }
+    // Peer 2 is still waited for: cut off without a LEAVE, peer 1 stalls.
+    m.dead.add(2);
+    const before = m.logs[1]!.length;
+    for (let k = 0; k < 40; k++) m.step(inputOf);
+    expect(p1.peerIds).toContain(2);
+    expect(m.logs[1]!.length - before).toBeLessThan(10);
+  });
+
+  it('a LEAVE that overtakes the leaver’s last events and advances: the member waits for them, then agrees', () => {
+    const m = manual();
+    for (let k = 0; k < 40; k++) m.step(inputOf);
+    m.hold = (x) => x.from === 2 && x.to === 1;
+    for (let k = 0; k < 6; k++) m.step(inputOf);
+    m.dead.add(2);
+    m.step(inputOf);
+    m.hold = () => false;
+    expect(m.held.length).toBeGreaterThan(0);
+    const a = lastAdvance(m, 2, 0);
+    m.peers[0]!.removePeer(2, m.now);
+    m.collect();
+    m.step(inputOf);
+    m.step(inputOf);
+    // Peer 1 has the LEAVE, not yet peer 2's advance `a`: it cannot have run frame `a`.
+    expect(m.logs[1]!.length).toBeLessThanOrEqual(a);
+    m.release();
+    for (let k = 0; k < 60; k++) m.step(inputOf);
+    expect(m.logs[1]!.length).toBeGreaterThan(a + 40);
+    m.expectAgreement([0, 1], fresh3);
+  });
+
+  for (const when of ['before', 'after'] as const) {
+    it(`events beyond the cut are discarded when they reach a member ${when} the LEAVE`, () => {
+      const m = manual();
+      for (let k = 0; k < 40; k++) m.step(inputOf);
+      // Peer 2's last advances are lost (it died before they left); its events for the frames
+      // after its last advance reach both (peer 1 at once, or only after the LEAVE).
+      m.drop = (x) => x.from === 2 && decodeFaMessage(x.data, 1).type === 'advance';
+      if (when === 'after') m.hold = (x) => x.from === 2 && x.to === 1;
+      for (let k = 0; k < 6; k++) m.step((p, k) => (p === 2 ? 0xfe + (k & 1) : inputOf(p, k)));
+      m.dead.add(2);
+      m.step(inputOf);
+      m.drop = () => false;
+      m.hold = () => false;
+      const beyond = m.delivered.concat(m.held).filter((x) => {
+        if (x.from !== 2 || x.to !== 1 || x.channel !== 'sched') return false;
+        const d = decodeFaMessage(x.data, 1);
+        return d.type === 'event' && d.event.input[0]! >= 0xfe;
+      });
+      expect(beyond.length).toBeGreaterThan(0);
+      m.peers[0]!.removePeer(2, m.now);
+      // The LEAVE reaches peer 1 first, right before the held messages (nothing runs in between).
+      const host = m.peers[0]!;
+      const leaveAt = host.outbox.findIndex((e) => e.to === 1 && e.data[0] === 0x14);
+      const [msg] = host.outbox.splice(leaveAt, 1);
+      m.peers[1]!.receive(0, 'sched', msg!.data, m.now);
+      const ran = m.logs[1]!.length;
+      m.release();
+      m.collect();
+      for (let k = 0; k < 60; k++) m.step(inputOf);
+      expect(m.peers[1]!.dropped).toBe(0);
+      expect(m.logs[1]!.length).toBeGreaterThan(ran + 40);
+      // Peer 2's last inputs never counted anywhere.
+      for (const i of [0, 1]) expect(m.logs[i]!.some((f) => f[2]! >= 0xfe)).toBe(false);
+      m.expectAgreement([0, 1], fresh3);
+    });
+  }
+});
