@@ -52,6 +52,14 @@ function bind(socket: Socket, port: number, host: string): Promise<void> {
   });
 }
 
+/**
+ * Defers a session's flush to the end of the current operation. `process.nextTick` allocates less
+ * per call than `queueMicrotask` (which wraps every callback in an async resource).
+ */
+function defer(fn: () => void): void {
+  process.nextTick(fn);
+}
+
 function tune(socket: Socket): void {
   try {
     socket.setRecvBufferSize(4 << 20);
@@ -147,15 +155,36 @@ export async function listenUdp(options: UdpListenOptions): Promise<UdpListener>
         socket.send(Buffer.from(datagram), to.port, to.host);
       },
       onDrained: () => listener?.drained(),
+      defer,
     },
     config,
     options.channels,
     formatAddress(host, port),
     options,
   );
-  socket.on('message', (msg, rinfo) =>
-    core.input(msg, rinfo.family === 'IPv6' ? `[${rinfo.address}]:${rinfo.port}` : `${rinfo.address}:${rinfo.port}`),
-  );
+  // Address keys by IP and port, so a datagram from a known peer builds no string.
+  const keys = new Map<string, Map<number, string>>();
+  let keyCount = 0;
+  socket.on('message', (msg, rinfo) => {
+    let byPort = keys.get(rinfo.address);
+    let key = byPort?.get(rinfo.port);
+    if (key === undefined) {
+      // Bounded: unverified addresses come and go.
+      if (keyCount >= 4096) {
+        keys.clear();
+        keyCount = 0;
+        byPort = undefined;
+      }
+      key = rinfo.family === 'IPv6' ? `[${rinfo.address}]:${rinfo.port}` : `${rinfo.address}:${rinfo.port}`;
+      if (!byPort) {
+        byPort = new Map();
+        keys.set(rinfo.address, byPort);
+      }
+      byPort.set(rinfo.port, key);
+      keyCount++;
+    }
+    core.input(msg, key);
+  });
   listener = new UdpListener(core, socket, port);
   socket.on('error', (e) => core.reportError(new TransportError('io', `socket error: ${e.message}`, { cause: e })));
   return listener;
@@ -210,6 +239,7 @@ export async function connectUdp(options: UdpConnectOptions): Promise<UdpPeer> {
         dead = true;
         closeSocket();
       },
+      defer,
     },
     config,
     options.channels,
