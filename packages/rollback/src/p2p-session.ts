@@ -1,29 +1,13 @@
-import {
-  DecodeError,
-  decodeInputStream,
-  encodeInputStream,
-  INPUT_STREAM_MAX_FRAMES,
-  type InputStreamHeaderInfo,
-  inputStreamMaxEncodedSize,
-} from '@netplay/protocol';
+import { DecodeError } from '@netplay/protocol';
 import { type Clock, Emitter, type EventSource, type Handler, type Unsubscribe } from '@netplay/transport';
-import { CONTROL_CHANNEL, INPUT_CHANNEL } from './channels.js';
+import { CONTROL_CHANNEL } from './channels.js';
 import { RollbackError } from './errors.js';
 import type { SessionEventMap } from './events.js';
 import { HostCommands } from './host-commands.js';
 import { HostRole } from './host-role.js';
+import { InputExchange } from './input-exchange.js';
 import { Liveness } from './liveness.js';
-import {
-  decodeByteFrameTail,
-  decodeChecksum,
-  encodeByteFrameTail,
-  encodeChecksum,
-  INPUT_HEADER_BYTES,
-  type InputHeader,
-  MessageType,
-  readInputHeader,
-  writeInputHeader,
-} from './messages.js';
+import { decodeByteFrameTail, decodeChecksum, encodeByteFrameTail, encodeChecksum, MessageType } from './messages.js';
 import type { P2PSessionOptions } from './p2p-options.js';
 import { PeerSet } from './peer-set.js';
 import { repeatLastInput } from './predictor.js';
@@ -56,34 +40,13 @@ export class P2PSession implements EventSource<SessionEventMap> {
   private readonly spectators: SpectatorServer;
   private readonly role: HostRole;
   private readonly commands: HostCommands;
+  private readonly inputs: InputExchange;
   private readonly clock: Clock;
   private readonly stateSource: ((frame: number) => Uint8Array | undefined) | undefined;
   private readonly disconnectMs: number;
   private readonly ownSums = new Map<number, bigint>();
   private readonly checkpoints = new Map<number, Uint8Array>();
   private repairsApplied = 0;
-  private readonly outBuf: Uint8Array;
-  private readonly inBuf: Uint8Array;
-  private readonly encodeIn: Uint8Array;
-  private readonly decodeOut: Uint8Array;
-  private readonly header: InputHeader = {
-    player: 0,
-    frame: 0,
-    ack: 0,
-    advantage16: 0,
-    sendTime: 0,
-    echoTime: 0,
-    echoDelay: 0,
-    epoch: 0,
-  };
-  private readonly streamHeader: InputStreamHeaderInfo = {
-    startFrame: 0,
-    frameCount: 0,
-    inputSize: 0,
-    hasReference: false,
-  };
-  private readonly decodeOptions: { header: InputStreamHeaderInfo; maxBytes: number };
-  private readonly streamSpec = { startFrame: 0, frameCount: 0, inputSize: 0 };
   private delay: number;
   private nextChecksumFrame: number;
   private stallCount = 0;
@@ -144,16 +107,11 @@ export class P2PSession implements EventSource<SessionEventMap> {
     this.role = new HostRole(options.isHost === true, options.hostPeer, this.peers, this.spectators);
     this.commands = new HostCommands(this.timeline, this.role, this.emitter);
     this.timeSync = new TimeSync(this.timeline, this.peers, this.emitter, fps, options.waitInterval ?? 60);
+    this.inputs = new InputExchange(this.timeline, this.peers, this.timeSync, this.role, this.clock, this.localPlayer);
     // Slots nobody plays are empty from frame 0, and so are the slots of spectating peers.
     for (let p = 0; p < players; p++) if (!seen.has(p)) this.timeline.disconnect(p, 0);
     if (options.spectating === true) this.timeline.disconnect(this.localPlayer, 0);
     for (const r of options.remotes) if (r.spectating === true) this.timeline.disconnect(r.player, 0);
-    const ib = options.inputBytes;
-    this.outBuf = new Uint8Array(INPUT_HEADER_BYTES + inputStreamMaxEncodedSize(INPUT_STREAM_MAX_FRAMES, ib));
-    this.inBuf = new Uint8Array(this.outBuf.length);
-    this.encodeIn = new Uint8Array(INPUT_STREAM_MAX_FRAMES * ib);
-    this.decodeOut = new Uint8Array(INPUT_STREAM_MAX_FRAMES * ib);
-    this.decodeOptions = { header: this.streamHeader, maxBytes: this.decodeOut.length };
     if (this.peers.list.length === 0) this.liveness.running = true;
   }
 
@@ -274,7 +232,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
     this.finishLeaves(now);
     if (!wasRunning || !this.liveness.running) {
       this.stallCount++;
-      this.sendInputs(now);
+      this.inputs.send(now);
       return list.done();
     }
     const other = t.otherFrame;
@@ -301,7 +259,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
       this.stallCount++;
     }
     this.timeSync.update(now);
-    this.sendInputs(now);
+    this.inputs.send(now);
     return list.done();
   }
 
@@ -313,7 +271,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
     const now = this.clock.now();
     this.checkSilence(now);
     this.finishLeaves(now);
-    this.sendInputs(now);
+    this.inputs.send(now);
   }
 
   /** Feeds one message received from `peer` on `channel`. Undecodable bytes are dropped and reported. */
@@ -333,7 +291,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
       if (data.length === 0) throw new DecodeError('truncated', 0, 'empty message');
       switch (data[0]) {
         case MessageType.Input:
-          this.onInput(r, data);
+          this.inputs.onInput(r, data);
           break;
         case MessageType.Checksum: {
           const m = decodeChecksum(data);
@@ -372,13 +330,13 @@ export class P2PSession implements EventSource<SessionEventMap> {
           if (!this.fromHost(peer)) break;
           const m = decodeByteFrameTail(data, 'REPORT_REQUEST');
           if (m.byte >= this.timeline.players) throw new DecodeError('bad-value', 1, `player ${m.byte}`);
-          this.frozen[m.byte] = 1;
+          this.inputs.freeze(m.byte);
           const q = this.timeline.queues[m.byte]!;
           const next = q.lastFrame + 1;
           this.peers.send(
             r,
             CONTROL_CHANNEL,
-            encodeByteFrameTail(MessageType.Report, m.byte, next, this.lastInputs(m.byte, next)),
+            encodeByteFrameTail(MessageType.Report, m.byte, next, this.inputs.lastInputs(m.byte, next)),
           );
           break;
         }
@@ -388,7 +346,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
           if (m.byte >= this.timeline.players) throw new DecodeError('bad-value', 1, `player ${m.byte}`);
           const pending = this.pendingLeaves.get(m.byte);
           if (pending === undefined) break;
-          if (m.tail.length > 0) this.takeInputs(m.byte, m.tail);
+          if (m.tail.length > 0) this.inputs.take(m.byte, m.tail);
           pending.waiting.delete(peer);
           this.finishLeaves(this.clock.now());
           break;
@@ -435,7 +393,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
   private startLeave(player: number): void {
     const q = this.timeline.queues[player]!;
     if (q.disconnectFrame !== Number.POSITIVE_INFINITY || this.pendingLeaves.has(player)) return;
-    this.frozen[player] = 1;
+    this.inputs.freeze(player);
     const waiting = new Set<string>();
     for (const r of this.peers.list) {
       if (!r.connected || r.player === player) continue;
@@ -457,8 +415,6 @@ export class P2PSession implements EventSource<SessionEventMap> {
     }
   }
   private readonly pendingLeaves = new Map<number, { waiting: Set<string>; deadline: number }>();
-  /** Per player: 1 while its inputs are not taken from INPUT messages (its leave is being decided). */
-  private readonly frozen = new Uint8Array(16);
 
   /**
    * Asks to play (true) or to spectate (false) while staying connected; the host honours it at a
@@ -578,7 +534,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
   /** The host is gone: elect the next one; if it is this peer, start the old host's leave. */
   private migrateHost(oldHost: Remote): void {
     // Report requests of the old host that it never followed with a decision are void.
-    for (let p = 0; p < this.timeline.players; p++) if (p !== oldHost.player) this.frozen[p] = 0;
+    this.inputs.unfreezeAllBut(oldHost.player);
     const next = this.successor(oldHost.peer);
     if (next === undefined) {
       this.role.become();
@@ -595,114 +551,16 @@ export class P2PSession implements EventSource<SessionEventMap> {
     this.peers.updateRates(now);
   }
 
-  /** Sends every connected player our inputs it has not acknowledged (at most 255 frames). */
-  private sendInputs(now: number): void {
-    const t = this.timeline;
-    const q = t.queues[this.localPlayer]!;
-    const ib = t.inputBytes;
-    const h = this.header;
-    const nowU32 = Math.floor(now) >>> 0;
-    for (const r of this.peers.list) {
-      if (!r.connected) continue;
-      h.player = this.localPlayer;
-      h.frame = t.currentFrame;
-      const rq = t.queues[r.player]!;
-      h.ack = rq.lastFrame + 1;
-      this.timeSync.stamp(h, r, now, nowU32);
-      h.epoch = this.isHost ? this.role.epoch : 0;
-      writeInputHeader(this.outBuf, h);
-      let n = INPUT_HEADER_BYTES;
-      const from = Math.max(r.ackNext, q.oldestFrame);
-      const count = Math.min(q.lastFrame - from + 1, INPUT_STREAM_MAX_FRAMES);
-      if (count > 0) {
-        for (let i = 0; i < count; i++) {
-          const src = q.input(from + i)!;
-          this.encodeIn.set(src, i * ib);
-        }
-        const spec = this.streamSpec;
-        spec.startFrame = from;
-        spec.frameCount = count;
-        spec.inputSize = ib;
-        n += encodeInputStream(spec, this.encodeIn, undefined, this.outBuf, INPUT_HEADER_BYTES);
-      }
-      this.peers.send(r, INPUT_CHANNEL, this.outView(n));
-    }
-  }
-
-  /** A view of the first `n` bytes of the output buffer, made once per length. */
-  private outView(n: number): Uint8Array {
-    let v = this.outViews[n];
-    if (v === undefined) {
-      v = this.outBuf.subarray(0, n);
-      this.outViews[n] = v;
-    }
-    return v;
-  }
-  private readonly outViews: Uint8Array[] = [];
-
-  /** The input stream after an INPUT header, copied into a reused buffer (no view per message). */
-  private streamOf(data: Uint8Array): Uint8Array {
-    const n = data.length - INPUT_HEADER_BYTES;
-    if (n > this.outBuf.length) return data.subarray(INPUT_HEADER_BYTES);
-    let v = this.inViews[n];
-    if (v === undefined) {
-      v = this.inBuf.subarray(0, n);
-      this.inViews[n] = v;
-    }
-    for (let i = 0; i < n; i++) v[i] = data[INPUT_HEADER_BYTES + i]!;
-    return v;
-  }
-  private readonly inViews: Uint8Array[] = [];
-
-  private onInput(r: Remote, data: Uint8Array): void {
-    const h = this.header;
-    readInputHeader(data, h);
-    if (h.player !== r.player)
-      throw new DecodeError('bad-value', 1, `peer ${r.peer} plays ${r.player}, not ${h.player}`);
-    this.timeSync.observe(r, h, this.clock.now());
-    if (h.ack > r.ackNext) r.ackNext = h.ack;
-    // Host inputs made after a decision this peer has not applied yet wait for it (they are resent).
-    if (r.peer === this.hostPeer && h.epoch !== this.role.epoch) return;
-    if (this.frozen[r.player] === 1) return;
-    if (data.length > INPUT_HEADER_BYTES) this.takeInputs(r.player, this.streamOf(data));
-  }
-
-  /** Decodes an input stream of one player and confirms the frames that extend its queue. */
-  private takeInputs(player: number, stream: Uint8Array): void {
-    decodeInputStream(stream, this.decodeOut, this.decodeOptions);
-    const sh = this.streamHeader;
-    if (sh.inputSize !== this.timeline.inputBytes)
-      throw new DecodeError('bad-value', 5, `input size ${sh.inputSize}, expected ${this.timeline.inputBytes}`);
-    const q = this.timeline.queues[player]!;
-    const ib = sh.inputSize;
-    const next = q.lastFrame + 1;
-    if (sh.startFrame > next) return; // a gap: wait for a packet that starts earlier
-    for (let i = Math.max(0, next - sh.startFrame); i < sh.frameCount; i++) {
-      this.timeline.confirm(player, sh.startFrame + i, this.decodeOut, i * ib);
-    }
-  }
-
   /** Host: removes `player` at the frame after its last input held, and tells everybody. */
   private removePlayer(player: number): void {
     const q = this.timeline.queues[player]!;
     if (q.disconnectFrame !== Number.POSITIVE_INFINITY) return;
     const frame = q.lastFrame + 1;
-    this.role.broadcastDecision(encodeByteFrameTail(MessageType.Leave, player, frame, this.lastInputs(player, frame)));
+    this.role.broadcastDecision(
+      encodeByteFrameTail(MessageType.Leave, player, frame, this.inputs.lastInputs(player, frame)),
+    );
     this.timeline.disconnect(player, frame);
     this.emitter.emit('player-left', { player, frame });
-  }
-
-  /** The last (up to 128) inputs of `player` before `frame`, as an input stream, so peers that missed some can confirm them. */
-  private lastInputs(player: number, frame: number): Uint8Array | undefined {
-    const q = this.timeline.queues[player]!;
-    const from = Math.max(q.oldestFrame, frame - 128, 0);
-    const count = frame - from;
-    if (count <= 0) return undefined;
-    const ib = this.timeline.inputBytes;
-    for (let i = 0; i < count; i++) this.encodeIn.set(q.input(from + i)!, i * ib);
-    const buf = new Uint8Array(inputStreamMaxEncodedSize(count, ib));
-    const n = encodeInputStream({ startFrame: from, frameCount: count, inputSize: ib }, this.encodeIn, undefined, buf);
-    return buf.subarray(0, n);
   }
 
   /**
@@ -717,7 +575,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
     if (!playing) {
       // The player's own last frame, or later if the host already holds more of its inputs.
       const frame = Math.max(stopAt, q.lastFrame + 1);
-      const tail = this.lastInputs(player, Math.min(frame, q.lastFrame + 1));
+      const tail = this.inputs.lastInputs(player, Math.min(frame, q.lastFrame + 1));
       this.role.broadcastDecision(encodeByteFrameTail(MessageType.Mode, player, frame, tail));
       t.disconnect(player, frame);
       this.emitter.emit('mode-changed', { player, frame, playing });
@@ -743,7 +601,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
       // The player itself already stopped at that frame when it asked.
       if (q.disconnectFrame !== m.frame) {
         if (q.disconnectFrame !== Number.POSITIVE_INFINITY) return;
-        if (m.tail.length > 0) this.takeInputs(player, m.tail);
+        if (m.tail.length > 0) this.inputs.take(player, m.tail);
         // Inputs still missing before that frame keep arriving from the player itself.
         t.disconnect(player, m.frame);
       }
@@ -755,7 +613,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
     const m = decodeByteFrameTail(data, 'LEAVE');
     const player = m.byte;
     if (player >= this.timeline.players) throw new DecodeError('bad-value', 1, `player ${player}`);
-    if (m.tail.length > 0) this.takeInputs(player, m.tail);
+    if (m.tail.length > 0) this.inputs.take(player, m.tail);
     const q = this.timeline.queues[player]!;
     if (q.disconnectFrame !== Number.POSITIVE_INFINITY) return;
     if (q.lastFrame + 1 < m.frame)
