@@ -237,4 +237,16 @@ describe('frame-advance LEAVE', () => {
       m.expectAgreement([0, 1], fresh3);
     });
   }
+
+  test.prop([fc.integer({ min: 0, max: 2 }), fc.uint8Array({ maxLength: 40 }), fc.boolean()], { numRuns: 200 })(
+    'any bytes after the LEAVE type byte: applied or dropped, never thrown, and play goes on',
+    (from, rest, valid) => {
+      const m = manual();
+      for (let k = 0; k < 10; k++) m.step(inputOf);
+      const data = Uint8Array.of(0x14, ...(valid ? [0, 2] : []), ...rest);
+      expect(() => m.peers[1]!.receive(from, 'sched', data, m.now)).not.toThrow();
+      for (let k = 0; k < 5; k++) m.step(inputOf);
+      m.expectAgreement([0, 2], fresh3);
+    },
+  );
 });

@@ -244,4 +244,16 @@ describe('mesh LEAVE', () => {
     for (const i of [0, 1]) expect(m.logs[i]!.some((f) => f[4] === 0x7e || f[4] === 0x7f)).toBe(true);
     m.expectAgreement([0, 1], fresh3);
   });
+
+  test.prop([fc.integer({ min: 0, max: 2 }), fc.uint8Array({ maxLength: 80 }), fc.boolean()], { numRuns: 200 })(
+    'any bytes after the LEAVE type byte: applied or dropped, never thrown, and play goes on',
+    (from, rest, valid) => {
+      const m = manual(3);
+      for (let k = 0; k < 10; k++) m.step(inputOf);
+      const data = Uint8Array.of(6, ...(valid ? [0, 0, 0, 2] : []), ...rest);
+      expect(() => m.peers[1]!.receive(from, 'join', data, m.now)).not.toThrow();
+      for (let k = 0; k < 5; k++) m.step(inputOf);
+      m.expectAgreement([0, 2], fresh3);
+    },
+  );
 });
