@@ -105,6 +105,17 @@ describe('FCE Ultra commands', () => {
     expect(fceuSelectSlotCommand(n)).toBe(42 + n);
     expect(describeFceuCommand(42 + n)).toEqual({ kind: 'select-slot', slot: n });
   });
+  test.prop([fc.double({ noDefaultInfinity: false })])(
+    'no number but the seed codes is a command (fractions, negatives, NaN, ±∞, ≥ 256)',
+    (x) => {
+      expect(isFceuCommand(x)).toBe(seedCommands.includes(x));
+    },
+  );
+  it('refuses the edge numbers around the codes', () => {
+    for (const x of [0.5, 1.5, -1, 50.000001, 256, 256 + 10, 2 ** 32, 2 ** 32 + 1, Number.NaN, -Infinity]) {
+      expect(isFceuCommand(x)).toBe(false);
+    }
+  });
   it('rejects out-of-range switch and slot numbers', () => {
     expect(() => fceuDipSwitchCommand(8)).toThrow(RangeError);
     expect(() => fceuSelectSlotCommand(9)).toThrow(RangeError);

@@ -38,18 +38,24 @@ export const FCEU_DIP_SWITCHES = 8;
 /** Number of save-state slots addressable by commands 42–50. */
 export const FCEU_SAVE_SLOTS = 9;
 
-/** True when `code` is one of the command codes the seed defines. */
+/** 1 at every command code the seed defines: 0, 1, 2, 10–19, 30, 31, 40–50. */
+const COMMAND_TABLE: Uint8Array = (() => {
+  const t = new Uint8Array(256);
+  for (const [from, to] of [
+    [0, 2],
+    [10, 19],
+    [30, 31],
+    [40, 50],
+  ] as const) {
+    for (let c = from; c <= to; c++) t[c] = 1;
+  }
+  return t;
+})();
+
+/** True when `code` is one of the command codes the seed defines. One table load: decoders call it every frame. */
 export function isFceuCommand(code: number): boolean {
-  if (!Number.isInteger(code)) return false;
-  return (
-    code === 0 ||
-    code === 1 ||
-    code === 2 ||
-    (code >= 10 && code <= 19) ||
-    code === 30 ||
-    code === 31 ||
-    (code >= 40 && code <= 50)
-  );
+  // `(code & 0xff) === code` holds exactly for the integers 0–255 (not for fractions, NaN or ±∞).
+  return (code & 0xff) === code && COMMAND_TABLE[code] === 1;
 }
 
 /** The command toggling VS Unisystem dip switch `index` (0–7): `11 + index`. */

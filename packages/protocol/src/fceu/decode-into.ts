@@ -23,13 +23,6 @@ import {
  * offset that is an index into the whole of `bytes`); on a throw the object is left unchanged.
  */
 
-/** 1 for every command byte the seed defines: one load on the hot path instead of comparisons. */
-const COMMANDS: Uint8Array = (() => {
-  const t = new Uint8Array(256);
-  for (let c = 0; c < 256; c++) t[c] = isFceuCommand(c) ? 1 : 0;
-  return t;
-})();
-
 /** A fresh {@link FceuFrameData} (4 zero controller bytes, command 0) to decode into. */
 export function createFceuFrameData(): FceuFrameData {
   return { controllers: new Uint8Array(4), command: 0 };
@@ -114,7 +107,7 @@ export function decodeFceuUdpFrameInto<T extends FceuUdpFrame>(
   }
   const d = offset + FCEU_UDP_HEADER_SIZE;
   const command = bytes[d + 4]!;
-  if (COMMANDS[command] === 0) throw new DecodeError('unknown-type', d + 4, `FCEU command ${command}`);
+  if (!isFceuCommand(command)) throw new DecodeError('unknown-type', d + 4, `FCEU command ${command}`);
   const frame = into.frame;
   const c = controllersOf(frame);
   into.magic = readU32LE(bytes, offset + 4);
@@ -178,7 +171,7 @@ export function decodeFceuTcpFrameInto<T extends FceuTcpFrame>(
   }
   const d = offset + FCEU_TCP_HEADER_SIZE;
   const command = bytes[d + 4]!;
-  if (COMMANDS[command] === 0) throw new DecodeError('unknown-type', d + 4, `FCEU command ${command}`);
+  if (!isFceuCommand(command)) throw new DecodeError('unknown-type', d + 4, `FCEU command ${command}`);
   if (length !== FCEU_TCP_FRAME_SIZE) {
     throw new DecodeError(
       'trailing-bytes',
