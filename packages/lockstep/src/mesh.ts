@@ -318,7 +318,8 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
    * already removed ids are a no-op.
    * @param id The leaver's peer id.
    * @param _now The time (not needed by the mesh; kept for a uniform call with the other schedulers).
-   * @throws LockstepError `bad-argument` on a peer other than the host.
+   * @throws LockstepError `bad-argument` on a peer other than the host; `bad-state` if the cut
+   * frame does not fit the LEAVE's u32 (a session of over 2^32 frames).
    */
   removePeer(id: number, _now: number): void {
     if (this.id !== this.host || !this.joined) throw new LockstepError('bad-argument', 'only the host removes peers');
