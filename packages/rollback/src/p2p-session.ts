@@ -1,13 +1,14 @@
 import { DecodeError } from '@netplay/protocol';
 import { type Clock, Emitter, type EventSource, type Handler, type Unsubscribe } from '@netplay/transport';
 import { CONTROL_CHANNEL } from './channels.js';
+import { ChecksumExchange } from './checksum-exchange.js';
 import { RollbackError } from './errors.js';
 import type { SessionEventMap } from './events.js';
 import { HostCommands } from './host-commands.js';
 import { HostRole } from './host-role.js';
 import { InputExchange } from './input-exchange.js';
 import { Liveness } from './liveness.js';
-import { decodeByteFrameTail, decodeChecksum, encodeByteFrameTail, encodeChecksum, MessageType } from './messages.js';
+import { decodeByteFrameTail, encodeByteFrameTail, MessageType } from './messages.js';
 import type { P2PSessionOptions } from './p2p-options.js';
 import { PeerSet } from './peer-set.js';
 import { repeatLastInput } from './predictor.js';
@@ -41,16 +42,11 @@ export class P2PSession implements EventSource<SessionEventMap> {
   private readonly role: HostRole;
   private readonly commands: HostCommands;
   private readonly inputs: InputExchange;
+  private readonly checksums: ChecksumExchange;
   private readonly clock: Clock;
-  private readonly stateSource: ((frame: number) => Uint8Array | undefined) | undefined;
   private readonly disconnectMs: number;
-  private readonly ownSums = new Map<number, bigint>();
-  private readonly checkpoints = new Map<number, Uint8Array>();
-  private repairsApplied = 0;
   private delay: number;
-  private nextChecksumFrame: number;
   private stallCount = 0;
-  private desyncCount = 0;
   /** The slot of this peer's player. */
   readonly localPlayer: number;
   /** Whether this peer is the host (it may become it when the host leaves). */
@@ -73,7 +69,6 @@ export class P2PSession implements EventSource<SessionEventMap> {
     this.timeline = new Timeline(players, options.inputBytes, maxPrediction, options.predictor ?? repeatLastInput);
     this.localPlayer = options.localPlayer;
     this.clock = options.clock;
-    this.stateSource = options.stateSource;
     this.delay = checkDelay(options.inputDelay ?? 0);
     const fps = options.fps ?? 60;
     if (!(fps > 0 && fps <= 1000)) throw new RollbackError('bad-argument', `fps must be in (0, 1000], got ${fps}`);
@@ -82,7 +77,6 @@ export class P2PSession implements EventSource<SessionEventMap> {
     if (!Number.isInteger(interval) || interval < 0)
       throw new RollbackError('bad-argument', `checksumInterval must be a non-negative integer, got ${interval}`);
     this.checksumInterval = interval;
-    this.nextChecksumFrame = interval;
     const now = this.clock.now();
     this.peers = new PeerSet(options.send, now);
     const seen = new Set<number>([this.localPlayer]);
@@ -103,11 +97,19 @@ export class P2PSession implements EventSource<SessionEventMap> {
       this.disconnectMs,
       (peer) => this.disconnectPeer(peer),
     );
-    this.spectators = new SpectatorServer(this.timeline, this.peers, options.send, this.stateSource, this.emitter);
+    this.spectators = new SpectatorServer(this.timeline, this.peers, options.send, options.stateSource, this.emitter);
     this.role = new HostRole(options.isHost === true, options.hostPeer, this.peers, this.spectators);
     this.commands = new HostCommands(this.timeline, this.role, this.emitter);
     this.timeSync = new TimeSync(this.timeline, this.peers, this.emitter, fps, options.waitInterval ?? 60);
     this.inputs = new InputExchange(this.timeline, this.peers, this.timeSync, this.role, this.clock, this.localPlayer);
+    this.checksums = new ChecksumExchange(
+      interval,
+      this.timeline,
+      this.peers,
+      this.role,
+      options.stateSource,
+      this.emitter,
+    );
     // Slots nobody plays are empty from frame 0, and so are the slots of spectating peers.
     for (let p = 0; p < players; p++) if (!seen.has(p)) this.timeline.disconnect(p, 0);
     if (options.spectating === true) this.timeline.disconnect(this.localPlayer, 0);
@@ -207,7 +209,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
 
   /** The checksums this session needs (those of the exchange frames). */
   needsChecksum(frame: number): boolean {
-    return this.checksumInterval > 0 && frame % this.checksumInterval === 0;
+    return this.checksums.needs(frame);
   }
 
   /** Receives the checksum of the state saved for `frame` (the {@link CoreDriver} calls it). */
@@ -236,14 +238,13 @@ export class P2PSession implements EventSource<SessionEventMap> {
       return list.done();
     }
     const other = t.otherFrame;
-    this.exchangeChecksums(other);
+    this.checksums.exchange(other);
     if (this.isHost) this.spectators.serve(other, this.delay);
     const load = this.commands.takeLoad();
     if (load !== undefined) {
       t.loadState(list, load.frame, load.state);
       for (const q of t.queues) q.restartAt(load.frame);
-      this.afterLoad(load.frame);
-      if (load.repair) this.repairsApplied = (this.repairsApplied + 1) & 0xff;
+      this.checksums.afterLoad(load.frame, load.repair);
       // Inputs before a loaded state are irrelevant: spectators jump to it too.
       this.spectators.jumpTo(load.frame);
       if (load.repair) this.emitter.emit('desync-repaired', { frame: load.frame });
@@ -293,13 +294,9 @@ export class P2PSession implements EventSource<SessionEventMap> {
         case MessageType.Input:
           this.inputs.onInput(r, data);
           break;
-        case MessageType.Checksum: {
-          const m = decodeChecksum(data);
-          // Computed before our last repair reached that peer: stale.
-          if (this.isHost && m.repairs !== r.repairsSent) break;
-          this.onRemoteChecksum(r, m.frame, m.checksum);
+        case MessageType.Checksum:
+          this.checksums.onMessage(r, data);
           break;
-        }
         case MessageType.Leave:
           if (!this.fromHost(peer)) break;
           this.role.applied();
@@ -486,7 +483,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
       maxRollbackDepth: t.maxRollbackDepth,
       resimulatedFrames: t.resimulatedFrames,
       stalls: this.stallCount,
-      desyncs: this.desyncCount,
+      desyncs: this.checksums.desyncs,
     };
   }
 
@@ -622,70 +619,5 @@ export class P2PSession implements EventSource<SessionEventMap> {
     for (const r of this.peers.list) if (r.player === player) r.connected = false;
     this.emitter.emit('player-left', { player, frame: m.frame });
     this.liveness.checkRunning();
-  }
-
-  /** Sends our checksums of the exchange frames that became final, and compares. */
-  private exchangeChecksums(other: number): void {
-    if (this.checksumInterval === 0) return;
-    while (this.nextChecksumFrame < other) {
-      const f = this.nextChecksumFrame;
-      this.nextChecksumFrame += this.checksumInterval;
-      const sum = this.timeline.checksumOf(f);
-      if (sum === undefined) continue;
-      this.ownSums.set(f, sum);
-      if (this.isHost) {
-        // Keep the host's savestate of the last few exchange frames, to repair at exactly that frame.
-        const st = this.stateSource?.(f);
-        if (st !== undefined) this.checkpoints.set(f, st.slice());
-        if (this.checkpoints.size > 4) this.checkpoints.delete(this.checkpoints.keys().next().value!);
-      }
-      if (this.ownSums.size > 16) this.ownSums.delete(this.ownSums.keys().next().value!);
-      const msg = encodeChecksum(f, sum, this.repairsApplied);
-      for (const r of this.peers.list) {
-        if (!r.connected) continue;
-        this.peers.send(r, CONTROL_CHANNEL, msg);
-        const theirs = r.sums.get(f);
-        if (theirs !== undefined) {
-          r.sums.delete(f);
-          this.compare(r, f, sum, theirs);
-        }
-      }
-    }
-  }
-
-  private onRemoteChecksum(r: Remote, frame: number, sum: bigint): void {
-    const mine = this.ownSums.get(frame);
-    if (mine !== undefined) this.compare(r, frame, mine, sum);
-    else if (frame >= this.nextChecksumFrame) {
-      r.sums.set(frame, sum);
-      if (r.sums.size > 16) r.sums.delete(r.sums.keys().next().value!);
-    }
-  }
-
-  private compare(r: Remote, frame: number, mine: bigint, theirs: bigint): void {
-    if (mine === theirs) return;
-    this.desyncCount++;
-    this.emitter.emit('desync-detected', { frame, peer: r.peer, local: mine, remote: theirs });
-    if (!this.isHost) return;
-    const t = this.timeline;
-    // The host's own state of that very frame when it kept it, else its newest final state.
-    let at = frame;
-    let state = this.checkpoints.get(frame);
-    if (state === undefined) {
-      at = Math.min(t.otherFrame, t.currentFrame);
-      state = this.stateSource?.(at);
-    }
-    if (state === undefined) return;
-    r.repairsSent = (r.repairsSent + 1) & 0xff;
-    this.peers.send(r, CONTROL_CHANNEL, encodeByteFrameTail(MessageType.Load, 0, at, state));
-  }
-
-  /** After loading a host state at `frame`: checksums before it are history. */
-  private afterLoad(frame: number): void {
-    // Checksums from the loaded frame on are recomputed by the replay and sent again.
-    if (this.checksumInterval > 0)
-      this.nextChecksumFrame = (Math.floor(frame / this.checksumInterval) + 1) * this.checksumInterval;
-    for (const f of [...this.ownSums.keys()]) if (f >= frame) this.ownSums.delete(f);
-    for (const r of this.peers.list) for (const f of [...r.sums.keys()]) if (f <= frame) r.sums.delete(f);
   }
 }
