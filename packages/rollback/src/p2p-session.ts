@@ -5,12 +5,15 @@ import { ChecksumExchange } from './checksum-exchange.js';
 import { RollbackError } from './errors.js';
 import type { SessionEventMap } from './events.js';
 import { HostCommands } from './host-commands.js';
+import { HostMigration } from './host-migration.js';
 import { HostRole } from './host-role.js';
 import { InputExchange } from './input-exchange.js';
 import { Liveness } from './liveness.js';
-import { decodeByteFrameTail, encodeByteFrameTail, MessageType } from './messages.js';
+import { decodeByteFrameTail, MessageType } from './messages.js';
+import { ModeSwitch } from './mode-switch.js';
 import type { P2PSessionOptions } from './p2p-options.js';
 import { PeerSet } from './peer-set.js';
+import { PlayerLeaves } from './player-leaves.js';
 import { repeatLastInput } from './predictor.js';
 import { Remote } from './remote.js';
 import { RequestList, type SessionRequest } from './requests.js';
@@ -43,8 +46,10 @@ export class P2PSession implements EventSource<SessionEventMap> {
   private readonly commands: HostCommands;
   private readonly inputs: InputExchange;
   private readonly checksums: ChecksumExchange;
+  private readonly leaves: PlayerLeaves;
+  private readonly modes: ModeSwitch;
+  private readonly migration: HostMigration;
   private readonly clock: Clock;
-  private readonly disconnectMs: number;
   private delay: number;
   private stallCount = 0;
   /** The slot of this peer's player. */
@@ -72,7 +77,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
     this.delay = checkDelay(options.inputDelay ?? 0);
     const fps = options.fps ?? 60;
     if (!(fps > 0 && fps <= 1000)) throw new RollbackError('bad-argument', `fps must be in (0, 1000], got ${fps}`);
-    this.disconnectMs = options.disconnectMs ?? 5000;
+    const disconnectMs = options.disconnectMs ?? 5000;
     const interval = options.checksumInterval ?? 60;
     if (!Number.isInteger(interval) || interval < 0)
       throw new RollbackError('bad-argument', `checksumInterval must be a non-negative integer, got ${interval}`);
@@ -94,7 +99,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
       this.emitter,
       this.clock,
       options.interruptMs ?? 750,
-      this.disconnectMs,
+      disconnectMs,
       (peer) => this.disconnectPeer(peer),
     );
     this.spectators = new SpectatorServer(this.timeline, this.peers, options.send, options.stateSource, this.emitter);
@@ -109,6 +114,26 @@ export class P2PSession implements EventSource<SessionEventMap> {
       this.role,
       options.stateSource,
       this.emitter,
+    );
+    this.leaves = new PlayerLeaves(
+      this.timeline,
+      this.peers,
+      this.inputs,
+      this.role,
+      this.liveness,
+      this.emitter,
+      this.clock,
+      disconnectMs,
+    );
+    this.modes = new ModeSwitch(this.timeline, this.peers, this.inputs, this.role, this.emitter, this.localPlayer);
+    this.migration = new HostMigration(
+      this.timeline,
+      this.peers,
+      this.inputs,
+      this.role,
+      this.leaves,
+      this.emitter,
+      this.localPlayer,
     );
     // Slots nobody plays are empty from frame 0, and so are the slots of spectating peers.
     for (let p = 0; p < players; p++) if (!seen.has(p)) this.timeline.disconnect(p, 0);
@@ -231,7 +256,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
     // A peer timing out may start the session inside this call: the local input comes next frame.
     const wasRunning = this.liveness.running;
     this.checkSilence(now);
-    this.finishLeaves(now);
+    this.leaves.finish(now);
     if (!wasRunning || !this.liveness.running) {
       this.stallCount++;
       this.inputs.send(now);
@@ -271,7 +296,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
   poll(): void {
     const now = this.clock.now();
     this.checkSilence(now);
-    this.finishLeaves(now);
+    this.leaves.finish(now);
     this.inputs.send(now);
   }
 
@@ -300,54 +325,31 @@ export class P2PSession implements EventSource<SessionEventMap> {
         case MessageType.Leave:
           if (!this.fromHost(peer)) break;
           this.role.applied();
-          this.onLeave(data);
+          this.leaves.onLeave(data);
           break;
-        case MessageType.Load: {
+        case MessageType.Load:
           if (!this.fromHost(peer)) break;
           this.commands.onLoad(data);
           break;
-        }
-        case MessageType.Pause: {
+        case MessageType.Pause:
           if (!this.fromHost(peer)) break;
           this.commands.onPause(data);
           break;
-        }
         case MessageType.Mode:
           if (!this.fromHost(peer)) break;
           this.role.applied();
-          this.onMode(data);
+          this.modes.onMode(data);
           break;
-        case MessageType.ModeRequest: {
-          if (!this.isHost) throw new RollbackError('protocol', `${peer} asked a non-host to change its mode`);
-          const m = decodeByteFrameTail(data, 'MODE_REQUEST');
-          this.switchMode(r.player, m.byte === 1, m.frame);
+        case MessageType.ModeRequest:
+          this.modes.onModeRequest(r, data, this.delay);
           break;
-        }
-        case MessageType.ReportRequest: {
+        case MessageType.ReportRequest:
           if (!this.fromHost(peer)) break;
-          const m = decodeByteFrameTail(data, 'REPORT_REQUEST');
-          if (m.byte >= this.timeline.players) throw new DecodeError('bad-value', 1, `player ${m.byte}`);
-          this.inputs.freeze(m.byte);
-          const q = this.timeline.queues[m.byte]!;
-          const next = q.lastFrame + 1;
-          this.peers.send(
-            r,
-            CONTROL_CHANNEL,
-            encodeByteFrameTail(MessageType.Report, m.byte, next, this.inputs.lastInputs(m.byte, next)),
-          );
+          this.leaves.onReportRequest(r, data);
           break;
-        }
-        case MessageType.Report: {
-          if (!this.isHost) throw new RollbackError('protocol', `${peer} sent a REPORT to a non-host`);
-          const m = decodeByteFrameTail(data, 'REPORT');
-          if (m.byte >= this.timeline.players) throw new DecodeError('bad-value', 1, `player ${m.byte}`);
-          const pending = this.pendingLeaves.get(m.byte);
-          if (pending === undefined) break;
-          if (m.tail.length > 0) this.inputs.take(m.byte, m.tail);
-          pending.waiting.delete(peer);
-          this.finishLeaves(this.clock.now());
+        case MessageType.Report:
+          this.leaves.onReport(peer, data);
           break;
-        }
         case MessageType.Joined: {
           if (!this.fromHost(peer)) break;
           const m = decodeByteFrameTail(data, 'JOINED');
@@ -375,43 +377,11 @@ export class P2PSession implements EventSource<SessionEventMap> {
     if (r === undefined || !r.connected) return;
     r.connected = false;
     this.emitter.emit('disconnected', { peer });
-    for (const pending of this.pendingLeaves.values()) pending.waiting.delete(peer);
-    if (this.isHost) this.startLeave(r.player);
-    else if (peer === this.hostPeer) this.migrateHost(r);
+    this.leaves.forget(peer);
+    if (this.isHost) this.leaves.start(r.player);
+    else if (peer === this.hostPeer) this.migration.migrate(r);
     this.liveness.checkRunning();
   }
-
-  /**
-   * Host: a player's link broke. Every peer is asked to stop taking that player's inputs and to
-   * report the ones it holds; once all have answered (or `disconnectMs` passed) the player leaves
-   * at the frame after the last input anyone holds, so no peer ever has to undo a frame it took
-   * as final.
-   */
-  private startLeave(player: number): void {
-    const q = this.timeline.queues[player]!;
-    if (q.disconnectFrame !== Number.POSITIVE_INFINITY || this.pendingLeaves.has(player)) return;
-    this.inputs.freeze(player);
-    const waiting = new Set<string>();
-    for (const r of this.peers.list) {
-      if (!r.connected || r.player === player) continue;
-      waiting.add(r.peer);
-      this.peers.send(r, CONTROL_CHANNEL, encodeByteFrameTail(MessageType.ReportRequest, player, 0, undefined));
-    }
-    const wait = this.disconnectMs > 0 ? this.disconnectMs : 5000;
-    this.pendingLeaves.set(player, { waiting, deadline: this.clock.now() + wait });
-    this.finishLeaves(this.clock.now());
-  }
-
-  /** Host: decides the pending leaves whose reports are all in (or overdue). */
-  private finishLeaves(now: number): void {
-    if (this.pendingLeaves.size === 0) return;
-    for (const [player, pending] of [...this.pendingLeaves]) {
-      if (pending.waiting.size > 0 && now < pending.deadline) continue;
-      this.pendingLeaves.delete(player);
-      this.removePlayer(player);
-    }
-  }
-  private readonly pendingLeaves = new Map<number, { waiting: Set<string>; deadline: number }>();
 
   /**
    * Asks to play (true) or to spectate (false) while staying connected; the host honours it at a
@@ -420,23 +390,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
    * @returns the frame from which this player stops playing (spectate), or undefined (play).
    */
   requestMode(playing: boolean): number | undefined {
-    const q = this.timeline.queues[this.localPlayer]!;
-    // To spectate, the player stops right after the inputs it already gave: nobody can hold an
-    // input of it past that frame, so the switch never undoes a frame a peer took as final.
-    const stopAt = q.lastFrame + 1;
-    if (this.isHost) {
-      this.switchMode(this.localPlayer, playing, stopAt);
-      return playing ? undefined : stopAt;
-    }
-    const host = this.hostPeer === undefined ? undefined : this.peers.get(this.hostPeer);
-    if (host === undefined || !host.connected) throw new RollbackError('bad-state', 'no host to ask');
-    if (!playing) this.timeline.disconnect(this.localPlayer, stopAt);
-    this.peers.send(
-      host,
-      CONTROL_CHANNEL,
-      encodeByteFrameTail(MessageType.ModeRequest, playing ? 1 : 0, stopAt, undefined),
-    );
-    return playing ? undefined : stopAt;
+    return this.modes.request(playing, this.delay);
   }
 
   /** Host only: pauses (true) or resumes (false) every peer. */
@@ -515,109 +469,8 @@ export class P2PSession implements EventSource<SessionEventMap> {
   /** Host-only messages ignored because their sender is not this peer's host. */
   ignoredMessages = 0;
 
-  /**
-   * Host migration: the connected peer with the lowest player slot (this one included) becomes
-   * the host. Every peer computes the same successor as long as they agree on who is connected.
-   */
-  private successor(excluding: string | undefined): Remote | undefined {
-    let best: Remote | undefined;
-    for (const r of this.peers.list) {
-      if (!r.connected || r.peer === excluding) continue;
-      if (best === undefined || r.player < best.player) best = r;
-    }
-    return best !== undefined && best.player < this.localPlayer ? best : undefined;
-  }
-
-  /** The host is gone: elect the next one; if it is this peer, start the old host's leave. */
-  private migrateHost(oldHost: Remote): void {
-    // Report requests of the old host that it never followed with a decision are void.
-    this.inputs.unfreezeAllBut(oldHost.player);
-    const next = this.successor(oldHost.peer);
-    if (next === undefined) {
-      this.role.become();
-      this.emitter.emit('host-changed', { peer: undefined, frame: this.timeline.currentFrame });
-      this.startLeave(oldHost.player);
-    } else {
-      this.role.follow(next.peer);
-      this.emitter.emit('host-changed', { peer: next.peer, frame: this.timeline.currentFrame });
-    }
-  }
-
   private checkSilence(now: number): void {
     this.liveness.checkSilence(now);
     this.peers.updateRates(now);
-  }
-
-  /** Host: removes `player` at the frame after its last input held, and tells everybody. */
-  private removePlayer(player: number): void {
-    const q = this.timeline.queues[player]!;
-    if (q.disconnectFrame !== Number.POSITIVE_INFINITY) return;
-    const frame = q.lastFrame + 1;
-    this.role.broadcastDecision(
-      encodeByteFrameTail(MessageType.Leave, player, frame, this.inputs.lastInputs(player, frame)),
-    );
-    this.timeline.disconnect(player, frame);
-    this.emitter.emit('player-left', { player, frame });
-  }
-
-  /**
-   * Host: `player` stops playing at the frame after its last input held, or starts again at the
-   * host's next frame plus its input delay; every peer (and spectator) is told.
-   */
-  private switchMode(player: number, playing: boolean, stopAt: number): void {
-    const t = this.timeline;
-    const q = t.queues[player]!;
-    const isPlaying = q.disconnectFrame === Number.POSITIVE_INFINITY;
-    if (isPlaying === playing) return;
-    if (!playing) {
-      // The player's own last frame, or later if the host already holds more of its inputs.
-      const frame = Math.max(stopAt, q.lastFrame + 1);
-      const tail = this.inputs.lastInputs(player, Math.min(frame, q.lastFrame + 1));
-      this.role.broadcastDecision(encodeByteFrameTail(MessageType.Mode, player, frame, tail));
-      t.disconnect(player, frame);
-      this.emitter.emit('mode-changed', { player, frame, playing });
-    } else {
-      const frame = Math.max(t.currentFrame + this.delay + 1, q.disconnectFrame);
-      this.role.broadcastDecision(encodeByteFrameTail(MessageType.Mode, player | 0x80, frame, undefined));
-      t.rejoin(player, frame);
-      this.emitter.emit('mode-changed', { player, frame, playing });
-    }
-  }
-
-  private onMode(data: Uint8Array): void {
-    const m = decodeByteFrameTail(data, 'MODE');
-    const player = m.byte & 0x7f;
-    const playing = (m.byte & 0x80) !== 0;
-    const t = this.timeline;
-    if (player >= t.players) throw new DecodeError('bad-value', 1, `player ${player}`);
-    const q = t.queues[player]!;
-    if (playing) {
-      if (q.disconnectFrame === Number.POSITIVE_INFINITY) return;
-      t.rejoin(player, m.frame);
-    } else {
-      // The player itself already stopped at that frame when it asked.
-      if (q.disconnectFrame !== m.frame) {
-        if (q.disconnectFrame !== Number.POSITIVE_INFINITY) return;
-        if (m.tail.length > 0) this.inputs.take(player, m.tail);
-        // Inputs still missing before that frame keep arriving from the player itself.
-        t.disconnect(player, m.frame);
-      }
-    }
-    this.emitter.emit('mode-changed', { player, frame: m.frame, playing });
-  }
-
-  private onLeave(data: Uint8Array): void {
-    const m = decodeByteFrameTail(data, 'LEAVE');
-    const player = m.byte;
-    if (player >= this.timeline.players) throw new DecodeError('bad-value', 1, `player ${player}`);
-    if (m.tail.length > 0) this.inputs.take(player, m.tail);
-    const q = this.timeline.queues[player]!;
-    if (q.disconnectFrame !== Number.POSITIVE_INFINITY) return;
-    if (q.lastFrame + 1 < m.frame)
-      throw new RollbackError('protocol', `player ${player} leaves at ${m.frame} but inputs stop at ${q.lastFrame}`);
-    this.timeline.disconnect(player, m.frame);
-    for (const r of this.peers.list) if (r.player === player) r.connected = false;
-    this.emitter.emit('player-left', { player, frame: m.frame });
-    this.liveness.checkRunning();
   }
 }

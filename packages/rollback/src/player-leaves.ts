@@ -1,0 +1,132 @@
+import { DecodeError } from '@netplay/protocol';
+import type { Clock, Emitter } from '@netplay/transport';
+import { CONTROL_CHANNEL } from './channels.js';
+import { RollbackError } from './errors.js';
+import type { SessionEventMap } from './events.js';
+import type { HostRole } from './host-role.js';
+import type { InputExchange } from './input-exchange.js';
+import type { Liveness } from './liveness.js';
+import { decodeByteFrameTail, encodeByteFrameTail, MessageType } from './messages.js';
+import type { PeerSet } from './peer-set.js';
+import type { Remote } from './remote.js';
+import type { Timeline } from './timeline.js';
+
+/** A leave the host is deciding: the peers whose report it awaits, until when. */
+interface PendingLeave {
+  readonly waiting: Set<string>;
+  readonly deadline: number;
+}
+
+/**
+ * Leaves agreed by reports (RetroArch's host decides them). When a player's link to the host
+ * breaks, the host asks every peer to stop taking that player's inputs and to report the ones it
+ * holds (REPORT_REQUEST, REPORT); once all have answered (or the disconnect timeout passed) it
+ * removes the player at the frame after the last input anyone holds and broadcasts that frame with
+ * the player's last inputs (LEAVE). So every peer removes it at the same frame, and no peer ever
+ * has to undo a frame it took as final.
+ * @internal
+ */
+export class PlayerLeaves {
+  private readonly pending = new Map<number, PendingLeave>();
+
+  constructor(
+    private readonly timeline: Timeline,
+    private readonly peers: PeerSet,
+    private readonly inputs: InputExchange,
+    private readonly role: HostRole,
+    private readonly liveness: Liveness,
+    private readonly emitter: Emitter<SessionEventMap>,
+    private readonly clock: Clock,
+    private readonly disconnectMs: number,
+  ) {}
+
+  /**
+   * Host: a player's link broke. Every peer is asked to stop taking that player's inputs and to
+   * report the ones it holds; once all have answered (or `disconnectMs` passed) the player leaves
+   * at the frame after the last input anyone holds, so no peer ever has to undo a frame it took
+   * as final.
+   */
+  start(player: number): void {
+    const q = this.timeline.queues[player]!;
+    if (q.disconnectFrame !== Number.POSITIVE_INFINITY || this.pending.has(player)) return;
+    this.inputs.freeze(player);
+    const waiting = new Set<string>();
+    for (const r of this.peers.list) {
+      if (!r.connected || r.player === player) continue;
+      waiting.add(r.peer);
+      this.peers.send(r, CONTROL_CHANNEL, encodeByteFrameTail(MessageType.ReportRequest, player, 0, undefined));
+    }
+    const wait = this.disconnectMs > 0 ? this.disconnectMs : 5000;
+    this.pending.set(player, { waiting, deadline: this.clock.now() + wait });
+    this.finish(this.clock.now());
+  }
+
+  /** Host: decides the pending leaves whose reports are all in (or overdue). */
+  finish(now: number): void {
+    if (this.pending.size === 0) return;
+    for (const [player, pending] of [...this.pending]) {
+      if (pending.waiting.size > 0 && now < pending.deadline) continue;
+      this.pending.delete(player);
+      this.remove(player);
+    }
+  }
+
+  /** `peer` is gone: no report is awaited from it. */
+  forget(peer: string): void {
+    for (const pending of this.pending.values()) pending.waiting.delete(peer);
+  }
+
+  /** A REPORT_REQUEST from the host (`r`): stop taking that player's inputs and report the ones held. */
+  onReportRequest(r: Remote, data: Uint8Array): void {
+    const m = decodeByteFrameTail(data, 'REPORT_REQUEST');
+    if (m.byte >= this.timeline.players) throw new DecodeError('bad-value', 1, `player ${m.byte}`);
+    this.inputs.freeze(m.byte);
+    const q = this.timeline.queues[m.byte]!;
+    const next = q.lastFrame + 1;
+    this.peers.send(
+      r,
+      CONTROL_CHANNEL,
+      encodeByteFrameTail(MessageType.Report, m.byte, next, this.inputs.lastInputs(m.byte, next)),
+    );
+  }
+
+  /** Host: a REPORT from `peer`, with the leaving player's inputs it holds. */
+  onReport(peer: string, data: Uint8Array): void {
+    if (!this.role.isHost) throw new RollbackError('protocol', `${peer} sent a REPORT to a non-host`);
+    const m = decodeByteFrameTail(data, 'REPORT');
+    if (m.byte >= this.timeline.players) throw new DecodeError('bad-value', 1, `player ${m.byte}`);
+    const pending = this.pending.get(m.byte);
+    if (pending === undefined) return;
+    if (m.tail.length > 0) this.inputs.take(m.byte, m.tail);
+    pending.waiting.delete(peer);
+    this.finish(this.clock.now());
+  }
+
+  /** A LEAVE from the host: the player is removed at the frame it decided. */
+  onLeave(data: Uint8Array): void {
+    const m = decodeByteFrameTail(data, 'LEAVE');
+    const player = m.byte;
+    if (player >= this.timeline.players) throw new DecodeError('bad-value', 1, `player ${player}`);
+    if (m.tail.length > 0) this.inputs.take(player, m.tail);
+    const q = this.timeline.queues[player]!;
+    if (q.disconnectFrame !== Number.POSITIVE_INFINITY) return;
+    if (q.lastFrame + 1 < m.frame)
+      throw new RollbackError('protocol', `player ${player} leaves at ${m.frame} but inputs stop at ${q.lastFrame}`);
+    this.timeline.disconnect(player, m.frame);
+    for (const r of this.peers.list) if (r.player === player) r.connected = false;
+    this.emitter.emit('player-left', { player, frame: m.frame });
+    this.liveness.checkRunning();
+  }
+
+  /** Host: removes `player` at the frame after its last input held, and tells everybody. */
+  private remove(player: number): void {
+    const q = this.timeline.queues[player]!;
+    if (q.disconnectFrame !== Number.POSITIVE_INFINITY) return;
+    const frame = q.lastFrame + 1;
+    this.role.broadcastDecision(
+      encodeByteFrameTail(MessageType.Leave, player, frame, this.inputs.lastInputs(player, frame)),
+    );
+    this.timeline.disconnect(player, frame);
+    this.emitter.emit('player-left', { player, frame });
+  }
+}
