@@ -2,7 +2,6 @@ import { createSocket } from 'node:dgram';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { NetplayHost } from '@netplay/session';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkAgreement, type FinalStates } from '../src/agreement.js';
@@ -10,43 +9,10 @@ import { runCli } from '../src/cli.js';
 import { ExitCode } from '../src/exit-codes.js';
 import { memoryIo } from '../src/io.js';
 import { spawnCli } from './child.js';
+import { join_, printed, spaceRacer, startHost } from './in-process.js';
 
-const spaceRacer = fileURLToPath(new URL('../assets/spaceracer.ch8', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'netplay-cli-host-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-/** Starts `netplay host` in-process on a free loopback port; resolves the port once it listens. */
-function startHost(args: string[], seconds: number) {
-  const io = memoryIo();
-  let finals: FinalStates | undefined;
-  let resolvePort: (port: number) => void = () => {};
-  const port = new Promise<number>((resolve) => {
-    resolvePort = resolve;
-  });
-  const done = runCli(
-    ['host', '--rom', spaceRacer, '--bind', '127.0.0.1', '--port', '0', '--bot', '--seconds', String(seconds), ...args],
-    io,
-    { host: { onListening: resolvePort, onFinals: (f) => (finals = f) } },
-  );
-  done.then(() => resolvePort(-1));
-  return { io, port, done, finals: () => finals };
-}
-
-function join_(port: number, args: string[]) {
-  const io = memoryIo();
-  let finals: FinalStates | undefined;
-  const done = runCli(['join', `127.0.0.1:${port}`, ...args], io, { join: { onFinals: (f) => (finals = f) } });
-  return { io, done, finals: () => finals };
-}
-
-/** Waits until `io` printed text matching `re` (bounded). */
-async function printed(io: { stdout: string[] }, re: RegExp, timeoutMs = 15_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!re.test(io.stdout.join(''))) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${re}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe('netplay host / join in-process', () => {
   it('a host, a player and a spectator play over UDP on loopback and agree on every final frame', async () => {

@@ -21,6 +21,11 @@ export interface LockstepRunnerOptions<C extends Core> {
   readonly onFrame?: (req: FrameRequest) => void;
   /** Most frames run in one turn (bounds catch-up bursts; default 100 000). */
   readonly maxFramesPerTurn?: number;
+  /**
+   * Connections to start with, by peer id (as {@link LockstepRunner.addPeer}), in place before the
+   * runner first wakes the scheduler: what it sends at once reaches them.
+   */
+  readonly peers?: Iterable<readonly [number, Connection]>;
 }
 
 interface Pending {
@@ -73,6 +78,7 @@ export class LockstepRunner<C extends Core = Core> {
     this.onFrame = options.onFrame;
     this.maxFrames = options.maxFramesPerTurn ?? 100_000;
     this.startedAt = this.clock.now();
+    for (const [peer, conn] of options.peers ?? []) this.listen(peer, conn);
     this.pump();
   }
 
@@ -88,6 +94,11 @@ export class LockstepRunner<C extends Core = Core> {
 
   /** Starts delivering the messages of `conn` as coming from peer `peer`. */
   addPeer(peer: number, conn: Connection): void {
+    this.listen(peer, conn);
+    this.pump();
+  }
+
+  private listen(peer: number, conn: Connection): void {
     if (this.conns.has(peer)) throw new LockstepError('bad-argument', `peer ${peer} already has a connection`);
     const off = conn.on('message', ({ channel, data }) => {
       if (this.stopped) return;
@@ -95,7 +106,6 @@ export class LockstepRunner<C extends Core = Core> {
       this.pump();
     });
     this.conns.set(peer, { conn, off, base: conn.stats.bytesSent });
-    this.pump();
   }
 
   /** Stops delivering `peer`'s messages and sending to it (the connection is not closed). */

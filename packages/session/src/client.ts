@@ -36,8 +36,16 @@ import {
   type SyncMessage,
 } from './messages.js';
 import { type SessionMode, SUPPORTED_MODES } from './mode.js';
+import {
+  createP2PScheduler,
+  isP2PLockstep,
+  type P2PLockstepMode,
+  type P2PLockstepShape,
+  p2pShape,
+} from './p2p-lockstep.js';
 import { passwordProof } from './password.js';
 import { RelayFramer, relayChannelOf, rollbackChannelOf } from './relay.js';
+import { ROUTE_HEADER_BYTES, RoutedConnection, routedChannelIndex } from './routed-connection.js';
 
 /** Options of {@link NetplayClient}. */
 export interface NetplayClientOptions {
@@ -61,6 +69,11 @@ export interface NetplayClientOptions {
   readonly maxPrediction?: number;
   /** Rollback: frames between checksum exchanges (default the scheduler's, 60). Use the host's value. */
   readonly checksumInterval?: number;
+  /**
+   * Source of a u32 for frame-advance's event-order seed (default: `crypto.getRandomValues`).
+   * Inject a seeded `Prng`'s `nextU32` for reproducible tests.
+   */
+  readonly randomU32?: () => number;
   /** Test hook: the session protocol version announced in HELLO (default {@link SESSION_PROTOCOL_VERSION}). */
   readonly protocolVersion?: number;
 }
@@ -92,7 +105,11 @@ export interface NetplayClientEventMap {
   /** The handshake is done; the scheduler runs from now on. */
   joined: JoinInfo;
   /** Lockstep modes: frame `frame` ran on the client's core (read its state in the handler). */
-  frame: { readonly frame: number };
+  frame: {
+    readonly frame: number;
+    /** Every port's input of that frame, port 0 first (`players × inputBytes` bytes; valid in the handler only). */
+    readonly inputs: Uint8Array;
+  };
   /** The session ended: `error` says why (a refusal, a timeout, or `closed`). Last event. */
   closed: { readonly error: SessionError };
 }
@@ -101,6 +118,12 @@ export interface NetplayClientEventMap {
 export type NetplayClientState = 'handshaking' | 'playing' | 'spectating' | 'closed';
 
 const MAX_EARLY_MESSAGES = 1024;
+
+const defaultRandomU32 = (): number => {
+  const a = new Uint32Array(1);
+  globalThis.crypto.getRandomValues(a);
+  return a[0] ?? 0;
+};
 
 /**
  * A client of a netplay session over one `Connection` (declaring `SESSION_CHANNELS`): sends
@@ -134,6 +157,8 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
   /** Rollback relay: peer nick → player slot, and back. */
   private readonly slotOf = new Map<string, number>();
   private readonly nickOf = new Map<number, string>();
+  /** lockstep-p2p and frame-advance: the mode's wire and one routed connection per other player's slot. */
+  private routed: { readonly shape: P2PLockstepShape; readonly routes: Map<number, RoutedConnection> } | undefined;
 
   constructor(connection: Connection, options: NetplayClientOptions) {
     this.conn = connection;
@@ -197,7 +222,7 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
     return this.coreDriver;
   }
 
-  /** The lockstep runner (mode `lockstep-cs`, after `joined`). */
+  /** The lockstep runner (lockstep modes, after `joined`). */
   get lockstep(): LockstepRunner | undefined {
     return this.runner;
   }
@@ -209,7 +234,7 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
 
   /** The next frame to simulate (undefined before the scheduler knows it). */
   get frame(): number | undefined {
-    return this.p2p?.currentFrame ?? this.watch?.currentFrame ?? this.csClient?.nextFrame;
+    return this.p2p?.currentFrame ?? this.watch?.currentFrame ?? this.runner?.schedulerRef.nextFrame;
   }
 
   /** Player scheduler stats (undefined for spectators and before `joined`). */
@@ -314,7 +339,11 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
   private onMessage(channel: string, data: Uint8Array): void {
     if (this.stage === 'closed') return;
     if (channel !== SESSION_CONTROL_CHANNEL) {
-      if (this.runner !== undefined) return; // the runner reads them itself
+      if (this.routed !== undefined) {
+        this.onRouted(this.routed, channel, data);
+        return;
+      }
+      if (this.runner !== undefined) return; // lockstep-cs: the runner reads them itself
       const host = this.challenge?.hostNick ?? '';
       const relayed = rollbackChannelOf(channel);
       if (relayed !== undefined && this.p2p !== undefined) {
@@ -420,6 +449,10 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
       roster: m.roster,
     };
     const o = this.options;
+    if (isP2PLockstep(m.mode)) {
+      this.startP2P(m.mode, m, info);
+      return;
+    }
     if (m.mode === 'lockstep-cs') {
       if (spectating) {
         this.fail(new SessionError('unsupported-mode', 'spectators are not supported in mode lockstep-cs'));
@@ -445,7 +478,7 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
         clock: o.clock,
         scheduler: cs,
         core: this.core,
-        onFrame: (req) => this.emitter.emit('frame', { frame: req.frame }),
+        onFrame: (req) => this.emitter.emit('frame', { frame: req.frame, inputs: req.inputs }),
       });
       this.stage = 'playing';
       this.joinInfo = info;
@@ -505,6 +538,82 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
     this.emitter.emit('joined', info);
   }
 
+  /** lockstep-p2p and frame-advance: every other player is a routed connection over the one to the host. */
+  private startP2P(mode: P2PLockstepMode, m: SyncMessage, info: JoinInfo): void {
+    const o = this.options;
+    if (m.slot === SPECTATOR_SLOT) {
+      this.fail(new SessionError('unsupported-mode', `spectators are not supported in mode ${mode}`));
+      return;
+    }
+    if (m.state.length > 0) {
+      try {
+        this.core.load(m.state);
+      } catch (e) {
+        this.fail(new SessionError('protocol', `the host's savestate does not load: ${(e as Error).message}`));
+        return;
+      }
+    }
+    const shape = p2pShape(mode);
+    const slots = [...new Set(m.roster.filter((e) => e.slot < m.players).map((e) => e.slot))];
+    if (!slots.includes(0) || !slots.includes(m.slot)) {
+      this.fail(new SessionError('protocol', `the roster in SYNC lacks the host or slot ${m.slot}`));
+      return;
+    }
+    const frameMs = 1000 / (o.fps ?? 60);
+    const scheduler = createP2PScheduler(mode, {
+      slot: m.slot,
+      slots,
+      ports: m.players,
+      inputBytes: m.inputBytes,
+      frameMs,
+      startMs: o.clock.now(),
+      seed: (o.randomU32 ?? defaultRandomU32)() >>> 0,
+      extraDelayMs: m.inputDelay * frameMs,
+    });
+    const routes = new Map<number, RoutedConnection>();
+    for (const slot of slots) {
+      if (slot === m.slot) continue;
+      routes.set(
+        slot,
+        new RoutedConnection({
+          carrier: this.conn,
+          slot,
+          channels: shape.channels,
+          // The host fans out what the scheduler sends every peer alike: send it once, to the host.
+          ...(slot === 0 ? { broadcast: shape.broadcast } : { skip: shape.broadcast }),
+          remoteAddress: slot === 0 ? this.conn.remoteAddress : `${this.conn.remoteAddress} → slot ${slot}`,
+        }),
+      );
+    }
+    this.routed = { shape, routes };
+    this.stage = 'playing';
+    this.joinInfo = info;
+    this.runner = new LockstepRunner({
+      clock: o.clock,
+      scheduler,
+      core: this.core,
+      peers: routes,
+      onFrame: (req) => this.emitter.emit('frame', { frame: req.frame, inputs: req.inputs }),
+    });
+    this.emitter.emit('joined', info);
+    const early = this.early.splice(0);
+    for (const e of early) this.onMessage(e.channel, e.data);
+  }
+
+  /** A routed message from the host: `[source slot][channel][payload]`; a departed source's are dropped. */
+  private onRouted(
+    routed: { readonly shape: P2PLockstepShape; readonly routes: Map<number, RoutedConnection> },
+    channel: string,
+    data: Uint8Array,
+  ): void {
+    const ci = routedChannelIndex(channel, data, routed.shape.channels);
+    if (ci < 0) {
+      this.fail(new SessionError('protocol', `bad routed message on ${channel} from the host`));
+      return;
+    }
+    routed.routes.get(data[0]!)?.deliver(ci, data.subarray(ROUTE_HEADER_BYTES));
+  }
+
   private onClose(reason: string | undefined): void {
     if (this.stage === 'closed') return;
     const wasJoined = this.stage !== 'handshaking';
@@ -513,6 +622,8 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
     this.timer = undefined;
     for (const off of this.offs) off();
     this.runner?.stop();
+    if (this.routed !== undefined)
+      for (const route of this.routed.routes.values()) route.end({ code: 'remote', reason: reason ?? 'closed' });
     if (this.p2p !== undefined && this.challenge !== undefined) this.p2p.disconnectPeer(this.challenge.hostNick);
     this.failure ??=
       reason === undefined

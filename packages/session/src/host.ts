@@ -13,7 +13,7 @@ import {
   TransportError,
   type Unsubscribe,
 } from '@netplay/transport';
-import { SESSION_CONTROL_CHANNEL } from './channels.js';
+import { RELAY_CONTROL_CHANNEL, RELAY_INPUT_CHANNEL, SESSION_CONTROL_CHANNEL } from './channels.js';
 import type { ContentInfo } from './content.js';
 import { SessionError } from './errors.js';
 import {
@@ -31,8 +31,16 @@ import {
   utf8Length,
 } from './messages.js';
 import { type SessionMode, SUPPORTED_MODES } from './mode.js';
+import {
+  createP2PScheduler,
+  isP2PLockstep,
+  type P2PLockstepShape,
+  type P2PScheduler,
+  p2pShape,
+} from './p2p-lockstep.js';
 import { equalBytes, passwordProof } from './password.js';
 import { RelayFramer, rollbackChannelOf } from './relay.js';
+import { BROADCAST_SLOT, ROUTE_HEADER_BYTES, RoutedConnection, routedChannelIndex } from './routed-connection.js';
 
 /** Options of {@link NetplayHost}. */
 export interface NetplayHostOptions {
@@ -44,12 +52,13 @@ export interface NetplayHostOptions {
   readonly clock: Clock;
   /** The host's own nick (default `"host"`); it is also its peer id in the scheduler. */
   readonly nick?: string;
-  /** The scheduler (default `rollback`; `rollback` and `lockstep-cs` are supported in this version). */
+  /** The scheduler (default `rollback`). */
   readonly mode?: SessionMode;
   /**
-   * Player slots including the host's (default 2): rollback 2–16 (the game starts when every
-   * slot is filled; with more than 2, the host relays the clients' messages to each other),
-   * lockstep-cs 2 up to the core's ports (at most 255; the game starts with the first client).
+   * Player slots including the host's (default 2): rollback, lockstep-p2p and frame-advance 2–16
+   * (the game starts when every slot is filled; the host relays the clients' messages to each
+   * other), lockstep-cs 2 up to the core's ports (at most 255; the game starts with the first
+   * client, later ones join late).
    */
   readonly players?: number;
   /** Spectators admitted at most (default 8). */
@@ -96,7 +105,11 @@ export interface NetplayHostEventMap {
   /** The first player joined: the scheduler runs from `frame`. */
   started: { readonly frame: number; readonly roster: readonly RosterEntry[] };
   /** Lockstep modes: frame `frame` ran on the host's core (read its state in the handler). */
-  frame: { readonly frame: number };
+  frame: {
+    readonly frame: number;
+    /** Every port's input of that frame, port 0 first (`players × inputBytes` bytes; valid in the handler only). */
+    readonly inputs: Uint8Array;
+  };
 }
 
 interface Peer {
@@ -155,8 +168,16 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
   private coreDriver: CoreDriver | undefined;
   private wait = 0;
   private readonly framer = new RelayFramer();
-  /** Admitted players by slot (rollback relay). */
+  /** Admitted players by slot (rollback and P2P lockstep relay). */
   private readonly bySlot = new Map<number, Peer>();
+  /** lockstep-p2p and frame-advance: the host's scheduler, the mode's wire and one routed connection per client slot. */
+  private p2p:
+    | {
+        readonly scheduler: P2PScheduler;
+        readonly shape: P2PLockstepShape;
+        readonly routes: Map<number, RoutedConnection>;
+      }
+    | undefined;
   private closed = false;
 
   /** @throws SessionError `unsupported-mode` or `bad-argument` for options this version cannot run. */
@@ -172,9 +193,17 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
     this.handshakeTimeoutMs = options.handshakeTimeoutMs ?? 10_000;
     this.randomU32 = options.randomU32 ?? defaultRandomU32;
     if (!SUPPORTED_MODES.includes(this.mode))
-      throw new SessionError('unsupported-mode', `mode ${this.mode} is not supported yet (supported: rollback)`);
-    if (this.mode === 'rollback' && (this.players < 2 || this.players > 16))
-      throw new SessionError('bad-argument', `rollback sessions have 2..16 players, got ${this.players}`);
+      throw new SessionError(
+        'unsupported-mode',
+        `mode ${String(this.mode)} is not one of ${SUPPORTED_MODES.join(', ')}`,
+      );
+    if (this.mode !== 'lockstep-cs' && (this.players < 2 || this.players > 16))
+      throw new SessionError('bad-argument', `${this.mode} sessions have 2..16 players, got ${this.players}`);
+    if (this.mode === 'lockstep-p2p' && (this.core.inputBytes < 1 || this.core.inputBytes > 4))
+      throw new SessionError(
+        'bad-argument',
+        `lockstep-p2p carries 1..4 input bytes per player (one MAMEHub mask); the core has ${this.core.inputBytes}`,
+      );
     if (!Number.isInteger(this.players) || this.players < 2 || this.players > 255)
       throw new SessionError('bad-argument', `players must be 2..255, got ${this.players}`);
     if (this.core.ports < this.players)
@@ -199,7 +228,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
     return this.session !== undefined || this.runner !== undefined;
   }
 
-  /** The lockstep runner (mode `lockstep-cs`, after {@link started}); `report()` gives latency and traffic. */
+  /** The lockstep runner (lockstep modes, after {@link started}); `report()` gives latency and traffic. */
   get lockstep(): LockstepRunner | undefined {
     return this.runner;
   }
@@ -221,7 +250,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
 
   /** The next frame the host simulates (0 before the start). */
   get frame(): number {
-    return this.session?.currentFrame ?? this.server?.nextFrame ?? 0;
+    return this.session?.currentFrame ?? this.runner?.schedulerRef.nextFrame ?? 0;
   }
 
   /** Scheduler stats (undefined before the start). */
@@ -319,7 +348,11 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
   private onMessage(peer: Peer, channel: string, data: Uint8Array): void {
     if (peer.stage === 'closed') return;
     if (channel !== SESSION_CONTROL_CHANNEL) {
-      // Lockstep: the runner reads the game channels of admitted peers itself.
+      if (isP2PLockstep(this.mode)) {
+        this.onRouted(peer, channel, data);
+        return;
+      }
+      // lockstep-cs: the runner reads the game channels of admitted peers itself.
       if (this.mode !== 'rollback' && peer.stage === 'playing') return;
       if (rollbackChannelOf(channel) !== undefined) {
         if (peer.stage === 'playing' && this.session !== undefined) this.relay(peer, channel, data);
@@ -458,7 +491,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
         return new SessionError('server-full', `server full: ${this.maxSpectators} spectators already watch`);
       return undefined;
     }
-    if ((this.mode === 'rollback' && this.session !== undefined) || players >= this.players)
+    if ((this.mode !== 'lockstep-cs' && this.started) || players >= this.players)
       return new SessionError('server-full', `server full: all ${this.players} player slots are taken`);
     return undefined;
   }
@@ -495,6 +528,10 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
       for (const p of this.bySlot.values()) this.sendTo(p, wait);
       return;
     }
+    if (isP2PLockstep(this.mode)) {
+      this.startP2P(this.mode);
+      return;
+    }
     this.start();
     // Spectators admitted before the start: their SPECTATE requests reach the scheduler now.
     for (const p of this.peers) {
@@ -528,7 +565,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
         clock: this.clock,
         scheduler: this.server,
         core: this.core,
-        onFrame: (req) => this.emitter.emit('frame', { frame: req.frame }),
+        onFrame: (req) => this.emitter.emit('frame', { frame: req.frame, inputs: req.inputs }),
       });
     }
     const roster = this.roster();
@@ -678,7 +715,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
   /** Tells the scheduler an admitted peer is gone. */
   private forget(peer: Peer, nick: string): void {
     this.session?.disconnectPeer(nick);
-    if (this.mode === 'rollback' && this.session === undefined && !peer.spectate) {
+    if (this.mode !== 'lockstep-cs' && !this.started && !peer.spectate) {
       const wait = encodeWait({ joined: this.bySlot.size + 1, players: this.players });
       for (const p of this.bySlot.values()) this.sendTo(p, wait);
     }
@@ -686,6 +723,126 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
       this.server.removeClient(peer.slot);
       this.runner?.removePeer(peer.slot);
     }
+    const p2p = this.p2p;
+    if (p2p !== undefined && peer.slot !== undefined && !peer.spectate) {
+      const route = p2p.routes.get(peer.slot);
+      if (route !== undefined) {
+        p2p.routes.delete(peer.slot);
+        this.runner?.removePeer(peer.slot);
+        route.end({ code: 'remote', reason: `${nick} left` });
+        // Every message of the leaver that any client got came through here first: the host's cut is safe.
+        p2p.scheduler.removePeer(peer.slot, this.clock.now());
+        this.runner?.pump();
+      }
+    }
+  }
+
+  /**
+   * lockstep-p2p and frame-advance: a routed message from a player, `[destination][channel][payload]`.
+   * Destination 0 is the host's scheduler; {@link BROADCAST_SLOT} (required on the mode's broadcast
+   * channels, refused elsewhere) is the host's scheduler and then every other player, in order of
+   * arrival; another slot is forwarded to that player as `[source][channel][payload]`.
+   */
+  private onRouted(peer: Peer, channel: string, data: Uint8Array): void {
+    const p2p = this.p2p;
+    if (peer.stage !== 'playing' || peer.slot === undefined) {
+      this.refuse(peer, new SessionError('protocol', `game message on ${channel} before the handshake finished`));
+      return;
+    }
+    if (p2p === undefined) {
+      this.refuse(peer, new SessionError('protocol', `game message on ${channel} before the game started`));
+      return;
+    }
+    if (channel !== RELAY_CONTROL_CHANNEL && channel !== RELAY_INPUT_CHANNEL) {
+      this.refuse(peer, new SessionError('protocol', `message on ${channel}, which mode ${this.mode} does not use`));
+      return;
+    }
+    const ci = routedChannelIndex(channel, data, p2p.shape.channels);
+    if (ci < 0) {
+      this.refuse(peer, new SessionError('protocol', `bad routed message on ${channel}`));
+      return;
+    }
+    const name = p2p.shape.channels[ci]!.name;
+    const to = data[0]!;
+    if ((to === BROADCAST_SLOT) !== p2p.shape.broadcast.has(name)) {
+      this.refuse(
+        peer,
+        new SessionError(
+          'protocol',
+          to === BROADCAST_SLOT ? `broadcast on channel ${name}` : `channel ${name} must be broadcast`,
+        ),
+      );
+      return;
+    }
+    const payload = data.subarray(ROUTE_HEADER_BYTES);
+    if (to === 0 || to === BROADCAST_SLOT) p2p.routes.get(peer.slot)?.deliver(ci, payload);
+    if (to === BROADCAST_SLOT) {
+      for (const [slot, q] of this.bySlot) if (slot !== peer.slot) this.forward(q, channel, peer.slot, ci, payload);
+    } else if (to !== 0 && to !== peer.slot) {
+      const q = this.bySlot.get(to);
+      if (q !== undefined) this.forward(q, channel, peer.slot, ci, payload);
+    }
+  }
+
+  private forward(to: Peer, channel: string, from: number, ci: number, payload: Uint8Array): void {
+    if (to.stage !== 'playing' || to.conn.state === 'closed') return;
+    try {
+      to.conn.send(channel, this.framer.frameRouted(from, ci, payload));
+    } catch (e) {
+      if (!(e instanceof TransportError)) throw e;
+    }
+  }
+
+  /** lockstep-p2p and frame-advance: every slot is filled; SYNC everyone and start the host's scheduler. */
+  private startP2P(mode: 'lockstep-p2p' | 'frame-advance'): void {
+    const state = new Uint8Array(this.core.stateBytes);
+    const n = this.core.saveInto(state);
+    const shape = p2pShape(mode);
+    const scheduler = createP2PScheduler(mode, {
+      slot: 0,
+      slots: [0, ...this.bySlot.keys()],
+      ports: this.players,
+      inputBytes: this.core.inputBytes,
+      frameMs: 1000 / (this.options.fps ?? 60),
+      startMs: this.clock.now(),
+      seed: this.randomU32() >>> 0,
+      extraDelayMs: (this.inputDelay * 1000) / (this.options.fps ?? 60),
+    });
+    const roster = this.roster();
+    for (const [slot, player] of this.bySlot)
+      this.sendTo(
+        player,
+        encodeSync({
+          mode,
+          frame: 0,
+          players: this.players,
+          slot,
+          inputDelay: this.inputDelay,
+          inputBytes: this.core.inputBytes,
+          roster,
+          state: state.subarray(0, n),
+        }),
+      );
+    const routes = new Map<number, RoutedConnection>();
+    for (const [slot, player] of this.bySlot)
+      routes.set(
+        slot,
+        new RoutedConnection({
+          carrier: player.conn,
+          slot: 0,
+          channels: shape.channels,
+          remoteAddress: `${player.conn.remoteAddress} (slot ${slot})`,
+        }),
+      );
+    this.p2p = { scheduler, shape, routes };
+    this.runner = new LockstepRunner({
+      clock: this.clock,
+      scheduler,
+      core: this.core,
+      peers: routes,
+      onFrame: (req) => this.emitter.emit('frame', { frame: req.frame, inputs: req.inputs }),
+    });
+    this.emitter.emit('started', { frame: 0, roster });
   }
 
   private onClose(peer: Peer, reason: string): void {

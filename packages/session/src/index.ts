@@ -48,4 +48,20 @@ export {
   type WaitMessage,
 } from './messages.js';
 export { SESSION_MODES, type SessionMode, SUPPORTED_MODES } from './mode.js';
+export {
+  createP2PScheduler,
+  isP2PLockstep,
+  type P2PLockstepMode,
+  type P2PLockstepShape,
+  type P2PScheduler,
+  type P2PSchedulerOptions,
+  p2pShape,
+} from './p2p-lockstep.js';
 export { passwordProof } from './password.js';
+export {
+  BROADCAST_SLOT,
+  ROUTE_HEADER_BYTES,
+  RoutedConnection,
+  type RoutedConnectionOptions,
+  routedChannelIndex,
+} from './routed-connection.js';

@@ -113,7 +113,7 @@ describe('refusals', () => {
     expect(hostSide?.reason).toBe(c.error?.closeReason);
   });
 
-  it('a mode the client does not run is refused with unsupported-mode', () => {
+  it('a lockstep-p2p SYNC whose roster lacks the host is refused with protocol', () => {
     const env = setup(14);
     const fake = env.net.listen('fake', { channels: SESSION_CHANNELS });
     let hostSide: CloseEvent | undefined;
@@ -151,16 +151,18 @@ describe('refusals', () => {
       nick: 'alice',
     });
     env.net.runUntil(() => hostSide !== undefined, 10_000);
-    expect(c.error?.code).toBe('unsupported-mode');
-    expect(SessionError.fromCloseReason(hostSide?.reason ?? '').code).toBe('unsupported-mode');
+    expect(c.error?.code).toBe('protocol');
+    expect(c.error?.message).toMatch(/roster in SYNC lacks the host/);
+    expect(SessionError.fromCloseReason(hostSide?.reason ?? '').code).toBe('protocol');
   });
 
   it('a host cannot be created with a mode or player count this version does not run', () => {
     const core = new TestCore({ players: 4 });
     const make = (o: object) => () =>
       new NetplayHost({ core, content: CONTENT, clock: setup(1).net.clock, randomU32: () => 1, ...o });
-    expect(make({ mode: 'frame-advance' })).toThrow(expect.objectContaining({ code: 'unsupported-mode' }));
-    expect(make({ mode: 'lockstep-p2p' })).toThrow(expect.objectContaining({ code: 'unsupported-mode' }));
+    expect(make({ mode: 'teleport' })).toThrow(expect.objectContaining({ code: 'unsupported-mode' }));
+    expect(make({ mode: 'frame-advance', players: 17 })).toThrow(expect.objectContaining({ code: 'bad-argument' }));
+    expect(make({ mode: 'lockstep-p2p', players: 1 })).toThrow(expect.objectContaining({ code: 'bad-argument' }));
     expect(make({ mode: 'lockstep-cs', players: 1 })).toThrow(expect.objectContaining({ code: 'bad-argument' }));
     expect(make({ players: 17 })).toThrow(expect.objectContaining({ code: 'bad-argument' }));
   });

@@ -14,7 +14,7 @@ import { makeCore, readRom } from '../rom.js';
 import { sessionFailure } from '../session-errors.js';
 
 /** Usage text of `netplay host`. */
-export const HOST_USAGE = `netplay host --rom FILE [--port N] [--bind ADDRESS] [--transport udp|ws] [--mode rollback|lockstep-cs]
+export const HOST_USAGE = `netplay host --rom FILE [--port N] [--bind ADDRESS] [--transport udp|ws] [--mode M]
                 [--players N] [--password TEXT] [--delay N] [--nick NAME] [--bot] [--seconds N]
 
 Hosts a game of the ROM and plays player 1 from the keyboard (W/S/A/D or arrows, Space/J, K; Q quits).
@@ -22,8 +22,10 @@ Others join with "netplay join HOST:PORT" (the same ROM), spectators with --spec
   --port N        port to listen on (default ${DEFAULT_PORT}; 0 picks a free one)
   --bind ADDRESS  address to listen on (default 0.0.0.0: reachable by others; 127.0.0.1: this machine only)
   --transport T   udp (default) or ws (WebSocket, for browsers)
-  --mode M        rollback (default) or lockstep-cs (lockstep-p2p, frame-advance: not supported yet, exit 9)
-  --players N     player slots including the host (rollback: 2)
+  --mode M        rollback (default), lockstep-cs (FCE Ultra client-server), lockstep-p2p (MAMEHub mesh)
+                  or frame-advance (FS-UAE); the P2P modes run through this host, which relays
+  --players N     player slots including the host (default 2; the game starts when all are in,
+                  except in lockstep-cs, where it starts with the first and others join late)
   --password P    password joiners must give (sent as a salted SHA-256 proof, never in clear)
   --delay N       frames of input delay (default 0)
   --nick NAME     the host's nick (default "host")

@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { checkAgreement } from '../src/agreement.js';
+import { runCli } from '../src/cli.js';
+import { ExitCode } from '../src/exit-codes.js';
+import { memoryIo } from '../src/io.js';
+import { spawnCli } from './child.js';
+import { join_, printed, startHost } from './in-process.js';
+
+describe.each(['lockstep-p2p', 'frame-advance'])('netplay host --mode %s', (mode) => {
+  it('three players over UDP; one is killed mid-game, the host and the other play on and agree', async () => {
+    const host = startHost(['--mode', mode, '--players', '3'], 11);
+    const port = await host.port;
+    const player = join_(port, ['--bot', '--seconds', '9', '--nick', 'ann', '--players', '3']);
+    const victim = spawnCli(['join', `127.0.0.1:${port}`, '--bot', '--nick', 'vic', '--players', '3']);
+    try {
+      await victim.waitFor(new RegExp(`\\(P\\d\\), ${mode}`));
+      await printed(host.io, /all players are in/);
+      await new Promise((r) => setTimeout(r, 1000));
+      victim.kill();
+      const code = await victim.exit;
+      expect(code, `${victim.stdout()}\n${victim.stderr()}\n${host.io.stdout.join('')}`).toBe(null); // killed by the signal
+      // The UDP transport notices the silence after its disconnect timeout (5 s by default).
+      await printed(host.io, /vic left \(P\d; the game goes on without it\)/, 10_000);
+      expect(await player.done).toBe(ExitCode.Ok);
+      expect(await host.done).toBe(ExitCode.Ok);
+      expect(player.io.stdout.join('')).toMatch(new RegExp(`as ann \\(P\\d\\), ${mode}`));
+      const a = checkAgreement([host.finals()!, player.finals()!]);
+      expect(a.compared).toBeGreaterThan(10);
+      expect(a.differing).toBe(0);
+      // Lockstep stalls everyone until the host sees the leave (up to the 5 s disconnect timeout);
+      // then the game goes on without the victim: well past the frames of the first seconds.
+      expect(player.finals()!.last).toBeGreaterThan(240);
+    } finally {
+      victim.kill();
+    }
+  }, 40_000);
+
+  it('a spectator is refused with exit Unsupported; the players are not disturbed', async () => {
+    const host = startHost(['--mode', mode], 4);
+    const port = await host.port;
+    const player = join_(port, ['--bot', '--seconds', '2.5']);
+    await printed(player.io, /joined/);
+    const watcher = memoryIo();
+    expect(await runCli(['join', `127.0.0.1:${port}`, '--spectate'], watcher)).toBe(ExitCode.Unsupported);
+    expect(watcher.stderr.join('')).toMatch(/spectators are not supported in mode/);
+    expect(await player.done).toBe(ExitCode.Ok);
+    expect(await host.done).toBe(ExitCode.Ok);
+    const a = checkAgreement([host.finals()!, player.finals()!]);
+    expect(a.compared).toBeGreaterThan(10);
+    expect(a.differing).toBe(0);
+  }, 20_000);
+});

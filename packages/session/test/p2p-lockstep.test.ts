@@ -1,0 +1,184 @@
+import { fc, test } from '@fast-check/vitest';
+import { TestCore } from '@netplay/state/testing';
+import { describe, expect, it } from 'vitest';
+import {
+  decodeSessionMessage,
+  encodeChallenge,
+  encodeSync,
+  type NetplayClient,
+  type NetplayHost,
+  RELAY_CONTROL_CHANNEL,
+  SESSION_CHANNELS,
+  SESSION_CONTROL_CHANNEL,
+  SessionMessageType,
+  type SessionMode,
+} from '../src/index.js';
+import { CONTENT, FRAME_MS, inputSource, setup } from './harness.js';
+
+type Env = ReturnType<typeof setup>;
+type P2PMode = Extract<SessionMode, 'lockstep-p2p' | 'frame-advance'>;
+const MODES: readonly P2PMode[] = ['lockstep-p2p', 'frame-advance'];
+const SEED = 7;
+
+/** What one peer ran: the checksum after each frame, and every frame's inputs (for the offline replay). */
+interface Track {
+  readonly sums: Map<number, bigint>;
+  readonly inputs: Uint8Array[];
+}
+
+function track(peer: NetplayHost | NetplayClient): Track {
+  const t: Track = { sums: new Map(), inputs: [] };
+  (peer as NetplayClient).on('frame', ({ frame, inputs }) => {
+    t.sums.set(frame, peer.core.checksum());
+    t.inputs[frame] = inputs.slice();
+  });
+  return t;
+}
+
+/** Runs the host and the clients (each with its own seeded inputs) for `ms` of simulated time. */
+function run(env: Env, peers: NetplayClient[], ms: number, seed: number): void {
+  const hi = inputSource(seed);
+  const ci = peers.map((_, i) => inputSource(seed + 1 + i));
+  for (let t = 0; t < ms; t += FRAME_MS) {
+    env.host.tick(hi());
+    peers.forEach((c, i) => {
+      if (c.state !== 'closed') c.tick(ci[i]?.());
+    });
+    env.net.advance(FRAME_MS);
+  }
+}
+
+/**
+ * The determinism property for one peer against the host: every frame both ran has the same
+ * checksum, and replaying the peer's inputs offline on a fresh core gives its final checksum.
+ */
+function expectAgreement(host: Track, peer: Track, players: number, minFrames: number): void {
+  let compared = 0;
+  for (const [f, h] of peer.sums) {
+    const o = host.sums.get(f);
+    if (o === undefined) continue;
+    compared++;
+    expect(h, `frame ${f}`).toBe(o);
+  }
+  expect(compared).toBeGreaterThan(minFrames);
+  const fresh = new TestCore({ players, seed: SEED });
+  for (let f = 0; f < peer.inputs.length; f++) {
+    const inputs = peer.inputs[f];
+    expect(inputs, `inputs of frame ${f}`).toBeDefined();
+    for (let p = 0; p < players; p++) fresh.setInput(p, inputs!.subarray(p * 2, p * 2 + 2));
+    fresh.advance();
+  }
+  expect(fresh.checksum()).toBe(peer.sums.get(peer.inputs.length - 1));
+}
+
+/** Joins players 1.. (each tracked from the start) and waits until all are in the game. */
+function start(env: Env, players: number): { clients: NetplayClient[]; tracks: Track[] } {
+  const clients: NetplayClient[] = [];
+  for (let i = 1; i < players; i++)
+    clients.push(env.join(`p${i}`, { core: new TestCore({ players, seed: SEED }), randomU32: () => 0x1234 + i }));
+  const tracks = clients.map(track);
+  env.net.runUntil(() => clients.every((c) => c.state !== 'handshaking'), 20_000);
+  for (const c of clients) expect(c.state).toBe('playing');
+  return { clients, tracks };
+}
+
+describe.each(MODES)('%s over the session star', (mode) => {
+  test.prop(
+    [
+      fc.integer({ min: 1, max: 2 ** 30 }),
+      fc.integer({ min: 2, max: 4 }),
+      fc.record({
+        latencyMs: fc.integer({ min: 0, max: 60 }),
+        jitterMs: fc.integer({ min: 0, max: 20 }),
+        loss: fc.double({ min: 0, max: 0.05, noNaN: true }),
+        duplicate: fc.double({ min: 0, max: 0.05, noNaN: true }),
+        reorder: fc.double({ min: 0, max: 0.05, noNaN: true }),
+        reorderDelayMs: fc.integer({ min: 0, max: 30 }),
+      }),
+    ],
+    { numRuns: 4 },
+  )('every player runs the same frames as the host and as an offline replay', (seed, players, link) => {
+    const env = setup(seed, { mode, players, core: new TestCore({ players, seed: SEED }), inputDelay: 1 }, link);
+    const host = track(env.host);
+    const { clients, tracks } = start(env, players);
+    expect(clients.map((c) => c.info?.mode)).toEqual(clients.map(() => mode));
+    run(env, clients, 4000, seed);
+    expect(env.host.frame).toBeGreaterThan(120);
+    for (const t of tracks) expectAgreement(host, t, players, 100);
+  });
+
+  test.prop([fc.integer({ min: 1, max: 2 ** 30 }), fc.integer({ min: 500, max: 2500 }), fc.boolean()], {
+    numRuns: 4,
+  })('a player that leaves or is killed mid-game: the others play on and still agree', (seed, leaveAt, kill) => {
+    const players = 3;
+    const env = setup(seed, { mode, players, core: new TestCore({ players, seed: SEED }) });
+    const host = track(env.host);
+    const { clients, tracks } = start(env, players);
+    const [a, b] = clients as [NetplayClient, NetplayClient];
+    const [ta, tb] = tracks as [Track, Track];
+    const left: string[] = [];
+    env.host.on('peer-left', ({ nick }) => left.push(nick));
+    run(env, [a, b], leaveAt, seed);
+    const frameAtLeave = env.host.frame;
+    if (kill) {
+      // Killed: no close message, no more packets; the host notices by the transport's timeout.
+      env.net.cutBoth('p2', 'host');
+      run(env, [a], 7000, seed + 1);
+    } else {
+      b.close();
+      run(env, [a], 3000, seed + 1);
+    }
+    expect(left).toEqual(['p2']);
+    expect(a.state).toBe('playing');
+    expect(env.host.frame).toBeGreaterThan(frameAtLeave + 120);
+    expectAgreement(host, ta, players, frameAtLeave + 100);
+    // What the leaver ran before it left agrees too.
+    let compared = 0;
+    for (const [f, h] of tb.sums) {
+      const o = host.sums.get(f);
+      if (o === undefined) continue;
+      compared++;
+      expect(h, `frame ${f}`).toBe(o);
+    }
+    expect(compared).toBeGreaterThan(0);
+  });
+
+  it('refuses spectators and a player once the game started', () => {
+    const env = setup(11, { mode, players: 2 });
+    const [a] = start(env, 2).clients as [NetplayClient];
+    const spectator = env.join('s', { spectate: true });
+    const late = env.join('late');
+    run(env, [a, spectator, late], 1000, 3);
+    expect(spectator.error?.code).toBe('unsupported-mode');
+    expect(late.error?.code).toBe('server-full');
+    expect(a.state).toBe('playing');
+    expect(env.host.frame).toBeGreaterThan(30);
+  });
+
+  it('disconnects a player that sends a bad routed message, and the others play on', () => {
+    const env = setup(12, { mode, players: 3, core: new TestCore({ players: 3, seed: SEED }) });
+    const host = track(env.host);
+    const { clients, tracks } = start(env, 3);
+    const [a, b] = clients as [NetplayClient, NetplayClient];
+    const ta = tracks[0]!;
+    run(env, [a, b], 1000, 5);
+    const refused: string[] = [];
+    env.host.on('peer-refused', ({ nick, error }) => refused.push(`${nick}: ${error.code}: ${error.message}`));
+    // b's connection now carries a message naming a channel the mode does not have.
+    const conn = (b as unknown as { conn: { send(channel: string, data: Uint8Array): void } }).conn;
+    conn.send(RELAY_CONTROL_CHANNEL, Uint8Array.of(0, 200, 1, 2, 3));
+    const before = env.host.frame;
+    run(env, [a], 3000, 6);
+    expect(refused).toEqual(['p2: protocol: bad routed message on np-relay']);
+    expect(b.error?.code).toBe('protocol');
+    expect(env.host.frame).toBeGreaterThan(before + 120);
+    expectAgreement(host, ta, 3, before + 100);
+  });
+});
+
+describe('P2P lockstep mode checks', () => {
+  it('the host refuses lockstep-p2p on a core with more than 4 input bytes', () => {
+    const core = new TestCore({ players: 2, seed: SEED, inputBytes: 5 });
+    expect(() => setup(1, { mode: 'lockstep-p2p', core })).toThrow(/1\.\.4 input bytes/);
+  });
+});
