@@ -97,13 +97,15 @@ export async function play(rom: Uint8Array, params: PageParams, state: NetplaySt
       if (params.seconds !== undefined && now - start >= params.seconds * 1000) return stop(undefined);
       const due = Math.floor((now - start) / FRAME_MS);
       if (due - ran > MAX_CATCH_UP) ran = due - MAX_CATCH_UP;
+      const s = client.rollback;
       while (ran < due) {
         ran++;
         client.tick(input?.next());
+        // After every tick: a spectator keeps only its last states, so a frame not recorded
+        // before the next ticks would be gone (a loaded machine runs several ticks per callback).
+        if (s !== undefined) record(Math.min(s.confirmedFrame, s.currentFrame));
+        else if (client.frame !== undefined) record(client.frame);
       }
-      const s = client.rollback;
-      if (s !== undefined) record(Math.min(s.confirmedFrame, s.currentFrame));
-      else if (client.frame !== undefined) record(client.frame);
       state.frame = client.frame ?? -1;
       view.draw(core);
       view.stats(s !== undefined ? rollbackStats(s) : `frame ${state.frame} (spectating: confirmed inputs only)`);
