@@ -2,6 +2,7 @@
  * @netplay/cli: the netplay command (see README). The commands are also callable in-process.
  * @packageDocumentation
  */
+export { checkAgreement, FINALS_HEADER, FinalStates, formatFinals } from './agreement.js';
 export { type CliDeps, runCli, USAGE } from './cli.js';
 export { type DemoDeps, type DemoResult, demoCommand, runDemo } from './commands/demo.js';
 export { runSyncTest, type SyncTestDeps, type SyncTestResult, synctestCommand } from './commands/synctest.js';
