@@ -147,7 +147,6 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
   private p2p: P2PSession | undefined;
   private watch: SpectatorSession | undefined;
   private coreDriver: CoreDriver | undefined;
-  private csClient: ClientServerClient | undefined;
   private runner: LockstepRunner | undefined;
   private readonly early: Array<{ channel: string; data: Uint8Array }> = [];
   private wait = 0;
@@ -458,14 +457,7 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
         this.fail(new SessionError('unsupported-mode', 'spectators are not supported in mode lockstep-cs'));
         return;
       }
-      if (m.state.length > 0) {
-        try {
-          this.core.load(m.state);
-        } catch (e) {
-          this.fail(new SessionError('protocol', `the host's savestate does not load: ${(e as Error).message}`));
-          return;
-        }
-      }
+      if (!this.loadHostState(m.state)) return;
       const cs = new ClientServerClient({
         id: m.slot,
         server: 0,
@@ -473,7 +465,7 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
         inputBytes: m.inputBytes,
         frameMs: 1000 / (o.fps ?? 60),
       });
-      this.csClient = cs;
+
       this.runner = new LockstepRunner({
         clock: o.clock,
         scheduler: cs,
@@ -494,14 +486,7 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
       this.coreDriver = new CoreDriver(this.core, s.ringFrames);
       this.stage = 'spectating';
     } else {
-      if (m.state.length > 0) {
-        try {
-          this.core.load(m.state);
-        } catch (e) {
-          this.fail(new SessionError('protocol', `the host's savestate does not load: ${(e as Error).message}`));
-          return;
-        }
-      }
+      if (!this.loadHostState(m.state)) return;
       for (const e of m.roster)
         if (e.slot !== m.slot && e.slot !== 0 && e.slot < m.players) {
           this.slotOf.set(e.nick, e.slot);
@@ -538,6 +523,18 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
     this.emitter.emit('joined', info);
   }
 
+  /** Loads the host's savestate from SYNC (none if empty); false (and the session failed) if it does not load. */
+  private loadHostState(state: Uint8Array): boolean {
+    if (state.length === 0) return true;
+    try {
+      this.core.load(state);
+      return true;
+    } catch (e) {
+      this.fail(new SessionError('protocol', `the host's savestate does not load: ${(e as Error).message}`));
+      return false;
+    }
+  }
+
   /** lockstep-p2p and frame-advance: every other player is a routed connection over the one to the host. */
   private startP2P(mode: P2PLockstepMode, m: SyncMessage, info: JoinInfo): void {
     const o = this.options;
@@ -545,14 +542,7 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
       this.fail(new SessionError('unsupported-mode', `spectators are not supported in mode ${mode}`));
       return;
     }
-    if (m.state.length > 0) {
-      try {
-        this.core.load(m.state);
-      } catch (e) {
-        this.fail(new SessionError('protocol', `the host's savestate does not load: ${(e as Error).message}`));
-        return;
-      }
-    }
+    if (!this.loadHostState(m.state)) return;
     const shape = p2pShape(mode);
     const slots = [...new Set(m.roster.filter((e) => e.slot < m.players).map((e) => e.slot))];
     if (!slots.includes(0) || !slots.includes(m.slot)) {

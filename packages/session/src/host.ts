@@ -641,21 +641,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
     });
     this.session = session;
     this.coreDriver = driver;
-    const roster = this.roster();
-    for (const [slot, player] of this.bySlot)
-      this.sendTo(
-        player,
-        encodeSync({
-          mode: this.mode,
-          frame: 0,
-          players: this.players,
-          slot,
-          inputDelay: this.inputDelay,
-          inputBytes: this.core.inputBytes,
-          roster,
-          state: state.subarray(0, n),
-        }),
-      );
+    const roster = this.syncPlayers(state.subarray(0, n));
     this.emitter.emit('started', { frame: 0, roster });
   }
 
@@ -793,6 +779,26 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
     }
   }
 
+  /** Every slot is filled (rollback and the P2P lockstep modes): SYNC each player with frame 0 and `state`; returns the roster. */
+  private syncPlayers(state: Uint8Array): RosterEntry[] {
+    const roster = this.roster();
+    for (const [slot, player] of this.bySlot)
+      this.sendTo(
+        player,
+        encodeSync({
+          mode: this.mode,
+          frame: 0,
+          players: this.players,
+          slot,
+          inputDelay: this.inputDelay,
+          inputBytes: this.core.inputBytes,
+          roster,
+          state,
+        }),
+      );
+    return roster;
+  }
+
   /** lockstep-p2p and frame-advance: every slot is filled; SYNC everyone and start the host's scheduler. */
   private startP2P(mode: 'lockstep-p2p' | 'frame-advance'): void {
     const state = new Uint8Array(this.core.stateBytes);
@@ -808,21 +814,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
       seed: this.randomU32() >>> 0,
       extraDelayMs: (this.inputDelay * 1000) / (this.options.fps ?? 60),
     });
-    const roster = this.roster();
-    for (const [slot, player] of this.bySlot)
-      this.sendTo(
-        player,
-        encodeSync({
-          mode,
-          frame: 0,
-          players: this.players,
-          slot,
-          inputDelay: this.inputDelay,
-          inputBytes: this.core.inputBytes,
-          roster,
-          state: state.subarray(0, n),
-        }),
-      );
+    const roster = this.syncPlayers(state.subarray(0, n));
     const routes = new Map<number, RoutedConnection>();
     for (const [slot, player] of this.bySlot)
       routes.set(
