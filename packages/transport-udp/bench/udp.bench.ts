@@ -34,10 +34,17 @@ interface Pipe {
   onMessage(fn: (data: Uint8Array) => void): void;
   /** Whether the sender should hold back (its queue is long). */
   backedUp(): boolean;
+  /** Datagrams sent so far, both ways. */
+  datagrams(): number;
   close(): Promise<void>;
 }
 
-async function rawPipe(): Promise<Pipe> {
+/**
+ * Raw dgram from one socket to another. With `replyEvery`, the receiver also answers every
+ * `replyEvery`-th datagram with a 35-byte one (the size of an ack-only packet), so the pair makes
+ * as many syscalls as a reliable channel that acknowledges every 4 packets.
+ */
+async function rawPipe(replyEvery = 0): Promise<Pipe> {
   const rx = createSocket('udp4');
   const tx = createSocket('udp4');
   await new Promise<void>((r) => rx.bind(0, '127.0.0.1', r));
@@ -47,16 +54,31 @@ async function rawPipe(): Promise<Pipe> {
     s.setSendBufferSize(4 << 20);
   }
   const port = rx.address().port;
+  const txPort = tx.address().port;
   let inFlight = 0;
+  let sent = 0;
+  let received = 0;
+  const reply = new Uint8Array(35);
+  if (replyEvery > 0) {
+    tx.on('message', () => {});
+    rx.on('message', () => {
+      if (++received % replyEvery === 0) {
+        sent++;
+        rx.send(reply, txPort, '127.0.0.1');
+      }
+    });
+  }
   return {
     send(data) {
       inFlight++;
+      sent++;
       tx.send(data, port, '127.0.0.1', () => inFlight--);
     },
     onMessage(fn) {
       rx.on('message', (m) => fn(m));
     },
     backedUp: () => inFlight > 4096,
+    datagrams: () => sent,
     close: async () => {
       await Promise.all([rx, tx].map((s: Socket) => new Promise<void>((r) => s.close(() => r()))));
     },
@@ -77,6 +99,7 @@ async function udpPipe(channel: 'input' | 'state'): Promise<Pipe> {
       server!.on('message', (m) => fn(m.data));
     },
     backedUp: () => client.stats.sendQueueLength > 20_000,
+    datagrams: () => client.stats.packetsSent + (server?.stats.packetsSent ?? 0),
     close: async () => {
       client.close();
       await pollUntil(() => client.finished, 2000);
@@ -86,16 +109,28 @@ async function udpPipe(channel: 'input' | 'state'): Promise<Pipe> {
   };
 }
 
-async function throughput(pipe: Pipe, perTurn = PER_TURN): Promise<number> {
+/** Per labelled throughput run: datagrams and process CPU microseconds per delivered message. */
+const datagramsPerMessage = new Map<string, number[]>();
+const cpuPerMessage = new Map<string, number[]>();
+const push = (m: Map<string, number[]>, label: string, x: number) => m.set(label, [...(m.get(label) ?? []), x]);
+
+async function throughput(pipe: Pipe, perTurn = PER_TURN, label = ''): Promise<number> {
   let received = 0;
   pipe.onMessage(() => received++);
   const msg = new Uint8Array(MESSAGE);
+  const d0 = pipe.datagrams();
+  const cpu0 = process.cpuUsage();
   const start = performance.now();
   while (performance.now() - start < THROUGHPUT_MS) {
     if (!pipe.backedUp()) for (let i = 0; i < perTurn; i++) pipe.send(msg);
     await turn();
   }
   const counted = received;
+  if (label) {
+    const cpu = process.cpuUsage(cpu0);
+    push(datagramsPerMessage, label, (pipe.datagrams() - d0) / Math.max(1, counted));
+    push(cpuPerMessage, label, (cpu.user + cpu.system) / Math.max(1, counted));
+  }
   await pipe.close();
   return (counted * 1000) / THROUGHPUT_MS;
 }
@@ -155,6 +190,7 @@ const cases = {
   reliable: [] as number[],
   unreliable: [] as number[],
   raw1: [] as number[],
+  raw1ack: [] as number[],
   reliable1: [] as number[],
 };
 for (let r = 0; r < ROUNDS; r++) {
@@ -163,8 +199,10 @@ for (let r = 0; r < ROUNDS; r++) {
   cases.unreliable.push(await throughput(await udpPipe('state')));
   // One message per event-loop turn: every message becomes its own datagram on both sides, so
   // this pair shows the per-datagram cost of the reliable layer (acks, CRC, bookkeeping).
-  cases.raw1.push(await throughput(await rawPipe(), 1));
-  cases.reliable1.push(await throughput(await udpPipe('input'), 1));
+  cases.raw1.push(await throughput(await rawPipe(), 1, 'raw1'));
+  // The same with as many datagrams as the reliable channel sends: the syscall floor.
+  cases.raw1ack.push(await throughput(await rawPipe(4), 1, 'raw1ack'));
+  cases.reliable1.push(await throughput(await udpPipe('input'), 1, 'reliable1'));
 }
 const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
 
@@ -183,12 +221,43 @@ suite.record({
   baseline: 'raw dgram 16 B msgs',
 });
 suite.record({ name: 'raw dgram, 1 msg/turn', value: median(cases.raw1), unit: 'msg/s' });
+const dpm = (label: string) => median(datagramsPerMessage.get(label) ?? [Number.NaN]).toFixed(2);
+suite.record({
+  name: 'raw dgram + a reply per 4, 1 msg/turn',
+  value: median(cases.raw1ack),
+  unit: 'msg/s',
+  baseline: 'raw dgram, 1 msg/turn',
+  note: `${dpm('raw1ack')} datagrams per message: the reliable channel's syscall count`,
+});
 suite.record({
   name: 'UDP reliable, 1 msg/turn',
   value: median(cases.reliable1),
   unit: 'msg/s',
   baseline: 'raw dgram, 1 msg/turn',
-  note: 'one datagram per message',
+  note: `one datagram per message; ${dpm('reliable1')} datagrams per message with the acks`,
+});
+suite.record({
+  name: 'UDP reliable vs raw + replies, 1 msg/turn',
+  value: median(cases.reliable1),
+  unit: 'msg/s',
+  baseline: 'raw dgram + a reply per 4, 1 msg/turn',
+  note: 'what is left is the reliable layer itself',
+});
+// CPU time per message (user + system, whole process) is steadier than throughput on a loaded
+// machine and shows where the time goes: syscalls and libuv, or the reliable layer.
+const cpu = (label: string) => median(cpuPerMessage.get(label) ?? [Number.NaN]);
+suite.record({ name: 'CPU per msg: raw dgram, 1 msg/turn', value: cpu('raw1'), unit: 'us' });
+suite.record({
+  name: 'CPU per msg: raw + a reply per 4',
+  value: cpu('raw1ack'),
+  unit: 'us',
+  baseline: 'CPU per msg: raw dgram, 1 msg/turn',
+});
+suite.record({
+  name: 'CPU per msg: UDP reliable, 1 msg/turn',
+  value: cpu('reliable1'),
+  unit: 'us',
+  baseline: 'CPU per msg: raw + a reply per 4',
 });
 
 // Latency rounds alternate between the cases too; samples of all rounds are pooled.
