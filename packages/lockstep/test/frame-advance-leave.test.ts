@@ -1,19 +1,10 @@
 import { fc, test } from '@fast-check/vitest';
 import { TestCore } from '@netplay/state/testing';
 import { describe, expect, it } from 'vitest';
-import { decodeFaMessage, FRAME_ADVANCE_CHANNELS, FrameAdvancePeer, LockstepError } from '../src/index.js';
-import { expectDeterministic, network, scriptInputs } from './harness.js';
-import { hubName, ManualNet, StarHub } from './hub.js';
+import { decodeFaMessage, FRAME_ADVANCE_CHANNELS, FrameAdvancePeer } from '../src/index.js';
+import { departureArbs, expectPlayOnAfterKill, ManualNet } from './hub.js';
 
 const F = 20;
-
-const linkArb = fc.record({
-  latencyMs: fc.integer({ min: 0, max: 60 }),
-  jitterMs: fc.integer({ min: 0, max: 30 }),
-  loss: fc.double({ min: 0, max: 0.15, noNaN: true }),
-  duplicate: fc.double({ min: 0, max: 0.1, noNaN: true }),
-  reorder: fc.double({ min: 0, max: 0.3, noNaN: true }),
-});
 
 function faPeer(id: number, n: number, t0: number, seed: number, extraDelayMs = 0, shared = false): FrameAdvancePeer {
   const peers = Array.from({ length: n }, (_, i) => i).filter((i) => i !== id);
@@ -33,51 +24,24 @@ function faPeer(id: number, n: number, t0: number, seed: number, extraDelayMs = 
 describe('frame-advance departures (star topology)', () => {
   test.prop(
     {
-      seed: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
-      n: fc.integer({ min: 3, max: 5 }),
-      links: fc.array(linkArb, { minLength: 8, maxLength: 8 }),
-      victim: fc.nat(),
-      killFrame: fc.integer({ min: 1, max: 250 }),
+      ...departureArbs,
       extraDelayMs: fc.integer({ min: 0, max: 40 }),
       shared: fc.boolean(),
     },
     { numRuns: 15, endOnFailure: true },
-  )(
-    'after a client is killed the others play on, agree, and match the offline replay',
-    ({ seed, n, links, victim: v, killFrame, extraDelayMs, shared }) => {
-      const net = network({ seed, link: { latencyMs: 10 } });
-      for (let i = 1; i < n; i++) {
-        net.setLink(hubName(i), hubName(0), links[2 * i - 2]!);
-        net.setLink(hubName(0), hubName(i), links[2 * i - 1]!);
-      }
-      const t0 = Math.ceil(net.now() / 1000) * 1000 + 1000;
-      const hub = new StarHub({
-        net,
-        n,
-        channels: FRAME_ADVANCE_CHANNELS,
-        broadcast: ['sched'],
-        make: (id) => faPeer(id, n, t0, seed, extraDelayMs, shared),
-        makeCore: () => new TestCore({ players: n, inputBytes: 1 }),
-      });
-      const victim = 1 + (v % (n - 1));
-      const until = t0 + (killFrame + 400) * F;
+  )('after a client is killed the others play on, agree, and match the offline replay', (d) => {
+    const { live, victim } = expectPlayOnAfterKill(d, {
+      channels: FRAME_ADVANCE_CHANNELS,
+      broadcast: ['sched'],
+      inputBytes: 1,
+      frameMs: F,
+      make: (id, t0) => faPeer(id, d.n, t0, d.seed, d.extraDelayMs, d.shared),
       // Input values never 0: a zero at the leaver's port at the end is the neutral input of the rule.
-      for (const [i, p] of hub.peers.entries()) scriptInputs(net, p.runner, 1, seed + i, F, t0 - 200, until, 8, 0x7f);
-      hub.killAt(victim, t0 + killFrame * F);
-      net.clock.advanceTo(until + 5000);
-      const live = hub.live;
-      expect(live.length).toBe(n - 1);
-      for (const p of live) {
-        const i = hub.peers.indexOf(p);
-        expect(p.runner.framesRun - hub.killedAtFrames[i]!, `${p.name} frames after the kill`).toBeGreaterThanOrEqual(
-          120,
-        );
-      }
-      expectDeterministic(live, () => new TestCore({ players: n, inputBytes: 1 }), 120);
-      for (const p of live) expect(p.scheduler.peerIds, p.name).not.toContain(victim);
-      if (!shared) expect(live[0]!.runner.log.at(-1)!.inputs[victim]).toBe(0);
-    },
-  );
+      maxHold: 8,
+      mask: 0x7f,
+    });
+    if (!d.shared) expect(live[0]!.runner.log.at(-1)!.inputs[victim]).toBe(0);
+  });
 });
 
 const fresh3 = () => new TestCore({ players: 3, inputBytes: 1 });
@@ -115,9 +79,8 @@ function leave(leaver: number, from: number, port: number, extra = 0): Uint8Arra
 describe('frame-advance LEAVE', () => {
   it('the host sends LEAVE(leaver, last advance + 1, port) on sched; the port reads zeros from then on', () => {
     const m = manual();
-    for (let k = 0; k < 30; k++) m.step(inputOf);
-    m.dead.add(2);
-    m.step(inputOf);
+    m.run(30, inputOf);
+    m.kill(2, inputOf);
     m.step(inputOf);
     const a = lastAdvance(m, 2, 0);
     expect(a).toBeGreaterThan(10);
@@ -125,12 +88,9 @@ describe('frame-advance LEAVE', () => {
     const out = m.peers[0]!.outbox.filter((e) => e.channel === 'sched' && e.data[0] === 0x14);
     expect(out.map((e) => e.to)).toEqual([1]);
     expect([...out[0]!.data]).toEqual([...leave(2, a + 1, 2)]);
-    m.collect();
     // Removing again, or an unknown id, sends nothing more.
-    m.peers[0]!.removePeer(2, m.now);
-    m.peers[0]!.removePeer(9, m.now);
-    expect(m.peers[0]!.outbox).toEqual([]);
-    for (let k = 0; k < 60; k++) m.step(inputOf);
+    m.expectRemoveOnce(2);
+    m.run(60, inputOf);
     for (const i of [0, 1]) {
       const log = m.logs[i]!;
       expect(log.length).toBeGreaterThan(a + 40);
@@ -146,47 +106,24 @@ describe('frame-advance LEAVE', () => {
   it('only the host removes peers', () => {
     const m = manual();
     m.step(inputOf);
-    let error: unknown;
-    try {
-      m.peers[1]!.removePeer(2, m.now);
-    } catch (e) {
-      error = e;
-    }
-    expect(error).toBeInstanceOf(LockstepError);
-    expect((error as LockstepError).code).toBe('bad-argument');
+    m.expectOnlyHostRemoves();
   });
 
   it('drops a LEAVE from a non-host, for itself, for an unknown peer, or of a wrong length', () => {
     const m = manual();
-    for (let k = 0; k < 5; k++) m.step(inputOf);
-    const p1 = m.peers[1]!;
-    const cases: [number, Uint8Array][] = [
-      [2, leave(2, 0, 2)], // from a non-host
-      [0, leave(1, 0, 1)], // for itself
-      [0, leave(7, 0, 2)], // unknown peer
-      [0, leave(2, 0, 2, 1)], // too long
-      [0, leave(2, 0, 2).subarray(0, 7)], // too short
-    ];
-    for (const [i, [from, data]] of cases.entries()) {
-      p1.receive(from, 'sched', data, m.now);
-      expect(p1.dropped, `case ${i}`).toBe(i + 1);
-    }
+    m.run(5, inputOf);
+    // The port is the leaver's (peer 7, unknown, gets port 2).
+    m.expectDropsBadLeaves('sched', (leaver, extra) => leave(leaver, 0, Math.min(leaver, 2), extra));
     // Peer 2 is still waited for: cut off without a LEAVE, peer 1 stalls.
-    m.dead.add(2);
-    const before = m.logs[1]!.length;
-    for (let k = 0; k < 40; k++) m.step(inputOf);
-    expect(p1.peerIds).toContain(2);
-    expect(m.logs[1]!.length - before).toBeLessThan(10);
+    m.expectStallWithoutLeave(2, 1, inputOf);
   });
 
   it('a LEAVE that overtakes the leaver’s last events and advances: the member waits for them, then agrees', () => {
     const m = manual();
-    for (let k = 0; k < 40; k++) m.step(inputOf);
+    m.run(40, inputOf);
     m.hold = (x) => x.from === 2 && x.to === 1;
-    for (let k = 0; k < 6; k++) m.step(inputOf);
-    m.dead.add(2);
-    m.step(inputOf);
-    m.hold = () => false;
+    m.run(6, inputOf);
+    m.kill(2, inputOf);
     expect(m.held.length).toBeGreaterThan(0);
     const a = lastAdvance(m, 2, 0);
     m.peers[0]!.removePeer(2, m.now);
@@ -196,7 +133,7 @@ describe('frame-advance LEAVE', () => {
     // Peer 1 has the LEAVE, not yet peer 2's advance `a`: it cannot have run frame `a`.
     expect(m.logs[1]!.length).toBeLessThanOrEqual(a);
     m.release();
-    for (let k = 0; k < 60; k++) m.step(inputOf);
+    m.run(60, inputOf);
     expect(m.logs[1]!.length).toBeGreaterThan(a + 40);
     m.expectAgreement([0, 1], fresh3);
   });
@@ -204,16 +141,13 @@ describe('frame-advance LEAVE', () => {
   for (const when of ['before', 'after'] as const) {
     it(`events beyond the cut are discarded when they reach a member ${when} the LEAVE`, () => {
       const m = manual();
-      for (let k = 0; k < 40; k++) m.step(inputOf);
+      m.run(40, inputOf);
       // Peer 2's last advances are lost (it died before they left); its events for the frames
       // after its last advance reach both (peer 1 at once, or only after the LEAVE).
       m.drop = (x) => x.from === 2 && decodeFaMessage(x.data, 1).type === 'advance';
       if (when === 'after') m.hold = (x) => x.from === 2 && x.to === 1;
-      for (let k = 0; k < 6; k++) m.step((p, k) => (p === 2 ? 0xfe + (k & 1) : inputOf(p, k)));
-      m.dead.add(2);
-      m.step(inputOf);
-      m.drop = () => false;
-      m.hold = () => false;
+      m.run(6, (p, k) => (p === 2 ? 0xfe + (k & 1) : inputOf(p, k)));
+      m.kill(2, inputOf);
       const beyond = m.delivered.concat(m.held).filter((x) => {
         if (x.from !== 2 || x.to !== 1 || x.channel !== 'sched') return false;
         const d = decodeFaMessage(x.data, 1);
@@ -229,7 +163,7 @@ describe('frame-advance LEAVE', () => {
       const ran = m.logs[1]!.length;
       m.release();
       m.collect();
-      for (let k = 0; k < 60; k++) m.step(inputOf);
+      m.run(60, inputOf);
       expect(m.peers[1]!.dropped).toBe(0);
       expect(m.logs[1]!.length).toBeGreaterThan(ran + 40);
       // Peer 2's last inputs never counted anywhere.
@@ -241,12 +175,8 @@ describe('frame-advance LEAVE', () => {
   test.prop([fc.integer({ min: 0, max: 2 }), fc.uint8Array({ maxLength: 40 }), fc.boolean()], { numRuns: 200 })(
     'any bytes after the LEAVE type byte: applied or dropped, never thrown, and play goes on',
     (from, rest, valid) => {
-      const m = manual();
-      for (let k = 0; k < 10; k++) m.step(inputOf);
       const data = Uint8Array.of(0x14, ...(valid ? [0, 2] : []), ...rest);
-      expect(() => m.peers[1]!.receive(from, 'sched', data, m.now)).not.toThrow();
-      for (let k = 0; k < 5; k++) m.step(inputOf);
-      m.expectAgreement([0, 2], fresh3);
+      manual().expectSurvives(from, 'sched', data, inputOf, fresh3);
     },
   );
 });

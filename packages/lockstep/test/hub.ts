@@ -20,7 +20,9 @@
  *
  * Each scheduler runs in a LockstepRunner over one {@link RelayConnection} per other peer.
  */
+import { fc } from '@fast-check/vitest';
 import type { Core } from '@netplay/state';
+import { TestCore } from '@netplay/state/testing';
 import {
   type ChannelSpec,
   type Connection,
@@ -28,19 +30,34 @@ import {
   type ConnectionState,
   Emitter,
   type Handler,
+  type LinkConditions,
   MutableConnectionStats,
   type SimulatedNetwork,
   type Unsubscribe,
 } from '@netplay/transport';
 import { expect } from 'vitest';
-import { LockstepRunner, type LockstepScheduler, runFrame } from '../src/index.js';
-import { link, replayChecksums, type SimPeer, sameBytes } from './harness.js';
+import { LockstepError, LockstepRunner, type LockstepScheduler, runFrame } from '../src/index.js';
+import {
+  expectDeterministic,
+  link,
+  network,
+  replayChecksums,
+  type SimPeer,
+  sameBytes,
+  scriptInputs,
+} from './harness.js';
 
 /** Header byte of a client's broadcast. */
 export const BROADCAST = 255;
 
 /** A scheduler the host can remove a peer from. */
-export type Departing = LockstepScheduler & { removePeer(id: number, now: number): void };
+export type Departing = LockstepScheduler & {
+  removePeer(id: number, now: number): void;
+  /** The ids of the peers it still plays with. */
+  readonly peerIds: readonly number[];
+  /** Messages it dropped (did not decode, broke the protocol). */
+  readonly dropped: number;
+};
 
 /** Endpoint name of peer `i` on the network (`h0` the host, `c1`, `c2`, ... the clients). */
 export function hubName(i: number): string {
@@ -197,6 +214,100 @@ export class StarHub<S extends Departing, C extends Core> {
   }
 }
 
+/** Generated conditions of one direction of a client's link to the host. */
+export const linkArb = fc.record({
+  latencyMs: fc.integer({ min: 0, max: 60 }),
+  jitterMs: fc.integer({ min: 0, max: 30 }),
+  loss: fc.double({ min: 0, max: 0.15, noNaN: true }),
+  duplicate: fc.double({ min: 0, max: 0.1, noNaN: true }),
+  reorder: fc.double({ min: 0, max: 0.3, noNaN: true }),
+});
+
+/** Both directions of up to four clients' links (see {@link Departure.links}). */
+export const starLinksArb = fc.array(linkArb, { minLength: 8, maxLength: 8 });
+
+/** Generators of the fields of a {@link Departure}, to spread into a `test.prop` record. */
+export const departureArbs = {
+  seed: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
+  n: fc.integer({ min: 3, max: 5 }),
+  links: starLinksArb,
+  victim: fc.nat(),
+  killFrame: fc.integer({ min: 1, max: 250 }),
+};
+
+/** One generated departure: a star of `n` peers where one client is killed mid-game. */
+export interface Departure {
+  readonly seed: number;
+  /** Peers, host included (3 to 5). */
+  readonly n: number;
+  /** `links[2i - 2]`: client i → host; `links[2i - 1]`: host → client i. */
+  readonly links: readonly Partial<LinkConditions>[];
+  /** Picks the client killed: `1 + victim % (n - 1)`. */
+  readonly victim: number;
+  /** The kill comes at `t0 + killFrame * frameMs`. */
+  readonly killFrame: number;
+}
+
+/** What a scheduler brings to {@link expectPlayOnAfterKill}. */
+export interface DepartureRig<S extends Departing> {
+  readonly channels: readonly ChannelSpec[];
+  /** Channels its scheduler sends identically to every peer (see {@link StarOptions}). */
+  readonly broadcast: readonly string[];
+  readonly inputBytes: number;
+  readonly frameMs: number;
+  /** Builds peer `id`'s scheduler for a game starting at `t0`. */
+  readonly make: (id: number, t0: number) => S;
+  /** `maxHold` and `mask` of the scripted inputs (see `scriptInputs`). */
+  readonly maxHold?: number;
+  readonly mask?: number;
+}
+
+/**
+ * The departure property shared by the P2P schedulers: a {@link StarHub} on the generated links
+ * plays with scripted inputs; client `1 + victim % (n - 1)` is killed at `killFrame` and the host
+ * removes it. Asserts that the n - 1 others ran at least 120 frames after the kill, that their
+ * logs agree and match the offline replay, and that none lists the victim among its peers any
+ * more. Returns the live peers and the victim for the scheduler's own checks.
+ */
+export function expectPlayOnAfterKill<S extends Departing>(
+  d: Departure,
+  rig: DepartureRig<S>,
+): { live: StarPeer<S, TestCore>[]; victim: number } {
+  const { seed, n, links } = d;
+  const { frameMs: F, inputBytes } = rig;
+  const net = network({ seed, link: { latencyMs: 10 } });
+  for (let i = 1; i < n; i++) {
+    net.setLink(hubName(i), hubName(0), links[2 * i - 2]!);
+    net.setLink(hubName(0), hubName(i), links[2 * i - 1]!);
+  }
+  const t0 = Math.ceil(net.now() / 1000) * 1000 + 1000;
+  const fresh = () => new TestCore({ players: n, inputBytes });
+  const hub = new StarHub({
+    net,
+    n,
+    channels: rig.channels,
+    broadcast: rig.broadcast,
+    make: (id) => rig.make(id, t0),
+    makeCore: fresh,
+  });
+  const victim = 1 + (d.victim % (n - 1));
+  const until = t0 + (d.killFrame + 400) * F;
+  for (const [i, p] of hub.peers.entries()) {
+    scriptInputs(net, p.runner, inputBytes, seed + i, F, t0 - 200, until, rig.maxHold, rig.mask);
+  }
+  hub.killAt(victim, t0 + d.killFrame * F);
+  net.clock.advanceTo(until + 5000);
+  const live = hub.live;
+  expect(live.length).toBe(n - 1);
+  for (const p of live) {
+    const i = hub.peers.indexOf(p);
+    expect(p.runner.framesRun - hub.killedAtFrames[i]!, `${p.name} frames after the kill`).toBeGreaterThanOrEqual(120);
+  }
+  expectDeterministic(live, fresh, 120);
+  for (const p of live) expect(p.scheduler.peerIds, p.name).not.toContain(victim);
+  return { live, victim };
+}
+
 /** A message in a {@link ManualNet}. */
 export interface ManualMessage {
   readonly from: number;
@@ -204,6 +315,9 @@ export interface ManualMessage {
   readonly channel: string;
   readonly data: Uint8Array;
 }
+
+/** The input a {@link ManualNet} peer sets at a step (its first byte). */
+export type ManualInput = (peer: number, step: number) => number;
 
 /**
  * Schedulers driven by hand, fully connected, without a network: every message sent during a step
@@ -248,7 +362,7 @@ export class ManualNet<S extends Departing> {
   }
 
   /** One frame time: deliver the queue, then each live peer sets `input(peer, step)`, ticks and runs what it can. */
-  step(input: (peer: number, step: number) => number): void {
+  step(input: ManualInput): void {
     this.now += this.frameMs;
     const k = this.steps++;
     const queue = this.queue;
@@ -270,6 +384,90 @@ export class ManualNet<S extends Departing> {
       }
     }
     this.collect();
+  }
+
+  /** Runs `count` steps of {@link step} with `input`. */
+  run(count: number, input: ManualInput): void {
+    for (let k = 0; k < count; k++) this.step(input);
+  }
+
+  /**
+   * Peer `id` dies: one more step runs without it (with `input`), then the `drop` and `hold`
+   * filters are cleared (what they held stays held until {@link release}).
+   */
+  kill(id: number, input: ManualInput): void {
+    this.dead.add(id);
+    this.step(input);
+    this.drop = () => false;
+    this.hold = () => false;
+  }
+
+  /** Only the host removes peers: a member's `removePeer` throws LockstepError `bad-argument`. */
+  expectOnlyHostRemoves(): void {
+    let error: unknown;
+    try {
+      this.peers[1]!.removePeer(2, this.now);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(LockstepError);
+    expect((error as LockstepError).code).toBe('bad-argument');
+  }
+
+  /**
+   * On the host, once its outbox was collected, removing `leaver` again or an unknown id (9) queues
+   * no message that `counts`.
+   */
+  expectRemoveOnce(leaver: number, counts: (e: { readonly channel: string }) => boolean = () => true): void {
+    const host = this.peers[0]!;
+    this.collect();
+    host.removePeer(leaver, this.now);
+    host.removePeer(9, this.now);
+    expect(host.outbox.filter(counts)).toEqual([]);
+  }
+
+  /**
+   * Peer 1, which has dropped nothing yet, gets on `channel` a LEAVE from a non-host (peer 2), one
+   * for itself, one for an unknown peer (7), one too long and one too short, and drops each one.
+   * `leave(leaver, extra)` encodes a well-formed LEAVE of `leaver` followed by `extra` bytes.
+   */
+  expectDropsBadLeaves(channel: string, leave: (leaver: number, extra?: number) => Uint8Array): void {
+    const ok = leave(2);
+    const cases: [number, Uint8Array, string][] = [
+      [2, leave(2), 'from a non-host'],
+      [0, leave(1), 'for itself'],
+      [0, leave(7), 'unknown peer'],
+      [0, leave(2, 1), 'too long'],
+      [0, ok.subarray(0, ok.length - 1), 'too short'],
+    ];
+    const p = this.peers[1]!;
+    for (const [i, [from, data, what]] of cases.entries()) {
+      p.receive(from, channel, data, this.now);
+      expect(p.dropped, `case ${i}: ${what}`).toBe(i + 1);
+    }
+  }
+
+  /**
+   * `leaver` is cut off without a LEAVE: `member` still counts it among its peers and stalls
+   * (fewer than 10 frames in 40 steps).
+   */
+  expectStallWithoutLeave(leaver: number, member: number, input: ManualInput): void {
+    this.dead.add(leaver);
+    const before = this.logs[member]!.length;
+    this.run(40, input);
+    expect(this.peers[member]!.peerIds).toContain(leaver);
+    expect(this.logs[member]!.length - before).toBeLessThan(10);
+  }
+
+  /**
+   * The LEAVE fuzz: after 10 steps, peer 1 gets `data` from `from` on `channel` without
+   * throwing, and after 5 more steps peers 0 and 2 still agree.
+   */
+  expectSurvives(from: number, channel: string, data: Uint8Array, input: ManualInput, fresh: () => Core): void {
+    this.run(10, input);
+    expect(() => this.peers[1]!.receive(from, channel, data, this.now)).not.toThrow();
+    this.run(5, input);
+    this.expectAgreement([0, 2], fresh);
   }
 
   /** Delivers the held messages now. */

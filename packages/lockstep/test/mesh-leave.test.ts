@@ -2,74 +2,35 @@ import { fc, test } from '@fast-check/vitest';
 import { decodeMameHubInputPacket } from '@netplay/protocol';
 import { TestCore } from '@netplay/state/testing';
 import { describe, expect, it } from 'vitest';
-import { LockstepError, MESH_CHANNELS, MeshPeer } from '../src/index.js';
-import { expectDeterministic, network, scriptInputs } from './harness.js';
-import { hubName, ManualNet, StarHub } from './hub.js';
+import { MESH_CHANNELS, MeshPeer } from '../src/index.js';
+import { departureArbs, expectPlayOnAfterKill, ManualNet } from './hub.js';
 
 const F = 20;
 const IB = 2;
 
-const linkArb = fc.record({
-  latencyMs: fc.integer({ min: 0, max: 60 }),
-  jitterMs: fc.integer({ min: 0, max: 30 }),
-  loss: fc.double({ min: 0, max: 0.15, noNaN: true }),
-  duplicate: fc.double({ min: 0, max: 0.1, noNaN: true }),
-  reorder: fc.double({ min: 0, max: 0.3, noNaN: true }),
-});
-
-function meshOf(n: number, t0: number) {
+function meshPeer(id: number, n: number, t0: number): MeshPeer {
   const members = Array.from({ length: n }, (_, i) => ({ id: i, port: i }));
-  return (id: number) =>
-    new MeshPeer({ id, members, ports: n, inputBytes: IB, frameMs: F, startMs: t0, syncIntervalFrames: 500 });
+  return new MeshPeer({ id, members, ports: n, inputBytes: IB, frameMs: F, startMs: t0, syncIntervalFrames: 500 });
 }
 
 describe('mesh departures (star topology)', () => {
   test.prop(
     {
-      seed: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
-      n: fc.integer({ min: 3, max: 5 }),
-      links: fc.array(linkArb, { minLength: 8, maxLength: 8 }),
-      victim: fc.nat(),
-      killFrame: fc.integer({ min: 1, max: 250 }),
+      ...departureArbs,
     },
     { numRuns: 15, endOnFailure: true },
-  )(
-    'after a client is killed the others play on, agree, and match the offline replay',
-    ({ seed, n, links, victim: v, killFrame }) => {
-      const net = network({ seed, link: { latencyMs: 10 } });
-      for (let i = 1; i < n; i++) {
-        net.setLink(hubName(i), hubName(0), links[2 * i - 2]!);
-        net.setLink(hubName(0), hubName(i), links[2 * i - 1]!);
-      }
-      const t0 = Math.ceil(net.now() / 1000) * 1000 + 1000;
-      const hub = new StarHub({
-        net,
-        n,
-        channels: MESH_CHANNELS,
-        broadcast: ['input', 'input-u'],
-        make: meshOf(n, t0),
-        makeCore: () => new TestCore({ players: n, inputBytes: IB }),
-      });
-      const victim = 1 + (v % (n - 1));
-      const until = t0 + (killFrame + 400) * F;
-      for (const [i, p] of hub.peers.entries()) scriptInputs(net, p.runner, IB, seed + i, F, t0 - 200, until);
-      hub.killAt(victim, t0 + killFrame * F);
-      net.clock.advanceTo(until + 5000);
-      const live = hub.live;
-      expect(live.length).toBe(n - 1);
-      for (const p of live) {
-        const i = hub.peers.indexOf(p);
-        expect(p.runner.framesRun - hub.killedAtFrames[i]!, `${p.name} frames after the kill`).toBeGreaterThanOrEqual(
-          120,
-        );
-      }
-      expectDeterministic(live, () => new TestCore({ players: n, inputBytes: IB }), 120);
-      for (const p of live) expect(p.scheduler.peerIds, p.name).not.toContain(victim);
-      // The leaver's port reads neutral at the end.
-      const last = live[0]!.runner.log.at(-1)!;
-      expect([...last.inputs.subarray(victim * IB, victim * IB + IB)]).toEqual([0, 0]);
-    },
-  );
+  )('after a client is killed the others play on, agree, and match the offline replay', (d) => {
+    const { live, victim } = expectPlayOnAfterKill(d, {
+      channels: MESH_CHANNELS,
+      broadcast: ['input', 'input-u'],
+      inputBytes: IB,
+      frameMs: F,
+      make: (id, t0) => meshPeer(id, d.n, t0),
+    });
+    // The leaver's port reads neutral at the end.
+    const last = live[0]!.runner.log.at(-1)!;
+    expect([...last.inputs.subarray(victim * IB, victim * IB + IB)]).toEqual([0, 0]);
+  });
 });
 
 /** Meshes driven by hand (see {@link ManualNet}); peer 0 is the host. */
@@ -106,9 +67,8 @@ function leave(leaver: number, end: number, cutAt: number, extra = 0): Uint8Arra
 describe('mesh LEAVE', () => {
   it('the host sends LEAVE(leaver, first id it does not hold, time of the last one) on join', () => {
     const m = manual(3);
-    for (let k = 0; k < 30; k++) m.step(inputOf);
-    m.dead.add(2);
-    m.step(inputOf);
+    m.run(30, inputOf);
+    m.kill(2, inputOf);
     m.step(inputOf);
     const got = packets(m, 2, 0);
     const lastPacket = decodeMameHubInputPacket(got.at(-1)!.subarray(1));
@@ -122,11 +82,8 @@ describe('mesh LEAVE', () => {
     expect(dv.getUint32(5)).toBe(got.length);
     expect(dv.getUint32(9)).toBe(lastPacket.futureInputTime);
     // Removing again, or an unknown id, sends nothing more.
-    m.collect();
-    m.peers[0]!.removePeer(2, m.now);
-    m.peers[0]!.removePeer(9, m.now);
-    expect(m.peers[0]!.outbox.filter((e) => e.channel === 'join')).toEqual([]);
-    for (let k = 0; k < 60; k++) m.step(inputOf);
+    m.expectRemoveOnce(2, (e) => e.channel === 'join');
+    m.run(60, inputOf);
     expect(m.peers[0]!.peerIds).toEqual([1]);
     expect(m.peers[1]!.peerIds).toEqual([0]);
     expect(frames(m, 0)).toBeGreaterThan(80);
@@ -135,57 +92,35 @@ describe('mesh LEAVE', () => {
 
   it('only the host removes peers', () => {
     const m = manual(3);
-    for (let k = 0; k < 5; k++) m.step(inputOf);
-    expect(() => m.peers[1]!.removePeer(2, m.now)).toThrow(LockstepError);
-    try {
-      m.peers[1]!.removePeer(2, m.now);
-    } catch (e) {
-      expect((e as LockstepError).code).toBe('bad-argument');
-    }
+    m.run(5, inputOf);
+    m.expectOnlyHostRemoves();
   });
 
   it('drops a LEAVE from a non-host, for itself, for an unknown peer, or of a wrong length', () => {
     const m = manual(3);
-    for (let k = 0; k < 5; k++) m.step(inputOf);
-    const p1 = m.peers[1]!;
-    const cases: [number, Uint8Array][] = [
-      [2, leave(2, 0, 0)], // from a non-host
-      [0, leave(1, 0, 0)], // for itself
-      [0, leave(7, 0, 0)], // unknown peer
-      [0, leave(2, 0, 0, 1)], // too long
-      [0, leave(2, 0, 0).subarray(0, 12)], // too short
-    ];
-    for (const [i, [from, data]] of cases.entries()) {
-      p1.receive(from, 'join', data, m.now);
-      expect(p1.dropped, `case ${i}`).toBe(i + 1);
-    }
+    m.run(5, inputOf);
+    m.expectDropsBadLeaves('join', (leaver, extra) => leave(leaver, 0, 0, extra));
     // Peer 2 is still waited for: cut peer 2 off without a LEAVE and peer 1 stalls.
-    m.dead.add(2);
-    const before = frames(m, 1);
-    for (let k = 0; k < 40; k++) m.step(inputOf);
-    expect(p1.peerIds).toContain(2);
-    expect(frames(m, 1) - before).toBeLessThan(10);
+    m.expectStallWithoutLeave(2, 1, inputOf);
   });
 
   it('a LEAVE that overtakes the leaver’s last packets: the member waits for them, then agrees', () => {
     const m = manual(3);
-    for (let k = 0; k < 40; k++) m.step(inputOf);
+    m.run(40, inputOf);
     // Peer 2's last packets reach the host but not yet peer 1.
     m.hold = (x) => x.from === 2 && x.to === 1;
-    for (let k = 0; k < 6; k++) m.step(inputOf);
-    m.dead.add(2);
-    m.step(inputOf);
-    m.hold = () => false;
+    m.run(6, inputOf);
+    m.kill(2, inputOf);
     const held = m.held.filter((x) => x.channel === 'input').length;
     expect(held).toBeGreaterThan(0);
     m.peers[0]!.removePeer(2, m.now);
     m.collect();
     // The LEAVE reaches peer 1 now, the held packets only later.
     const before = frames(m, 1);
-    for (let k = 0; k < 3; k++) m.step(inputOf);
+    m.run(3, inputOf);
     const waitedAt = frames(m, 1);
     m.release();
-    for (let k = 0; k < 60; k++) m.step(inputOf);
+    m.run(60, inputOf);
     expect(waitedAt - before).toBeLessThan(6);
     expect(frames(m, 1) - waitedAt).toBeGreaterThan(40);
     // The leaver's input counted until its cut: some frame after the LEAVE still has it.
@@ -196,16 +131,13 @@ describe('mesh LEAVE', () => {
 
   it('packets beyond the cut that reach a member after the LEAVE are ignored', () => {
     const m = manual(3);
-    for (let k = 0; k < 40; k++) m.step(inputOf);
+    m.run(40, inputOf);
     // Peer 2's last packets: held back from peer 1, and the host never gets the last three.
     m.hold = (x) => x.from === 2 && x.to === 1;
-    for (let k = 0; k < 3; k++) m.step(inputOf);
+    m.run(3, inputOf);
     m.drop = (x) => x.from === 2 && x.to === 0;
-    for (let k = 0; k < 3; k++) m.step((p, k) => (p === 2 ? 0xff : inputOf(p, k)));
-    m.dead.add(2);
-    m.step(inputOf);
-    m.hold = () => false;
-    m.drop = () => false;
+    m.run(3, (p, k) => (p === 2 ? 0xff : inputOf(p, k)));
+    m.kill(2, inputOf);
     m.peers[0]!.removePeer(2, m.now);
     m.collect();
     m.step(inputOf);
@@ -213,7 +145,7 @@ describe('mesh LEAVE', () => {
     const beyond = packets(m, 2, 0).length;
     m.release();
     expect(packets(m, 2, 1).length).toBeGreaterThan(beyond);
-    for (let k = 0; k < 60; k++) m.step(inputOf);
+    m.run(60, inputOf);
     expect(frames(m, 1)).toBeGreaterThan(80);
     // Peer 2's last input (0xff) never counted anywhere.
     for (const i of [0, 1]) expect(m.logs[i]!.some((f) => f[4] === 0xff)).toBe(false);
@@ -222,14 +154,12 @@ describe('mesh LEAVE', () => {
 
   it('the LEAVE carries the packets the host got only unreliably, and members use them', () => {
     const m = manual(3);
-    for (let k = 0; k < 40; k++) m.step(inputOf);
+    m.run(40, inputOf);
     // Peer 2's last packets: nothing reaches peer 1, only the unreliable copies reach the host.
     m.drop = (x) => x.from === 2 && (x.to === 1 || x.channel === 'input');
     const mark = m.delivered.length;
-    for (let k = 0; k < 4; k++) m.step((p, k) => (p === 2 ? 0x7e + (k & 1) : inputOf(p, k)));
-    m.dead.add(2);
-    m.step(inputOf);
-    m.drop = () => false;
+    m.run(4, (p, k) => (p === 2 ? 0x7e + (k & 1) : inputOf(p, k)));
+    m.kill(2, inputOf);
     const onlyU = m.delivered.slice(mark).filter((x) => x.from === 2 && x.channel === 'input-u' && x.data[0] === 1);
     expect(onlyU.length).toBeGreaterThan(0);
     m.peers[0]!.removePeer(2, m.now);
@@ -238,7 +168,7 @@ describe('mesh LEAVE', () => {
     expect(out[0]!.data.length).toBe(13 + onlyU.length * onlyU[0]!.data.length);
     expect(out[0]!.data.subarray(13)).toEqual(Uint8Array.from(onlyU.flatMap((x) => [...x.data])));
     m.collect();
-    for (let k = 0; k < 60; k++) m.step(inputOf);
+    m.run(60, inputOf);
     expect(frames(m, 1)).toBeGreaterThan(80);
     // Peer 1 ran the frames of peer 2's last inputs, as the host did.
     for (const i of [0, 1]) expect(m.logs[i]!.some((f) => f[4] === 0x7e || f[4] === 0x7f)).toBe(true);
@@ -248,12 +178,8 @@ describe('mesh LEAVE', () => {
   test.prop([fc.integer({ min: 0, max: 2 }), fc.uint8Array({ maxLength: 80 }), fc.boolean()], { numRuns: 200 })(
     'any bytes after the LEAVE type byte: applied or dropped, never thrown, and play goes on',
     (from, rest, valid) => {
-      const m = manual(3);
-      for (let k = 0; k < 10; k++) m.step(inputOf);
       const data = Uint8Array.of(6, ...(valid ? [0, 0, 0, 2] : []), ...rest);
-      expect(() => m.peers[1]!.receive(from, 'join', data, m.now)).not.toThrow();
-      for (let k = 0; k < 5; k++) m.step(inputOf);
-      m.expectAgreement([0, 2], fresh3);
+      manual(3).expectSurvives(from, 'join', data, inputOf, fresh3);
     },
   );
 });
