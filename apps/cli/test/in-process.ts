@@ -31,11 +31,16 @@ export function join_(port: number, args: string[]) {
   return { io, done, finals: () => finals };
 }
 
-/** Waits until `io` printed text matching `re` (bounded). */
-export async function printed(io: { stdout: string[] }, re: RegExp, timeoutMs = 15_000): Promise<void> {
+/** Waits until `io` printed text matching `re` (every one of them, if several) (bounded). */
+export async function printed(
+  io: { stdout: string[] },
+  re: RegExp | readonly RegExp[],
+  timeoutMs = 15_000,
+): Promise<void> {
+  const all = re instanceof RegExp ? [re] : re;
   const until = Date.now() + timeoutMs;
-  while (!re.test(io.stdout.join(''))) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${re}`);
+  while (!all.every((r) => r.test(io.stdout.join('')))) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${all.join(' and ')}: ${io.stdout.join('')}`);
     await new Promise((r) => setTimeout(r, 20));
   }
 }

@@ -1,15 +1,14 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { fc, test } from '@fast-check/vitest';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkAgreement, FINALS_HEADER, FinalStates, formatFinals } from '../src/agreement.js';
 import { runCli } from '../src/cli.js';
 import { ExitCode } from '../src/exit-codes.js';
 import { memoryIo } from '../src/io.js';
+import { join_, printed, startHost } from './in-process.js';
 
-const spaceRacer = fileURLToPath(new URL('../assets/spaceracer.ch8', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'netplay-cli-finals-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -74,45 +73,25 @@ describe('the finals file format', () => {
 
 describe('netplay join --finals (in-process)', () => {
   it('two joiners and a spectator write the hashes they kept, which agree with the host and each other', async () => {
-    const hostIo = memoryIo();
-    let hostFinals: FinalStates | undefined;
-    let resolvePort: (port: number) => void = () => {};
-    const port = new Promise<number>((resolve) => {
-      resolvePort = resolve;
-    });
-    const host = runCli(
-      ['host', '--rom', spaceRacer, '--bind', '127.0.0.1', '--port', '0', '--players', '3', '--bot', '--seconds', '5'],
-      hostIo,
-      { host: { onListening: resolvePort, onFinals: (f) => (hostFinals = f) } },
-    );
-    host.then(() => resolvePort(-1));
-    const address = `127.0.0.1:${await port}`;
+    const host = startHost(['--players', '3'], 5);
+    const port = await host.port;
 
     const joiner = (nick: string, args: string[]) => {
-      const io = memoryIo();
       const path = join(dir, `${nick}.finals`);
-      let finals: FinalStates | undefined;
-      const done = runCli(['join', address, '--nick', nick, '--players', '3', '--finals', path, ...args], io, {
-        join: { onFinals: (f) => (finals = f) },
-      });
-      return { io, path, done, finals: () => finals };
+      return { path, ...join_(port, ['--nick', nick, '--players', '3', '--finals', path, ...args]) };
     };
     const watcher = joiner('watcher', ['--spectate']);
     const a = joiner('ann', ['--bot', '--seconds', '3']);
     const b = joiner('ben', ['--bot', '--seconds', '3']);
     // Once both players are in, a third is refused: its file is left empty.
-    const until = Date.now() + 15_000;
-    while (!/ann joined/.test(hostIo.stdout.join('')) || !/ben joined/.test(hostIo.stdout.join(''))) {
-      if (Date.now() > until) throw new Error(`the players did not join: ${hostIo.stdout.join('')}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await printed(host.io, [/ann joined/, /ben joined/]);
     const late = joiner('late', ['--bot']);
     expect(await late.done).toBe(ExitCode.Full);
     expect(readFileSync(late.path, 'utf8')).toBe('');
 
     expect(await a.done).toBe(ExitCode.Ok);
     expect(await b.done).toBe(ExitCode.Ok);
-    expect(await host).toBe(ExitCode.Ok);
+    expect(await host.done).toBe(ExitCode.Ok);
     // The spectator loses the host, and still writes what it kept.
     expect(await watcher.done).toBe(ExitCode.PeerLost);
 
@@ -124,7 +103,8 @@ describe('netplay join --finals (in-process)', () => {
       expect(p.io.stdout.join('')).toContain(`wrote the state hashes of ${file.hashes.size} final frames to ${p.path}`);
       return file.hashes;
     });
-    const hostHashes = hostFinals!.hashes;
+    const hostFinals = host.finals()!;
+    const hostHashes = hostFinals.hashes;
     // 3 s of play at 60 fps: well over 100 final frames in common, and not one differs.
     for (const [i, hashes] of files.entries()) {
       const vsHost = compare(hashes, hostHashes);
@@ -134,7 +114,7 @@ describe('netplay join --finals (in-process)', () => {
     const ab = compare(files[0]!, files[1]!);
     expect(ab.differing).toEqual([]);
     expect(ab.common).toBeGreaterThan(100);
-    const agreement = checkAgreement([hostFinals!, a.finals()!, b.finals()!, watcher.finals()!]);
+    const agreement = checkAgreement([hostFinals, a.finals()!, b.finals()!, watcher.finals()!]);
     expect(agreement.agree).toBe(true);
   });
 
