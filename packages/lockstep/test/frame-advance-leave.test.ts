@@ -39,6 +39,7 @@ describe('frame-advance departures (star topology)', () => {
       // Input values never 0: a zero at the leaver's port at the end is the neutral input of the rule.
       maxHold: 8,
       mask: 0x7f,
+      setBits: 1,
     });
     if (!d.shared) expect(live[0]!.runner.log.at(-1)!.inputs[victim]).toBe(0);
   });

@@ -257,9 +257,10 @@ export interface DepartureRig<S extends Departing> {
   readonly frameMs: number;
   /** Builds peer `id`'s scheduler for a game starting at `t0`. */
   readonly make: (id: number, t0: number) => S;
-  /** `maxHold` and `mask` of the scripted inputs (see `scriptInputs`). */
+  /** `maxHold`, `mask` and `setBits` of the scripted inputs (see `scriptInputs`). */
   readonly maxHold?: number;
   readonly mask?: number;
+  readonly setBits?: number;
 }
 
 /**
@@ -293,7 +294,7 @@ export function expectPlayOnAfterKill<S extends Departing>(
   const victim = 1 + (d.victim % (n - 1));
   const until = t0 + (d.killFrame + 400) * F;
   for (const [i, p] of hub.peers.entries()) {
-    scriptInputs(net, p.runner, inputBytes, seed + i, F, t0 - 200, until, rig.maxHold, rig.mask);
+    scriptInputs(net, p.runner, inputBytes, seed + i, F, t0 - 200, until, rig.maxHold, rig.mask, rig.setBits);
   }
   hub.killAt(victim, t0 + d.killFrame * F);
   net.clock.advanceTo(until + 5000);

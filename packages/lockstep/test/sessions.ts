@@ -131,7 +131,8 @@ export function buildSession<C extends Core>(
 
 /**
  * Random input changes for a runner: a new value every 1..`maxHold` frames at a random moment in
- * the frame, between `fromMs` and `untilMs`. `mask` limits each byte's bits.
+ * the frame, between `fromMs` and `untilMs`. `mask` limits each byte's bits; `setBits` are then set
+ * in every byte (e.g. 1: no byte is ever 0).
  */
 export function randomInputs(
   net: SimulatedNetwork,
@@ -143,13 +144,14 @@ export function randomInputs(
   untilMs: number,
   maxHold = 8,
   mask = 0xff,
+  setBits = 0,
 ): void {
   const prng = new Prng(seed);
   let t = fromMs;
   while (t < untilMs) {
     t += frameMs * prng.int(1, maxHold + 1) + prng.nextFloat() * frameMs;
     const value = new Uint8Array(inputBytes);
-    for (let i = 0; i < inputBytes; i++) value[i] = prng.int(0, 256) & mask;
+    for (let i = 0; i < inputBytes; i++) value[i] = (prng.int(0, 256) & mask) | setBits;
     net.clock.setTimer(t - net.now(), () => runner.setLocalInput(value));
   }
 }
