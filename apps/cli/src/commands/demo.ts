@@ -1,5 +1,7 @@
 import { parseArgs } from 'node:util';
-import { NetplayClient, NetplayHost } from '@netplay/session';
+import type { Chip8Core } from '@netplay/core-wasm';
+import { crc32 } from '@netplay/protocol';
+import { NetplayClient, NetplayHost, SESSION_MODES, type SessionMode } from '@netplay/session';
 import { type Clock, Prng, systemClock } from '@netplay/transport';
 import { UdpRelay } from '@netplay/transport-udp/relay';
 import { type Agreement, checkAgreement, FinalStates, formatAgreement } from '../agreement.js';
@@ -11,25 +13,25 @@ import type { CliIo } from '../io.js';
 import type { RawInput } from '../keyboard.js';
 import { connectSession, listenSession } from '../net.js';
 import { FRAME_MS, inputSource, paceFrames } from '../play.js';
-import { drawScreen, redraw, statsLine } from '../render.js';
+import { drawScreen, lockstepStatsLine, redraw, statsLine } from '../render.js';
 import { makeCore, readRom, SPACE_RACER_URL } from '../rom.js';
 import { sessionFailure } from '../session-errors.js';
-import { runLockstepDemo } from './demo-lockstep.js';
 
-/** Scheduler modes named by the issue; the demo runs `rollback` so far. */
-export const DEMO_MODES = ['rollback', 'lockstep-cs', 'lockstep-p2p', 'frame-advance'] as const;
+/** The scheduler modes the demo runs: every @netplay/session mode. */
+export const DEMO_MODES: readonly SessionMode[] = SESSION_MODES;
 
 /** Usage text of `netplay demo`. */
 export const DEMO_USAGE = `netplay demo [--seconds N] [--mode M] [--interactive] [--seed N] [--latency MS --jitter MS --loss F]
 
-Starts a host and two more peers on loopback over UDP, through a seeded impairment relay
-(default 40 ms ± 10 ms one way, 2 % loss): the host and a guest are bots racing in Space Racer
-(CHIP-8, CC0) with rollback, and a spectator watches. Shows the host's screen and every peer's
-stats live, then checks that every peer holds the same state hash at the last frame final on all
-of them (exit 0), or not (exit 1).
+Starts a @netplay/session host and a bot guest on loopback over UDP, through a seeded impairment
+relay (default 40 ms ± 10 ms one way, 2 % loss), plus a spectator in rollback: host and guest are
+bots racing in Space Racer (CHIP-8, CC0). Shows the host's screen and every peer's stats live, then
+checks that every peer holds the same state hash at the last frame final on all of them (exit 0),
+or not (exit 1).
   --seconds N   seconds of play (default 20)
   --interactive you play the host's side (P1) from the keyboard: W/S or arrows, Q to stop early
-  --mode M      rollback (default), or lockstep-cs, lockstep-p2p, frame-advance (two bots, no spectator)
+  --mode M      rollback (default, with a spectator), or lockstep-cs, lockstep-p2p, frame-advance
+                (no spectator: the session has none in the lockstep modes)
   --seed N      seed of the relay's impairment and the bots (default 2024)
   --latency MS  mean one-way latency (default 40), --jitter MS ± (default 10), --loss F (default 0.02)`;
 
@@ -46,6 +48,8 @@ export interface DemoDeps {
 
 /** Options of {@link runDemo}. */
 export interface DemoOptions {
+  /** The scheduler the host runs (default `rollback`). */
+  readonly mode?: SessionMode;
   readonly seconds: number;
   readonly seed: number;
   readonly latencyMs: number;
@@ -57,11 +61,17 @@ export interface DemoOptions {
 
 /** What a demo run ended with. */
 export interface DemoResult {
-  /** The agreement check over the host, the guest and the spectator. */
+  /** The agreement check over the host, the guest and (rollback) the spectator. */
   readonly agreement: Agreement;
+  /**
+   * Each peer's final-state hashes (host, guest, then the spectator in rollback), keyed by the
+   * core's frame counter: rollback records every frame as it becomes final; the lockstep modes
+   * record the state after every frame the peer ran (lockstep frames are final when they run).
+   */
+  readonly finals: readonly FinalStates[];
   /** Frames the host simulated. */
   readonly frames: number;
-  /** Rollbacks of the host and the guest. */
+  /** Rollbacks of the host and the guest (0 in the lockstep modes, which never roll back). */
   readonly rollbacks: readonly number[];
 }
 
@@ -87,10 +97,10 @@ export async function demoCommand(argv: string[], io: CliIo, deps: DemoDeps = {}
     io.out(`${DEMO_USAGE}\n`);
     return ExitCode.Ok;
   }
-  const mode = choiceOption('mode', values.mode, DEMO_MODES, 'rollback');
   const latencyMs = numberOption('latency', values.latency, 40, 0, 1000);
   const jitterMs = numberOption('jitter', values.jitter, 10, 0, latencyMs);
   const options: DemoOptions = {
+    mode: choiceOption('mode', values.mode, DEMO_MODES, 'rollback'),
     seconds: numberOption('seconds', values.seconds, 20, 1, 3600),
     seed: intOption('seed', values.seed, 2024, 0, 2 ** 31),
     latencyMs,
@@ -98,23 +108,23 @@ export async function demoCommand(argv: string[], io: CliIo, deps: DemoDeps = {}
     loss: numberOption('loss', values.loss, 0.02, 0, 0.5),
     interactive: values.interactive === true,
   };
-  if (options.interactive && mode !== 'rollback')
-    throw new CliError(ExitCode.Usage, '--interactive works with --mode rollback only (so far)');
   if (options.interactive && deps.stdin === undefined)
     throw new CliError(ExitCode.Usage, '--interactive needs a terminal (stdin is not a TTY)');
-  const result =
-    mode === 'rollback' ? await runDemo(options, io, deps) : await runLockstepDemo(mode, options, io, deps);
+  const result = await runDemo(options, io, deps);
   io.out(`\n${formatAgreement(result.agreement)}\n`);
   return result.agreement.agree ? ExitCode.Ok : ExitCode.CheckFailed;
 }
 
 /**
- * Runs the demo: a @netplay/session host on a UDP listener, the impairment relay in front of it,
- * and a guest and a spectator joining through the relay with the session handshake (version, nick,
- * INFO, SYNC), then `seconds` of bot play paced to real time, then a short drain with no input so
- * every peer's final frame catches up.
+ * Runs the demo in any mode, one code path: a @netplay/session `NetplayHost` running `mode` on a
+ * UDP listener, the impairment relay in front of it, and a guest (plus, in rollback, a spectator)
+ * joining through the relay with the session handshake (version, nick, INFO, SYNC), then `seconds`
+ * of bot play paced to real time, then a short drain with no input so every peer's final frame
+ * catches up. The P2P lockstep modes run relayed through the host, as the session runs them.
  */
 export async function runDemo(options: DemoOptions, io: CliIo, deps: DemoDeps = {}): Promise<DemoResult> {
+  const mode = options.mode ?? 'rollback';
+  const rollback = mode === 'rollback';
   const clock = deps.clock ?? systemClock;
   const rom = await readRom(SPACE_RACER_URL);
   const content = chip8Content(rom);
@@ -124,15 +134,24 @@ export async function runDemo(options: DemoOptions, io: CliIo, deps: DemoDeps = 
   const sockets: (() => unknown)[] = [];
   try {
     const hostCore = newCore();
-    const host = new NetplayHost({
-      core: hostCore,
-      content,
-      clock,
-      nick: 'host',
-      players: 2,
-      randomU32: seeded(options.seed),
-    });
+    let host: NetplayHost;
+    try {
+      host = new NetplayHost({
+        core: hostCore,
+        content,
+        clock,
+        mode,
+        nick: 'host',
+        players: 2,
+        randomU32: seeded(options.seed ^ 0x5a17),
+      });
+    } catch (e) {
+      throw sessionFailure(e);
+    }
     closers.push(() => host.close('closed: the demo is over'));
+    const finals: FinalStates[] = [new FinalStates('host')];
+    // Lockstep: the host's `frame` event fires after each frame ran on its core.
+    closers.push(host.on('frame', everyFrame(finals[0]!, hostCore)));
     const bound = await listenSession('udp', '127.0.0.1', 0, clock);
     sockets.push(() => bound.listener.close('closed: the demo is over'));
     host.listen(bound.listener);
@@ -148,10 +167,22 @@ export async function runDemo(options: DemoOptions, io: CliIo, deps: DemoDeps = 
       },
     });
     sockets.push(() => relay.close());
-    const join = async (nick: string, spectate: boolean): Promise<NetplayClient> => {
+    const idle = new Uint8Array(2);
+    const join = async (nick: string, spectate: boolean, seed: number) => {
       const conn = await connectSession('udp', relay.host, relay.port, clock);
-      const client = new NetplayClient(conn, { core: newCore(), content, clock, nick, spectate });
+      const core = newCore();
+      const client = new NetplayClient(conn, {
+        core,
+        content,
+        clock,
+        nick,
+        spectate,
+        randomU32: seeded(seed),
+      });
       closers.push(() => client.close('closed: the demo is over'));
+      const peerFinals = new FinalStates(nick);
+      finals.push(peerFinals);
+      closers.push(client.on('frame', everyFrame(peerFinals, core)));
       // The host only starts once every player slot is filled: tick it while the guest joins.
       const timer = setInterval(() => host.tick(idle), FRAME_MS);
       try {
@@ -161,42 +192,54 @@ export async function runDemo(options: DemoOptions, io: CliIo, deps: DemoDeps = 
       } finally {
         clearInterval(timer);
       }
-      return client;
+      return { client, finals: peerFinals };
     };
-    const idle = new Uint8Array(2);
-    const guest = await join('guest', false);
-    const spectator = await join('spectator', true);
+    const guest = await join('guest', false, options.seed ^ 0x6b28);
+    // The session has no spectators in the lockstep modes.
+    const spectator = rollback ? await join('spectator', true, options.seed ^ 0x7c39) : undefined;
     const hostBot = new RacerBot(options.seed + 17);
     const guestBot = new RacerBot(options.seed + 34);
     const keyboard = options.interactive && deps.stdin ? inputSource({ stdin: deps.stdin }, clock) : undefined;
     closers.push(() => keyboard?.close());
-    const finals = [new FinalStates('host'), new FinalStates('guest'), new FinalStates('spectator')] as const;
-    for (const s of [host.rollback, guest.rollback])
+    for (const s of [host.rollback, guest.client.rollback])
       s?.on('desync-detected', ({ frame }) => io.err(`desync detected at frame ${frame}\n`));
 
-    const tick = (botsPlay: boolean, now: number) => {
-      host.tick(botsPlay ? (keyboard ? keyboard.next(now) : hostBot.next()) : idle);
-      guest.tick(botsPlay ? guestBot.next() : idle);
-      spectator.tick();
+    /** Rollback: records the frames that became final (lockstep records in its `frame` events). */
+    const recordFinal = () => {
       const hs = host.rollback;
       const hd = host.driver;
-      if (hs && hd) finals[0].record(Math.min(hs.confirmedFrame, hs.currentFrame), (f) => hd.stateOf(f));
-      const gs = guest.rollback;
-      const gd = guest.driver;
-      if (gs && gd) finals[1].record(Math.min(gs.confirmedFrame, gs.currentFrame), (f) => gd.stateOf(f));
-      const sd = spectator.driver;
-      if (sd && spectator.frame !== undefined) finals[2].record(spectator.frame, (f) => sd.stateOf(f));
+      if (hs && hd) finals[0]!.record(Math.min(hs.confirmedFrame, hs.currentFrame), (f) => hd.stateOf(f));
+      const gs = guest.client.rollback;
+      const gd = guest.client.driver;
+      if (gs && gd) guest.finals.record(Math.min(gs.confirmedFrame, gs.currentFrame), (f) => gd.stateOf(f));
+      const sd = spectator?.client.driver;
+      const sf = spectator?.client.frame;
+      if (spectator && sd && sf !== undefined) spectator.finals.record(sf, (f) => sd.stateOf(f));
     };
-    const header = () =>
-      `netplay demo: Space Racer, rollback over UDP via a relay (${options.latencyMs} ± ${options.jitterMs} ms, ` +
-      `${(options.loss * 100).toFixed(1)} % loss, seed ${options.seed}); ${options.interactive ? 'you play P1 (W/S), a bot plays P2' : 'host and guest are bots'}, a spectator watches`;
+    const tick = (botsPlay: boolean, now: number) => {
+      host.tick(botsPlay ? (keyboard ? keyboard.next(now) : hostBot.next()) : idle);
+      guest.client.tick(botsPlay ? guestBot.next() : idle);
+      spectator?.client.tick();
+      if (rollback) recordFinal();
+    };
+    const who = options.interactive ? 'you play P1 (W/S), a bot plays P2' : 'host and guest are bots';
+    const header =
+      `netplay demo: Space Racer, ${mode} over UDP via a relay (${options.latencyMs} ± ${options.jitterMs} ms, ` +
+      `${(options.loss * 100).toFixed(1)} % loss, seed ${options.seed}); ${who}` +
+      (rollback ? ', a spectator watches' : ' (no spectator in lockstep)');
+    const peerLine = (name: string, peer: NetplayHost | NetplayClient, player: number) => {
+      const s = peer.rollback;
+      if (s !== undefined) return statsLine(name, s, player);
+      const r = peer.lockstepReport();
+      return r !== undefined ? lockstepStatsLine(name, r, player) : `${name.padEnd(10)} P${player + 1} not started`;
+    };
     const draw = (t: number) => {
-      const lines = [header(), `t = ${t.toFixed(1)} s   host's screen:`, drawScreen(hostCore.framebuffer())];
-      if (host.rollback) lines.push(statsLine('host', host.rollback, 0));
-      if (guest.rollback) lines.push(statsLine('guest', guest.rollback, 1));
-      lines.push(
-        `${'spectator'.padEnd(10)}    frame ${String(spectator.frame ?? '-').padStart(5)}  (confirmed inputs only)`,
-      );
+      const lines = [header, `t = ${t.toFixed(1)} s   host's screen:`, drawScreen(hostCore.framebuffer())];
+      lines.push(peerLine('host', host, 0), peerLine('guest', guest.client, 1));
+      if (spectator)
+        lines.push(
+          `${'spectator'.padEnd(10)}    frame ${String(spectator.client.frame ?? '-').padStart(5)}  (confirmed inputs only)`,
+        );
       io.out(io.live ? redraw(lines) : `${lines.join('\n')}\n\n`);
     };
 
@@ -215,8 +258,9 @@ export async function runDemo(options: DemoOptions, io: CliIo, deps: DemoDeps = 
     draw((clock.now() - start) / 1000);
     return {
       agreement: checkAgreement(finals),
+      finals,
       frames: host.frame,
-      rollbacks: [host.stats?.rollbacks ?? 0, guest.stats?.rollbacks ?? 0],
+      rollbacks: [host.stats?.rollbacks ?? 0, guest.client.stats?.rollbacks ?? 0],
     };
   } finally {
     for (const close of closers.reverse()) await close();
@@ -225,8 +269,23 @@ export async function runDemo(options: DemoOptions, io: CliIo, deps: DemoDeps = 
   }
 }
 
-/** A seeded u32 source for the host's password salts (the demo has no password; keeps runs reproducible). */
+/**
+ * A `frame` event handler (lockstep modes: fired after each frame ran on the core) that records
+ * the CRC-32 of the core's state under its frame counter, as `sampleFinal` and the finals files
+ * key it, into one reused buffer.
+ */
+function everyFrame(finals: FinalStates, core: Chip8Core): () => void {
+  const state = new Uint8Array(core.stateBytes);
+  return () => {
+    state.fill(0, core.saveInto(state));
+    const f = core.frame;
+    finals.hashes.set(f, crc32(state));
+    if (f > finals.last) finals.last = f;
+  };
+}
+
+/** A seeded u32 source (the host's salts and lockstep-cs magic, frame-advance's event-order seed): reproducible runs. */
 function seeded(seed: number): () => number {
-  const prng = new Prng(seed ^ 0x5a17);
+  const prng = new Prng(seed);
   return () => prng.nextU32();
 }
