@@ -10,7 +10,7 @@ import type { CliIo } from './io.js';
 export const USAGE = `netplay: netplay for CHIP-8 ROMs (rollback and lockstep over UDP or WebSocket)
 
 Commands:
-  netplay demo [--seconds N] [--mode M] [--interactive]        host + bot guest + spectator over an impaired UDP relay
+  netplay demo [--seconds N] [--mode M] [--interactive]        host + bot guest (+ spectator) over an impaired UDP relay
   netplay synctest --rom FILE [--frames N --check-distance N]  find non-determinism in a ROM's run
   netplay host --rom FILE [--port N --transport udp|ws ...]    host a game (see its --help)
   netplay join HOST:PORT [--spectate] [--rom FILE]             join a game and play in the terminal

@@ -779,6 +779,13 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
     }
   }
 
+  /** The largest smoothed round-trip time of the players' connections (0 before any sample). */
+  private maxRttMs(): number {
+    let rtt = 0;
+    for (const p of this.bySlot.values()) rtt = Math.max(rtt, p.conn.stats.rttMs);
+    return rtt;
+  }
+
   /** Every slot is filled (rollback and the P2P lockstep modes): SYNC each player with frame 0 and `state`; returns the roster. */
   private syncPlayers(state: Uint8Array): RosterEntry[] {
     const roster = this.roster();
@@ -810,7 +817,9 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
       ports: this.players,
       inputBytes: this.core.inputBytes,
       frameMs: 1000 / (this.options.fps ?? 60),
-      startMs: this.clock.now(),
+      // Each client starts its schedule when SYNC reaches it: start ours that much later too (half
+      // the largest round trip the transport measured), or the host trails its own schedule.
+      startMs: this.clock.now() + this.maxRttMs() / 2,
       seed: this.randomU32() >>> 0,
       extraDelayMs: (this.inputDelay * 1000) / (this.options.fps ?? 60),
     });
