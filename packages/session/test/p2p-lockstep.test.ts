@@ -1,19 +1,8 @@
 import { fc, test } from '@fast-check/vitest';
 import { TestCore } from '@netplay/state/testing';
 import { describe, expect, it } from 'vitest';
-import {
-  decodeSessionMessage,
-  encodeChallenge,
-  encodeSync,
-  type NetplayClient,
-  type NetplayHost,
-  RELAY_CONTROL_CHANNEL,
-  SESSION_CHANNELS,
-  SESSION_CONTROL_CHANNEL,
-  SessionMessageType,
-  type SessionMode,
-} from '../src/index.js';
-import { CONTENT, FRAME_MS, inputSource, setup } from './harness.js';
+import { type NetplayClient, type NetplayHost, RELAY_CONTROL_CHANNEL, type SessionMode } from '../src/index.js';
+import { FRAME_MS, inputSource, setup } from './harness.js';
 
 type Env = ReturnType<typeof setup>;
 type P2PMode = Extract<SessionMode, 'lockstep-p2p' | 'frame-advance'>;
