@@ -3,12 +3,15 @@
  *
  * Every figure is printed next to a baseline measured in the same run (for example a raw
  * `DataView` loop), as a ratio, plus its absolute value. Results are also written to
- * `bench-results/<suite>.json` at the repository root, which `scripts/bench-table.mjs`
+ * `bench-results/<suite>.json` at the repository root, which `scripts/bench-table.ts`
  * joins into one table. Benchmarks may read wall time; library code may not.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { allocationFloor, measureAllocation } from './allocation.js';
+
+export { type Allocation, allocationFloor, allocationPerCall, measureAllocation } from './allocation.js';
 
 /** One row of the benchmark table. */
 export interface BenchRow {
@@ -24,7 +27,10 @@ export interface BenchRow {
   baseline?: string;
   /** value / baseline value (for throughput; higher is better). */
   ratio?: number;
-  /** Heap bytes allocated per operation, when measured. */
+  /**
+   * Bytes allocated per operation, when measured: on the JS heap (garbage collected during the
+   * measurement included) plus `ArrayBuffer` backing stores. See {@link measureAllocation}.
+   */
   bytesPerOp?: number;
   /** A goal or remark printed beside the row. */
   note?: string;
@@ -42,26 +48,17 @@ export interface MeasureOptions {
   samples?: number;
   /** A goal or remark printed beside the row. */
   note?: string;
+  /**
+   * Calls in the allocation window (default: as many as fill one sample, at least 100 and at
+   * most 20 000). Their bytes are divided by `calls × batch` for the B/op column.
+   */
+  allocationCalls?: number;
 }
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
 function now(): number {
   return Number(process.hrtime.bigint()) / 1e6;
-}
-
-type GcFn = () => void;
-const gc: GcFn | undefined = (globalThis as { gc?: GcFn }).gc;
-
-/** Heap bytes allocated per call of fn, measured over `n` calls between two forced GCs. */
-export function allocationPerCall(fn: () => void, n = 20_000): number | undefined {
-  if (!gc) return undefined;
-  for (let i = 0; i < 1000; i++) fn();
-  gc();
-  const before = process.memoryUsage().heapUsed;
-  for (let i = 0; i < n; i++) fn();
-  const after = process.memoryUsage().heapUsed;
-  return Math.max(0, (after - before) / n);
 }
 
 /** A group of measurements printed as one table and saved for the combined report. */
@@ -95,9 +92,12 @@ export class BenchSuite {
     }
     rates.sort((a, b) => a - b);
     const value = rates[Math.floor(rates.length / 2)] ?? 0;
-    const perCall = allocationPerCall(fn);
+    // As many calls as fill one sample (at least 100, at most 20 000), after as many again to warm
+    // up the harness's loop for this function.
+    const allocationCalls = options.allocationCalls ?? Math.min(20_000, Math.max(100, calls));
+    const allocation = measureAllocation(fn, allocationCalls);
     const row: BenchRow = { suite: this.suite, name, value, unit: 'ops/s' };
-    if (perCall !== undefined) row.bytesPerOp = perCall / batch;
+    row.bytesPerOp = allocation.bytesPerCall / batch;
     if (options.note) row.note = options.note;
     if (options.baseline) this.relate(row, options.baseline);
     this.rows.push(row);
@@ -122,10 +122,20 @@ export class BenchSuite {
   /** Prints the suite's table and writes `bench-results/<suite>.json`. */
   finish(): void {
     console.log(formatTable(this.rows));
+    if (this.rows.some((r) => r.bytesPerOp !== undefined)) console.log(allocationNote());
     const dir = join(repoRoot, 'bench-results');
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, `${this.suite.replace(/[^\w.-]+/g, '_')}.json`), `${JSON.stringify(this.rows, null, 2)}\n`);
   }
+}
+
+/**
+ * The line printed under a table with B/op figures: what they count and the harness's floor (what
+ * it reads for an empty function over 20 000 calls).
+ */
+export function allocationNote(): string {
+  const floor = allocationFloor();
+  return `B/op: bytes allocated per op, garbage collected during the measurement and ArrayBuffer backing stores included (V8 GC profiler); floor (empty function): ${floor.toFixed(2)} B/op`;
 }
 
 /** Formats a number with three significant digits and SI suffixes. */
