@@ -13,17 +13,27 @@
  * (a `Uint8Array` longer than 64 bytes keeps its bytes outside the JS heap). For that sum to be
  * exact, backing stores must be freed inside the GC pause rather than by a background sweeper, so
  * concurrent array-buffer sweeping is switched off for the window only, and a forced young-generation
- * collection just before it finishes any sweep still running from an earlier collection.
+ * collection just before it finishes any sweep still running from an earlier collection. Machine
+ * code that V8 installs during the window is the compiler's allocation, not the function's: the
+ * code spaces are left out of every reading.
  */
-import { GCProfiler, getHeapStatistics, setFlagsFromString } from 'node:v8';
+import { GCProfiler, getHeapSpaceStatistics, getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
 /** What {@link measureAllocation} saw over one window of calls. */
 export interface Allocation {
   /** Calls of the function in the window. */
   calls: number;
-  /** Bytes allocated on the JS heap in the window (collected garbage included), less the harness's own. */
+  /**
+   * Bytes allocated on the JS heap in the window (collected garbage included), less the harness's
+   * own and less compiled code.
+   */
   heapBytes: number;
+  /**
+   * Bytes of machine code V8 installed in the code spaces during the window (a function optimised
+   * or re-optimised by a background compile that finished there); not part of `bytesPerCall`.
+   */
+  codeBytes: number;
   /** Bytes of `ArrayBuffer` backing stores and other external memory allocated in the window. */
   externalBytes: number;
   /** `(heapBytes + externalBytes) / calls`. */
@@ -56,6 +66,7 @@ function minorGc(): void {
 
 interface Window {
   heap: number;
+  code: number;
   external: number;
   collections: number;
 }
@@ -69,6 +80,23 @@ function repeat(fn: () => void, calls: number): void {
   for (let i = 0; i < calls; i++) fn();
 }
 
+/** Spaces that hold compiled code: V8's compiler allocates there, the measured function does not. */
+const codeSpaces = new Set(['code_space', 'code_large_object_space']);
+
+/** Bytes used in the code spaces, from `v8.getHeapSpaceStatistics()`. */
+function codeUsed(): number {
+  let used = 0;
+  for (const space of getHeapSpaceStatistics()) if (codeSpaces.has(space.space_name)) used += space.space_used_size;
+  return used;
+}
+
+/** The same from a GC profiler record (camel-cased fields). */
+function codeUsedIn(spaces: readonly { spaceName: string; spaceUsedSize: number }[]): number {
+  let used = 0;
+  for (const space of spaces) if (codeSpaces.has(space.spaceName)) used += space.spaceUsedSize;
+  return used;
+}
+
 /** Runs `fn` `calls` times inside one profiled window and returns the raw byte sums. */
 function profiledWindow(fn: () => void, calls: number): Window {
   setFlagsFromString('--no-concurrent-array-buffer-sweeping');
@@ -76,21 +104,24 @@ function profiledWindow(fn: () => void, calls: number): Window {
     minorGc();
     const profiler = new GCProfiler();
     profiler.start();
+    // Code first: the objects that read returns are then part of the used heap read next.
+    const code0 = codeUsed();
     const start = getHeapStatistics();
-    const heap0 = start.used_heap_size;
-    const external0 = start.external_memory;
     repeat(fn, calls);
     const end = getHeapStatistics();
-    const heap1 = end.used_heap_size;
-    const external1 = end.external_memory;
+    const code1 = codeUsed();
     const { statistics } = profiler.stop();
-    let heap = heap1 - heap0;
-    let external = external1 - external0;
+    let code = code1 - code0;
+    let heap = end.used_heap_size - start.used_heap_size;
+    let external = end.external_memory - start.external_memory;
     for (const s of statistics) {
-      heap += s.beforeGC.heapStatistics.usedHeapSize - s.afterGC.heapStatistics.usedHeapSize;
-      external += s.beforeGC.heapStatistics.externalMemory - s.afterGC.heapStatistics.externalMemory;
+      const before = s.beforeGC;
+      const after = s.afterGC;
+      heap += before.heapStatistics.usedHeapSize - after.heapStatistics.usedHeapSize;
+      external += before.heapStatistics.externalMemory - after.heapStatistics.externalMemory;
+      code += codeUsedIn(before.heapSpaceStatistics) - codeUsedIn(after.heapSpaceStatistics);
     }
-    return { heap, external, collections: statistics.length };
+    return { heap: heap - code, code, external, collections: statistics.length };
   } finally {
     setFlagsFromString('--concurrent-array-buffer-sweeping');
   }
@@ -137,6 +168,7 @@ export function measureAllocation(fn: () => void, calls = 20_000, warmup = Math.
   return {
     calls,
     heapBytes,
+    codeBytes: w.code,
     externalBytes: w.external,
     bytesPerCall: (heapBytes + w.external) / calls,
     collections: w.collections,
