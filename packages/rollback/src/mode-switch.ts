@@ -42,7 +42,7 @@ export class ModeSwitch {
       return playing ? undefined : stopAt;
     }
     const hostPeer = this.role.hostPeer;
-    const host = hostPeer === undefined ? undefined : this.peers.get(hostPeer);
+    const host = hostPeer === undefined ? undefined : this.peers.byPeer.get(hostPeer);
     if (host === undefined || !host.connected) throw new RollbackError('bad-state', 'no host to ask');
     if (!playing) this.timeline.disconnect(this.localPlayer, stopAt);
     this.peers.send(

@@ -88,8 +88,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
     for (const r of options.remotes) {
       checkPlayer(r.player, players);
       if (seen.has(r.player)) throw new RollbackError('bad-argument', `player ${r.player} is given twice`);
-      if (this.peers.get(r.peer) !== undefined)
-        throw new RollbackError('bad-argument', `peer ${r.peer} is given twice`);
+      if (this.peers.byPeer.has(r.peer)) throw new RollbackError('bad-argument', `peer ${r.peer} is given twice`);
       seen.add(r.player);
       this.peers.add(new Remote(r.peer, r.player, now));
     }
@@ -302,7 +301,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
 
   /** Feeds one message received from `peer` on `channel`. Undecodable bytes are dropped and reported. */
   receive(peer: string, channel: string, data: Uint8Array): void {
-    const r = this.peers.get(peer);
+    const r = this.peers.byPeer.get(peer);
     try {
       if (r === undefined) {
         if (this.isHost && channel === CONTROL_CHANNEL && data[0] === MessageType.Spectate) {
@@ -373,7 +372,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
    */
   disconnectPeer(peer: string): void {
     if (this.spectators.remove(peer)) return;
-    const r = this.peers.get(peer);
+    const r = this.peers.byPeer.get(peer);
     if (r === undefined || !r.connected) return;
     r.connected = false;
     this.emitter.emit('disconnected', { peer });

@@ -10,7 +10,9 @@ import type { Remote } from './remote.js';
 export class PeerSet {
   /** Every remote peer, connected or not, in the order of the session's options. */
   readonly list: Remote[] = [];
-  private readonly byPeer = new Map<string, Remote>();
+  private readonly ids = new Map<string, Remote>();
+  /** Every remote peer by id (a map, not a method: `receive` looks a peer up per message). */
+  readonly byPeer: ReadonlyMap<string, Remote> = this.ids;
   private rateWindowStart: number;
 
   constructor(
@@ -22,13 +24,8 @@ export class PeerSet {
 
   /** Adds a peer (the session checked that its id and slot are new). */
   add(r: Remote): void {
-    this.byPeer.set(r.peer, r);
+    this.ids.set(r.peer, r);
     this.list.push(r);
-  }
-
-  /** The remote peer of that id. */
-  get(peer: string): Remote | undefined {
-    return this.byPeer.get(peer);
   }
 
   /** Sends `data` to `r`, counting its bytes. */
