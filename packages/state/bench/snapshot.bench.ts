@@ -1,8 +1,8 @@
 // Save and load of registered state next to a plain TypedArray.set copy of the same bytes.
-import { BenchSuite } from '@netplay/bench-kit';
+import { allocationPerCall, BenchSuite } from '@netplay/bench-kit';
 import { SnapshotRing, StateRegistry } from '@netplay/state';
 import { TestCore } from '@netplay/state/testing';
-import { bytesPerCall, fillPseudoRandom, opsPerSecond } from './timing.js';
+import { fillPseudoRandom, opsPerSecond } from './timing.js';
 
 const suite = new BenchSuite('state/snapshot');
 const MiB = 1 << 20;
@@ -56,7 +56,7 @@ for (const size of [1, 16, 64]) {
       name: copyName,
       value: opsPerSecond(copy),
       unit: 'ops/s',
-      bytesPerOp: bytesPerCall(copy, size === 1 ? 2000 : 20),
+      bytesPerOp: allocationPerCall(copy, size === 1 ? 2000 : 20),
     });
     const save = () => r.saveInto(snap);
     const load = () => r.load(snap);
@@ -65,7 +65,7 @@ for (const size of [1, 16, 64]) {
       value: opsPerSecond(save),
       unit: 'ops/s',
       baseline: copyName,
-      bytesPerOp: bytesPerCall(save, size === 1 ? 2000 : 20),
+      bytesPerOp: allocationPerCall(save, size === 1 ? 2000 : 20),
       note: small ? '' : 'goal ≥ 0.8',
     });
     suite.record({
@@ -73,7 +73,7 @@ for (const size of [1, 16, 64]) {
       value: opsPerSecond(load),
       unit: 'ops/s',
       baseline: copyName,
-      bytesPerOp: bytesPerCall(load, size === 1 ? 2000 : 20),
+      bytesPerOp: allocationPerCall(load, size === 1 ? 2000 : 20),
       note: small ? '' : 'goal ≥ 0.8',
     });
   }

@@ -1,8 +1,5 @@
-// Timing helpers for operations too large for BenchSuite.measure's fixed 21 000-call
-// allocation pass (a 64 MiB copy takes milliseconds). Benchmarks may read wall time.
-
-type GcFn = () => void;
-const gc: GcFn | undefined = (globalThis as { gc?: GcFn }).gc;
+// Timing helpers for operations too large for BenchSuite.measure's sampling (a 64 MiB copy takes
+// milliseconds). Benchmarks may read wall time.
 
 function now(): number {
   return Number(process.hrtime.bigint()) / 1e6;
@@ -26,17 +23,6 @@ export function opsPerSecond(fn: () => void, sampleMs = 80, samples = 5): number
   }
   rates.sort((a, b) => a - b);
   return rates[Math.floor(rates.length / 2)]!;
-}
-
-/** Heap bytes allocated per call over `n` calls between forced GCs (undefined without --expose-gc). */
-export function bytesPerCall(fn: () => void, n = 20): number | undefined {
-  if (!gc) return undefined;
-  fn();
-  gc();
-  const before = process.memoryUsage().heapUsed;
-  for (let i = 0; i < n; i++) fn();
-  const after = process.memoryUsage().heapUsed;
-  return Math.max(0, (after - before) / n);
 }
 
 /** Milliseconds of one call of `fn`, the median of `runs` runs. */
