@@ -239,7 +239,12 @@ export class RetroArchClient {
     this.pending();
   }
 
-  /** Returns the bytes to send (a fresh copy) and empties the queue; `undefined` when none. */
+  /**
+   * Returns the bytes to send (a fresh copy) and empties the queue; `undefined` when none. The copy
+   * is the caller's to keep: hand it to a transport that holds it until written (`net.Socket.write`
+   * does not copy). It is the one allocation of the per-frame path, one array per call whatever
+   * the number of frames queued (a shell that flushes every frame allocates one per frame).
+   */
   takeOutput(): Uint8Array | undefined {
     return this.out.take();
   }
