@@ -5,10 +5,14 @@
  *
  * Goal: 0 B/frame (the project's "hot paths allocate nothing"). Each mode runs twice: with a
  * 60 Hz clock in fractional ms (as `performance.now()` gives), and with whole ms. With fractional
- * times V8 boxes the time values passed between functions as heap numbers (16 B each; the driver
- * loop below does too), which is not per-message garbage of the scheduler: the whole-ms rows show
- * what the schedulers themselves allocate. Before issue 6's follow-up: ≈150 B (client-server),
- * ≈500–630 B (mesh), ≈45–115 B (frame-advance) per frame.
+ * times V8 boxes the time values passed between functions as heap numbers (16 B each), which is
+ * not per-message garbage of the scheduler: the whole-ms rows show what the schedulers themselves
+ * allocate. The driver loop below makes one itself, its `now` (16 B per call = 8 B per frame of
+ * each fractional row; a caller reading `performance.now()` gets a new number per call too).
+ * Before issue 6's follow-up: ≈150 B (client-server), ≈500–630 B (mesh), ≈45–115 B
+ * (frame-advance) per frame. With the GC-profiler kit (Nov 2026), whole-ms: 0 / 0 / 1.0 B (was
+ * 1.9–4.2 B: frame-advance's own u32 event keys came back boxed from `Prng.nextU32`; what is left
+ * is the wire decoder returning received keys ≥ 2^31 boxed).
  */
 import { BenchSuite } from '@netplay/bench-kit';
 import { TestCore } from '@netplay/state/testing';

@@ -142,6 +142,12 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
   private readonly pingIntervalMs: number;
   private readonly historyOptions: PingHistoryOptions;
   private readonly prng: Prng;
+  /**
+   * The four bytes of the next event key. `prng.fill` draws one `nextU32()` per 4 bytes (lowest
+   * byte first), so the key is the same number `nextU32()` returns; but a u32 of 2^31 or more
+   * returned from a call V8 does not inline is boxed as a 16-byte heap number (half of all keys).
+   */
+  private readonly keyBytes = new Uint8Array(4);
   private readonly remotes = new Map<number, Remote>();
   /** The remotes again, for iteration without an iterator object. */
   private readonly remoteList: Remote[] = [];
@@ -363,18 +369,18 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
    */
   private refreshDelay(): void {
     this.delayDirty = false;
-    this.ownMaxMs = this.computeOwnMax();
-    this.delay = this.computeDelay();
-  }
-
-  private computeDelay(): number {
+    // One loop with both results stored here: a helper returning a fractional double would box it.
+    let own = 0;
     let d = 0;
     for (let i = 0; i < this.remoteList.length; i++) {
       const r = this.remoteList[i]!;
-      d = Math.max(d, r.history.oneWayMs());
+      const oneWay = r.history.oneWayMs();
+      own = Math.max(own, oneWay);
+      d = Math.max(d, oneWay);
       if (this.equalize) d = Math.max(d, r.maxOneWay);
     }
-    return d + this.extraDelayMs;
+    this.ownMaxMs = own;
+    this.delay = d + this.extraDelayMs;
   }
 
   /** The frame an input made at `now` would be scheduled for. */
@@ -472,7 +478,9 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
     this.tick(now);
     const e = this.takeEvent();
     e.frame = this.promised + 1;
-    e.key = this.prng.nextU32();
+    // = this.prng.nextU32(), without boxing it (see `keyBytes`).
+    const kb = this.prng.fill(this.keyBytes);
+    e.key = (kb[0]! | (kb[1]! << 8) | (kb[2]! << 16) | (kb[3]! << 24)) >>> 0;
     e.client = this.id;
     e.port = this.myPort;
     e.input.set(input);
@@ -706,12 +714,6 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
     let b = Math.floor((now - this.startMs + d) / this.frameMs);
     while (this.startMs + (b + 1) * this.frameMs - d <= now) b++;
     return b;
-  }
-
-  private computeOwnMax(): number {
-    let d = 0;
-    for (let i = 0; i < this.remoteList.length; i++) d = Math.max(d, this.remoteList[i]!.history.oneWayMs());
-    return d;
   }
 
   private newEvent(): Ev {
