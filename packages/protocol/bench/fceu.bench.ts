@@ -3,7 +3,8 @@
  * and a raw DataView loop doing the same checks and reads, in messages/s, measured in the same
  * run. Goal: 0 B/op for the decode-into rows. The UDP datagrams carry a CRC32 over 9 or 13 bytes,
  * which the baseline computes too (with the package's crc32); the TCP frame has no CRC, so its
- * rows show the decode overhead alone. The stream rows read a chunk of BATCH TCP frames.
+ * rows show the decode overhead alone. The stream rows read a chunk of BATCH TCP frames. B/op is
+ * the kit's (every byte allocated, collected garbage included), per message.
  */
 import { BenchSuite } from '@netplay/bench-kit';
 import {
@@ -37,34 +38,6 @@ let sink = 0;
  */
 let kept: unknown;
 
-type GcFn = () => void;
-const gc: GcFn | undefined = (globalThis as { gc?: GcFn }).gc;
-
-/**
- * Heap bytes per message of `fn` (which decodes BATCH messages) over a window short enough that no
- * scavenge runs inside it (8 calls, about 2 k messages, after a forced GC). The kit's B/op column
- * takes the heap growth over 20 000 calls, during which scavenges free short-lived messages, so
- * it under-reports decoders that allocate; this figure does not.
- */
-function recordAllocation(name: string, fn: () => void): void {
-  if (!gc) return;
-  for (let i = 0; i < 50; i++) fn();
-  const samples: number[] = [];
-  for (let r = 0; r < 9; r++) {
-    gc();
-    const before = process.memoryUsage().heapUsed;
-    for (let i = 0; i < 8; i++) fn();
-    samples.push(Math.max(0, process.memoryUsage().heapUsed - before) / (8 * BATCH));
-  }
-  samples.sort((a, b) => a - b);
-  suite.record({
-    name: `${name} heap`,
-    value: samples[4]!,
-    unit: 'B/message',
-    note: 'short window, no GC inside (median of 9)',
-  });
-}
-
 const LE = true;
 const frameData = { controllers: new Uint8Array([0x09, 0x40, 0x00, 0x81]), command: FceuCommand.None };
 /** The baseline's command check: a table lookup, as a hand-written decoder would do. */
@@ -90,7 +63,6 @@ const rawControllers = new Uint8Array(4);
     batch: BATCH,
     note: 'baseline: CRC32, length, command and field reads',
   });
-  recordAllocation('raw DataView UDP frame', rawUdpFrame);
   const scratch = createFceuUdpFrame();
   const udpFrameInto = () => {
     for (let k = 0; k < BATCH; k++) {
@@ -104,7 +76,6 @@ const rawControllers = new Uint8Array(4);
     baseline: 'raw DataView UDP frame',
     note: 'reused scratch; goal 0 B/op',
   });
-  recordAllocation('decodeFceuUdpFrameInto', udpFrameInto);
   const udpFrameAlloc = () => {
     for (let k = 0; k < BATCH; k++) {
       const m = decodeFceuUdpFrame(bytes);
@@ -117,7 +88,6 @@ const rawControllers = new Uint8Array(4);
     baseline: 'raw DataView UDP frame',
     note: 'allocating decoder, message kept',
   });
-  recordAllocation('decodeFceuUdpFrame', udpFrameAlloc);
 }
 
 // Client → server UDP input datagram (13 bytes).
@@ -147,7 +117,6 @@ const rawControllers = new Uint8Array(4);
     baseline: 'raw DataView UDP input',
     note: 'reused scratch; goal 0 B/op',
   });
-  recordAllocation('decodeFceuUdpInputInto', udpInputInto);
   const udpInputAlloc = () => {
     for (let k = 0; k < BATCH; k++) {
       const m = decodeFceuUdpInput(bytes);
@@ -160,7 +129,6 @@ const rawControllers = new Uint8Array(4);
     baseline: 'raw DataView UDP input',
     note: 'allocating decoder, message kept',
   });
-  recordAllocation('decodeFceuUdpInput', udpInputAlloc);
 }
 
 // Server → client TCP frame packet (9 bytes), alone and as a stream of BATCH packets.
@@ -200,7 +168,6 @@ const rawControllers = new Uint8Array(4);
     baseline: 'raw DataView TCP frame',
     note: 'reused scratch; goal 0 B/op',
   });
-  recordAllocation('decodeFceuTcpFrameInto', tcpFrameInto);
   const tcpFrameAlloc = () => {
     for (let k = 0; k < BATCH; k++) {
       const m = decodeFceuTcpFrame(bytes);
@@ -213,7 +180,6 @@ const rawControllers = new Uint8Array(4);
     baseline: 'raw DataView TCP frame',
     note: 'allocating decoder, message kept',
   });
-  recordAllocation('decodeFceuTcpFrame', tcpFrameAlloc);
 
   const stream = new Uint8Array(BATCH * 9);
   for (let k = 0; k < BATCH; k++) encodeFceuTcpFrame(k, frameData, stream, k * 9);
@@ -241,7 +207,6 @@ const rawControllers = new Uint8Array(4);
     baseline: 'raw DataView TCP stream',
     note: 'reused message; goal 0 B/op',
   });
-  recordAllocation('readFceuServerTcpMessageInto stream', streamInto);
   const streamAlloc = () => {
     for (let at = 0; ; ) {
       const r = readFceuServerTcpMessage(stream, at);
@@ -256,7 +221,6 @@ const rawControllers = new Uint8Array(4);
     baseline: 'raw DataView TCP stream',
     note: 'allocating reader, messages kept',
   });
-  recordAllocation('readFceuServerTcpMessage stream', streamAlloc);
 }
 
 suite.finish();
