@@ -32,10 +32,12 @@ export class HostMigration {
     const next = this.successor(oldHost.peer);
     if (next === undefined) {
       this.role.become();
+      this.leaves.became();
       this.emitter.emit('host-changed', { peer: undefined, frame: this.timeline.currentFrame });
       this.leaves.start(oldHost.player);
     } else {
       this.role.follow(next.peer);
+      this.leaves.followed(next);
       this.emitter.emit('host-changed', { peer: next.peer, frame: this.timeline.currentFrame });
     }
   }

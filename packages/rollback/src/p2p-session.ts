@@ -343,8 +343,8 @@ export class P2PSession implements EventSource<SessionEventMap> {
           this.modes.onModeRequest(r, data, this.delay);
           break;
         case MessageType.ReportRequest:
-          if (!this.fromHost(peer)) break;
-          this.leaves.onReportRequest(r, data);
+          if (this.fromHost(peer)) this.leaves.onReportRequest(r, data);
+          else this.leaves.deferReportRequest(r, data);
           break;
         case MessageType.Report:
           this.leaves.onReport(peer, data);

@@ -28,6 +28,12 @@ interface PendingLeave {
  */
 export class PlayerLeaves {
   private readonly pending = new Map<number, PendingLeave>();
+  /**
+   * REPORT_REQUESTs from a peer that is not (yet) this peer's host, by sender: the players asked
+   * about. A successor elected after the host left may ask before this peer has noticed the host
+   * is gone; the request is answered when this peer follows that successor.
+   */
+  private readonly deferred = new Map<string, Set<number>>();
 
   constructor(
     private readonly timeline: Timeline,
@@ -80,13 +86,49 @@ export class PlayerLeaves {
   onReportRequest(r: Remote, data: Uint8Array): void {
     const m = decodeByteFrameTail(data, 'REPORT_REQUEST');
     if (m.byte >= this.timeline.players) throw new DecodeError('bad-value', 1, `player ${m.byte}`);
-    this.inputs.freeze(m.byte);
-    const q = this.timeline.queues[m.byte]!;
+    this.report(r, m.byte);
+  }
+
+  /**
+   * A REPORT_REQUEST from `r`, which is not this peer's host: kept, and answered if this peer
+   * comes to follow `r` (it is the successor of a host this peer has not yet seen leave). Left
+   * unanswered, the successor would decide the old host's leave without the inputs this peer
+   * holds, at a frame this peer may already have taken as final.
+   */
+  deferReportRequest(r: Remote, data: Uint8Array): void {
+    const m = decodeByteFrameTail(data, 'REPORT_REQUEST');
+    if (m.byte >= this.timeline.players) throw new DecodeError('bad-value', 1, `player ${m.byte}`);
+    let players = this.deferred.get(r.peer);
+    if (players === undefined) {
+      players = new Set();
+      this.deferred.set(r.peer, players);
+    }
+    players.add(m.byte);
+  }
+
+  /** Host migration: this peer now follows `host`; answers its deferred requests, drops the others'. */
+  followed(host: Remote): void {
+    const players = this.deferred.get(host.peer);
+    this.deferred.clear();
+    if (players === undefined) return;
+    for (const p of players)
+      if (this.timeline.queues[p]!.disconnectFrame === Number.POSITIVE_INFINITY) this.report(host, p);
+  }
+
+  /** Host migration: this peer is the host now; requests of other would-be hosts are void. */
+  became(): void {
+    this.deferred.clear();
+  }
+
+  /** Stops taking `player`'s inputs and reports the ones held to the host `r`. */
+  private report(r: Remote, player: number): void {
+    this.inputs.freeze(player);
+    const q = this.timeline.queues[player]!;
     const next = q.lastFrame + 1;
     this.peers.send(
       r,
       CONTROL_CHANNEL,
-      encodeByteFrameTail(MessageType.Report, m.byte, next, this.inputs.lastInputs(m.byte, next)),
+      encodeByteFrameTail(MessageType.Report, player, next, this.inputs.lastInputs(player, next)),
     );
   }
 

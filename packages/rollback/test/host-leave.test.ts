@@ -1,0 +1,170 @@
+import { encodeInputStream, inputStreamMaxEncodedSize } from '@netplay/protocol';
+import { TestCore } from '@netplay/state/testing';
+import { ManualClock } from '@netplay/transport';
+import { describe, expect, it } from 'vitest';
+import { CONTROL_CHANNEL, INPUT_CHANNEL, P2PSession } from '../src/index.js';
+import {
+  decodeByteFrameTail,
+  encodeByteFrameTail,
+  INPUT_HEADER_BYTES,
+  MessageType,
+  writeInputHeader,
+} from '../src/messages.js';
+import { expectInSync, runScenario, type Scenario } from './scenario.js';
+
+/**
+ * Counterexamples the determinism property (p2p.test.ts) found, spelled out. In each, three players
+ * run with a prediction window of 2 and the host (player 0) drops out. Its links close at the same
+ * time, but the two others notice at different moments: player 1, the successor, notices first,
+ * becomes host and asks player 2 to report the old host's inputs it holds, while player 2 still
+ * follows the old host and holds one or two more of its inputs than player 1, frames it has already
+ * taken as final. Player 2 used to ignore that request (it came from a peer that was not its host
+ * yet), so the new host timed out and removed player 0 at a frame before inputs player 2 had
+ * used: player 2 had to undo final frames (a desync), or could not roll back that far at all.
+ */
+const hostLeaves = (s: Omit<Scenario, 'players' | 'inputSeed' | 'changes' | 'maxPrediction'>): Scenario => ({
+  players: 3,
+  inputSeed: 0,
+  changes: [],
+  maxPrediction: 2,
+  ...s,
+});
+
+/** Runs `s` to 150 final frames and checks every remaining peer against the offline replay. */
+function expectSurvivesHostLeave(s: Scenario): void {
+  const mesh = runScenario(s, () => new TestCore({ players: 3 }), 150);
+  expectInSync(mesh, 150);
+  const [, p1, p2] = mesh.rigs;
+  expect(p1!.session.isHost).toBe(true);
+  expect(p1!.session.playerLeftAt(0)).toBeDefined();
+  expect(p2!.session.playerLeftAt(0)).toBe(p1!.session.playerLeftAt(0));
+}
+
+describe('the host leaves with a small prediction window (regressions)', () => {
+  it('the successor asks before the last peer noticed; that peer, 2 host inputs ahead, answers once it follows (was: no savestate of frame 99 to roll back to)', () => {
+    expectSurvivesHostLeave(
+      hostLeaves({
+        seed: 907823596,
+        link: {
+          latencyMs: 0,
+          jitterMs: 1,
+          loss: Number.MIN_VALUE,
+          duplicate: Number.MIN_VALUE,
+          reorder: 0.1925233148504049,
+          reorderDelayMs: 48,
+        },
+        delay: 1,
+        leave: { player: 0, atTick: 105 },
+      }),
+    );
+  });
+
+  it('early leave on a lossy link: the peer one host input ahead reports it, so no final frame is undone (was: desync from frame 13)', () => {
+    expectSurvivesHostLeave(
+      hostLeaves({
+        seed: 1648578001,
+        link: {
+          latencyMs: 0,
+          jitterMs: 1,
+          loss: 0.13307346007786694,
+          duplicate: Number.MIN_VALUE,
+          reorder: Number.MIN_VALUE,
+          reorderDelayMs: 1,
+        },
+        delay: 0,
+        leave: { player: 0, atTick: 15 },
+      }),
+    );
+  });
+
+  it('jittery link: the peer that notices last still reports before the leave frame is chosen (was: desync from frame 115)', () => {
+    expectSurvivesHostLeave(
+      hostLeaves({
+        seed: 1071270182,
+        link: {
+          latencyMs: 0,
+          jitterMs: 28,
+          loss: Number.MIN_VALUE,
+          duplicate: Number.MIN_VALUE,
+          reorder: Number.MIN_VALUE,
+          reorderDelayMs: 1,
+        },
+        delay: 0,
+        leave: { player: 0, atTick: 117 },
+      }),
+    );
+  });
+});
+
+/** An INPUT message of `player` carrying its one-byte input of `frame` (the byte is the frame number). */
+function inputMessage(player: number, frame: number): Uint8Array {
+  const buf = new Uint8Array(INPUT_HEADER_BYTES + inputStreamMaxEncodedSize(1, 1));
+  writeInputHeader(buf, {
+    player,
+    frame: frame + 1,
+    ack: 0,
+    advantage16: 0,
+    sendTime: 0,
+    echoTime: 0,
+    echoDelay: 0,
+    epoch: 0,
+  });
+  const spec = { startFrame: frame, frameCount: 1, inputSize: 1 };
+  const n = encodeInputStream(spec, new Uint8Array([frame]), undefined, buf, INPUT_HEADER_BYTES);
+  return buf.subarray(0, INPUT_HEADER_BYTES + n);
+}
+
+describe('report requests of a successor the peer does not follow yet', () => {
+  it('are held, and answered with the inputs held then once the old host is seen to leave', () => {
+    const clock = new ManualClock();
+    const sent: Array<{ peer: string; channel: string; data: Uint8Array }> = [];
+    const p2 = new P2PSession({
+      players: 3,
+      inputBytes: 1,
+      localPlayer: 2,
+      remotes: [
+        { peer: 'p0', player: 0 },
+        { peer: 'p1', player: 1 },
+      ],
+      hostPeer: 'p0',
+      clock,
+      send: (peer, channel, data) => sent.push({ peer, channel, data: data.slice() }),
+    });
+    const reports = () => sent.filter((m) => m.data[0] === MessageType.Report);
+    // p1 saw p0 leave first, became host and asks about player 0: p2 still follows p0.
+    p2.receive('p1', CONTROL_CHANNEL, encodeByteFrameTail(MessageType.ReportRequest, 0, 0, undefined));
+    expect(reports()).toEqual([]);
+    // The old host's inputs keep arriving until p2 notices it is gone; the report must include them.
+    for (let f = 0; f < 3; f++) p2.receive('p0', INPUT_CHANNEL, inputMessage(0, f));
+    p2.disconnectPeer('p0');
+    expect(p2.hostPeer).toBe('p1');
+    const [report] = reports();
+    expect(report?.peer).toBe('p1');
+    const m = decodeByteFrameTail(report!.data, 'REPORT');
+    expect(m.byte).toBe(0);
+    expect(m.frame).toBe(3);
+    expect(reports().length).toBe(1);
+  });
+
+  it('from a peer this one does not come to follow are dropped', () => {
+    const clock = new ManualClock();
+    const sent: Uint8Array[] = [];
+    const p2 = new P2PSession({
+      players: 4,
+      inputBytes: 1,
+      localPlayer: 2,
+      remotes: [
+        { peer: 'p0', player: 0 },
+        { peer: 'p1', player: 1 },
+        { peer: 'p3', player: 3 },
+      ],
+      hostPeer: 'p0',
+      clock,
+      send: (_peer, _channel, data) => sent.push(data.slice()),
+    });
+    p2.receive('p3', CONTROL_CHANNEL, encodeByteFrameTail(MessageType.ReportRequest, 0, 0, undefined));
+    p2.disconnectPeer('p0');
+    expect(p2.hostPeer).toBe('p1');
+    expect(sent.filter((d) => d[0] === MessageType.Report)).toEqual([]);
+  });
+});
