@@ -75,7 +75,8 @@ export class SimUdp {
   /** Connects `name` and runs until both ends are open; returns both. */
   pair(name = 'client', config?: UdpConfigOptions): { client: UdpPeer; server: UdpPeer } {
     const client = this.connect(name, config);
-    this.net.runUntil(() => client.state !== 'connecting' && this.server.session(name) !== undefined, 10_000);
+    const limit = (config?.timeouts?.connectMs ?? 5000) + 5000;
+    this.net.runUntil(() => client.state !== 'connecting' && this.server.session(name) !== undefined, limit);
     const server = this.server.session(name);
     if (client.state !== 'open' || !server) throw new Error(`handshake of ${name} failed (${client.state})`);
     return { client, server };

@@ -49,7 +49,9 @@ describe('UDP core on the simulated network', () => {
       seed,
       link: { latencyMs: 5, jitterMs: 10, loss, duplicate: 0.05, reorder: 0.1, reorderDelayMs: 15 },
     });
-    const { client, server } = sim.pair();
+    // This property is about delivery. With up to 25 % loss each way, a handshake can lose every
+    // attempt within the default 5 s connect timeout (≈ 1 seed in 150 at 20 %): give it longer.
+    const { client, server } = sim.pair('client', { timeouts: { connectMs: 60_000 } });
     const got = new Map<string, Uint8Array[]>([
       ['input', []],
       ['bulk', []],
