@@ -301,7 +301,9 @@ export function decodeFaMessageInto(bytes: Uint8Array, inputBytes: number, out: 
         throw new DecodeError('bad-length', 11, `event payload of ${length} bytes, expected ${1 + inputBytes}`);
       out.type = FaType.Event;
       out.frame = getU32(bytes, 1);
-      out.key = getU32(bytes, 5);
+      // Inline (not getU32): a u32 of 2^31 or more returned from a call V8 does not inline is boxed,
+      // 16 B per received event.
+      out.key = ((bytes[5]! << 24) | (bytes[6]! << 16) | (bytes[7]! << 8) | bytes[8]!) >>> 0;
       out.client = (bytes[9]! << 8) | bytes[10]!;
       out.port = bytes[12]!;
       out.inputAt = 13;
