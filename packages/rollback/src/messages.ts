@@ -1,4 +1,4 @@
-import { DecodeError } from '@netplay/protocol';
+import { DecodeError, EncodeError } from '@netplay/protocol';
 
 /*
  * Session messages. Every message starts with a type byte; numbers are big-endian.
@@ -16,9 +16,14 @@ import { DecodeError } from '@netplay/protocol';
  *                      (a peer that has not applied them all ignores the host's inputs)
  *   23     input stream (@netplay/protocol input-stream codec, no reference), or nothing
  *
+ * CHECKSUM (2, unreliable channel, at each exchange frame to every playing peer):
+ *    1 u8  repairs     host repairs the sender applied (mod 256; the host ignores checksums
+ *                      computed before its last repair landed)
+ *    2 u8  count       1..CHECKSUMS_PER_MESSAGE
+ *    3     count × (u32 frame, u64 checksum of the state at that frame), newest first: the
+ *          sender's latest exchange frames, so a lost message costs no comparison
+ *
  * Control messages (reliable channel):
- *   CHECKSUM (2)  u32 frame, u64 checksum of the state at that frame, u8 repairs applied
- *                 (mod 256; the host ignores checksums computed before its last repair landed)
  *   LEAVE (3)     u8 player, u32 frame from which the player is gone, then the player's last
  *                 inputs before that frame as an input stream (or nothing)
  *   SPECTATE (4)  (spectator → host) asks to watch
@@ -125,24 +130,42 @@ export function readInputHeader(b: Uint8Array, h: InputHeader): void {
   h.epoch = b[22]!;
 }
 
-/** CHECKSUM: frame, checksum, and how many host repairs the sender has applied (mod 256). */
-export function encodeChecksum(frame: number, sum: bigint, repairs = 0): Uint8Array {
-  const b = new Uint8Array(14);
+/** Checksums one CHECKSUM message carries at most (the sender's latest exchange frames). */
+export const CHECKSUMS_PER_MESSAGE = 8;
+
+/** One checksum of a CHECKSUM message. */
+export interface FrameChecksum {
+  readonly frame: number;
+  readonly checksum: bigint;
+}
+
+/** CHECKSUM: how many host repairs the sender has applied (mod 256), and 1..8 frame checksums. */
+export function encodeChecksums(repairs: number, sums: readonly FrameChecksum[]): Uint8Array {
+  if (sums.length < 1 || sums.length > CHECKSUMS_PER_MESSAGE)
+    throw new EncodeError('out-of-range', `${sums.length} checksums, expected 1..${CHECKSUMS_PER_MESSAGE}`);
+  const b = new Uint8Array(3 + 12 * sums.length);
+  const view = new DataView(b.buffer);
   b[0] = MessageType.Checksum;
-  writeU32(b, 1, frame);
-  new DataView(b.buffer).setBigUint64(5, sum);
-  b[13] = repairs;
+  b[1] = repairs;
+  b[2] = sums.length;
+  for (let i = 0; i < sums.length; i++) {
+    writeU32(b, 3 + 12 * i, sums[i]!.frame);
+    view.setBigUint64(7 + 12 * i, sums[i]!.checksum);
+  }
   return b;
 }
 
-export function decodeChecksum(b: Uint8Array): { frame: number; checksum: bigint; repairs: number } {
-  need(b, 14, 'CHECKSUM');
-  if (b.length !== 14) throw new DecodeError('trailing-bytes', 14, 'CHECKSUM is 14 bytes');
-  return {
-    frame: readU32(b, 1),
-    checksum: new DataView(b.buffer, b.byteOffset, b.length).getBigUint64(5),
-    repairs: b[13]!,
-  };
+export function decodeChecksums(b: Uint8Array): { repairs: number; sums: FrameChecksum[] } {
+  need(b, 3, 'CHECKSUM');
+  const count = b[2]!;
+  if (count < 1 || count > CHECKSUMS_PER_MESSAGE) throw new DecodeError('bad-value', 2, `${count} checksums`);
+  need(b, 3 + 12 * count, 'CHECKSUM');
+  if (b.length !== 3 + 12 * count)
+    throw new DecodeError('trailing-bytes', 3 + 12 * count, `CHECKSUM of ${count} is ${3 + 12 * count} bytes`);
+  const view = new DataView(b.buffer, b.byteOffset, b.length);
+  const sums: FrameChecksum[] = [];
+  for (let i = 0; i < count; i++) sums.push({ frame: readU32(b, 3 + 12 * i), checksum: view.getBigUint64(7 + 12 * i) });
+  return { repairs: b[1]!, sums };
 }
 
 /** A message made of a type byte, a u8, a u32 and a tail of bytes (LEAVE, LOAD, PAUSE). */

@@ -34,7 +34,10 @@ export class Remote {
   badMessages = 0;
   /** Host: repairs sent to this peer (mod 256); its checksums from before the last one are stale. */
   repairsSent = 0;
+  /** Its checksums of frames our own is not final for yet. */
   readonly sums = new Map<number, bigint>();
+  /** Frames whose checksum from this peer was compared already (recent ones; checksums arrive repeatedly). */
+  readonly compared = new Set<number>();
 
   constructor(
     readonly peer: string,

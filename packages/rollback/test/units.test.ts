@@ -5,10 +5,10 @@ import { describe, expect, it } from 'vitest';
 import { InputQueue, InputStatus, predictNoInput, RollbackError, repeatLastInput } from '../src/index.js';
 import {
   decodeByteFrameTail,
-  decodeChecksum,
+  decodeChecksums,
   decodeSync,
   encodeByteFrameTail,
-  encodeChecksum,
+  encodeChecksums,
   encodeSync,
   type InputHeader,
   PRESENT,
@@ -111,7 +111,8 @@ describe('session messages', () => {
     fc.integer({ min: 1, max: 16 }),
     fc.uint8Array({ maxLength: 64 }),
   ])('CHECKSUM, SYNC and frame+tail messages round-trip', (frame, sum, players, state) => {
-    expect(decodeChecksum(encodeChecksum(frame, sum, players))).toEqual({ frame, checksum: sum, repairs: players });
+    const sums = Array.from({ length: (players % 8) + 1 }, (_, i) => ({ frame: frame + i, checksum: sum ^ BigInt(i) }));
+    expect(decodeChecksums(encodeChecksums(players, sums))).toEqual({ repairs: players, sums });
     const disconnectFrames = Array.from({ length: players }, (_, p) => (p % 3 === 0 ? PRESENT : p * 10));
     const sync = { frame, players, inputBytes: 2, disconnectFrames, state };
     expect(decodeSync(encodeSync(sync))).toEqual(sync);
@@ -131,7 +132,7 @@ describe('session messages', () => {
       epoch: 0,
     };
     for (const decode of [
-      () => decodeChecksum(bytes),
+      () => decodeChecksums(bytes),
       () => decodeSync(bytes),
       () => decodeByteFrameTail(bytes, 'X'),
       () => readInputHeader(bytes, h),
