@@ -1,24 +1,12 @@
-import { GCProfiler, getHeapStatistics, setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
-
-setFlagsFromString('--expose-gc');
-/** V8's collector, exposed at run time (vitest workers do not start with --expose-gc). */
-const gc = runInNewContext('gc') as () => void;
+import { measureAllocation } from '@netplay/bench-kit';
 
 /**
- * Heap bytes allocated while `fn` runs: the growth of the used heap between a forced GC and the
- * end, plus what every collection during the run freed (reported by V8's GC profiler). Unlike a
- * bare `heapUsed` difference, a scavenge in the middle does not hide what was allocated before it.
+ * Bytes allocated while `fn` runs once, as @netplay/bench-kit measures them (V8's GC profiler:
+ * what every collection during the run freed counts, `ArrayBuffer` backing stores count, and code
+ * V8 compiles meanwhile does not). A bare `heapUsed` difference would let a scavenge in the middle
+ * hide what was allocated before it, and a tier-up of the measured code would add its machine code.
  */
 export function allocatedBytes(fn: () => void): number {
-  gc();
-  const profiler = new GCProfiler();
-  profiler.start();
-  const before = getHeapStatistics().used_heap_size;
-  fn();
-  const after = getHeapStatistics().used_heap_size;
-  const { statistics } = profiler.stop();
-  let freed = 0;
-  for (const s of statistics) freed += s.beforeGC.heapStatistics.usedHeapSize - s.afterGC.heapStatistics.usedHeapSize;
-  return after - before + freed;
+  const a = measureAllocation(fn, 1, 0);
+  return a.heapBytes + a.externalBytes;
 }
