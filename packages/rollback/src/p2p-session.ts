@@ -114,16 +114,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
       options.stateSource,
       this.emitter,
     );
-    this.leaves = new PlayerLeaves(
-      this.timeline,
-      this.peers,
-      this.inputs,
-      this.role,
-      this.liveness,
-      this.emitter,
-      this.clock,
-      disconnectMs,
-    );
+    this.leaves = new PlayerLeaves(this.timeline, this.peers, this.inputs, this.role, this.liveness, this.emitter);
     this.modes = new ModeSwitch(this.timeline, this.peers, this.inputs, this.role, this.emitter, this.localPlayer);
     this.migration = new HostMigration(
       this.timeline,
@@ -255,7 +246,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
     // A peer timing out may start the session inside this call: the local input comes next frame.
     const wasRunning = this.liveness.running;
     this.checkSilence(now);
-    this.leaves.finish(now);
+    this.leaves.finish();
     if (!wasRunning || !this.liveness.running) {
       this.stallCount++;
       this.inputs.send(now);
@@ -295,7 +286,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
   poll(): void {
     const now = this.clock.now();
     this.checkSilence(now);
-    this.leaves.finish(now);
+    this.leaves.finish();
     this.inputs.send(now);
   }
 

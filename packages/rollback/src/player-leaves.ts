@@ -1,5 +1,5 @@
 import { DecodeError } from '@netplay/protocol';
-import type { Clock, Emitter } from '@netplay/transport';
+import type { Emitter } from '@netplay/transport';
 import { CONTROL_CHANNEL } from './channels.js';
 import { RollbackError } from './errors.js';
 import type { SessionEventMap } from './events.js';
@@ -11,19 +11,21 @@ import type { PeerSet } from './peer-set.js';
 import type { Remote } from './remote.js';
 import type { Timeline } from './timeline.js';
 
-/** A leave the host is deciding: the peers whose report it awaits, until when. */
+/** A leave the host is deciding: the peers whose report it awaits. */
 interface PendingLeave {
   readonly waiting: Set<string>;
-  readonly deadline: number;
 }
 
 /**
  * Leaves agreed by reports (RetroArch's host decides them). When a player's link to the host
  * breaks, the host asks every peer to stop taking that player's inputs and to report the ones it
- * holds (REPORT_REQUEST, REPORT); once all have answered (or the disconnect timeout passed) it
- * removes the player at the frame after the last input anyone holds and broadcasts that frame with
- * the player's last inputs (LEAVE). So every peer removes it at the same frame, and no peer ever
- * has to undo a frame it took as final.
+ * holds (REPORT_REQUEST, REPORT); once every peer still connected has answered it removes the
+ * player at the frame after the last input anyone holds and broadcasts that frame with the
+ * player's last inputs (LEAVE). So every peer removes it at the same frame, and no peer ever has
+ * to undo a frame it took as final. There is no deadline: deciding without a connected peer's
+ * report may undo frames that peer took as final (its report can be held up for seconds by
+ * retransmissions, or by the peer noticing a host leave late); a peer that stops answering
+ * altogether is dropped by the liveness timeout, which ends the wait.
  * @internal
  */
 export class PlayerLeaves {
@@ -42,15 +44,13 @@ export class PlayerLeaves {
     private readonly role: HostRole,
     private readonly liveness: Liveness,
     private readonly emitter: Emitter<SessionEventMap>,
-    private readonly clock: Clock,
-    private readonly disconnectMs: number,
   ) {}
 
   /**
    * Host: a player's link broke. Every peer is asked to stop taking that player's inputs and to
-   * report the ones it holds; once all have answered (or `disconnectMs` passed) the player leaves
-   * at the frame after the last input anyone holds, so no peer ever has to undo a frame it took
-   * as final.
+   * report the ones it holds; once every peer still connected has answered, the player leaves at
+   * the frame after the last input anyone holds, so no peer ever has to undo a frame it took as
+   * final.
    */
   start(player: number): void {
     const q = this.timeline.queues[player]!;
@@ -62,16 +62,15 @@ export class PlayerLeaves {
       waiting.add(r.peer);
       this.peers.send(r, CONTROL_CHANNEL, encodeByteFrameTail(MessageType.ReportRequest, player, 0, undefined));
     }
-    const wait = this.disconnectMs > 0 ? this.disconnectMs : 5000;
-    this.pending.set(player, { waiting, deadline: this.clock.now() + wait });
-    this.finish(this.clock.now());
+    this.pending.set(player, { waiting });
+    this.finish();
   }
 
-  /** Host: decides the pending leaves whose reports are all in (or overdue). */
-  finish(now: number): void {
+  /** Host: decides the pending leaves whose reports are all in (peers that left are not awaited). */
+  finish(): void {
     if (this.pending.size === 0) return;
     for (const [player, pending] of [...this.pending]) {
-      if (pending.waiting.size > 0 && now < pending.deadline) continue;
+      if (pending.waiting.size > 0) continue;
       this.pending.delete(player);
       this.remove(player);
     }
@@ -141,7 +140,7 @@ export class PlayerLeaves {
     if (pending === undefined) return;
     if (m.tail.length > 0) this.inputs.take(m.byte, m.tail);
     pending.waiting.delete(peer);
-    this.finish(this.clock.now());
+    this.finish();
   }
 
   /** A LEAVE from the host: the player is removed at the frame it decided. */

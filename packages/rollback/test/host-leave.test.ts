@@ -114,6 +114,122 @@ function inputMessage(player: number, frame: number): Uint8Array {
   return buf.subarray(0, INPUT_HEADER_BYTES + n);
 }
 
+/**
+ * Counterexamples found once the above was fixed: a leave used to be decided when the reports were
+ * in *or* `disconnectMs` had passed. On a link losing 20 % of packets a report (or its request) can
+ * be held up longer than that by retransmission backoff, and a peer may notice a host leave seconds
+ * after the successor; deciding without its report undid frames it had taken as final (or, when it
+ * still followed the old host, left it waiting forever for a LEAVE it ignored).
+ */
+describe('a leave waits for the report of every peer still connected (regressions)', () => {
+  it('player 3 of 4 leaves on 20 %-loss links; a report arrives after more than disconnectMs (was: desync from frame 50)', () => {
+    const mesh = runScenario(SCENARIO_SLOW_REPORT, () => new TestCore({ players: 4 }), 150);
+    expectInSync(mesh, 150);
+    const at = mesh.rigs[0]!.session.playerLeftAt(3);
+    for (const rig of mesh.rigs.slice(0, 3)) expect(rig.session.playerLeftAt(3)).toBe(at);
+  });
+
+  it('the host of 6 leaves on 96 ms, 20 %-loss links with window 2; one peer notices 1.8 s after the successor (was: a peer never reached frame 150)', () => {
+    const mesh = runScenario(SCENARIO_LATE_NOTICE, () => new TestCore({ players: 6 }), 150);
+    expectInSync(mesh, 150);
+    const at = mesh.rigs[1]!.session.playerLeftAt(0);
+    expect(at).toBeDefined();
+    for (const rig of mesh.rigs.slice(1)) expect(rig.session.playerLeftAt(0)).toBe(at);
+  });
+});
+
+/** Player 1360013271 % 4 = 3 leaves at tick 57 (as generated, not shrunk). */
+const SCENARIO_SLOW_REPORT: Scenario = {
+  players: 4,
+  seed: 877917138,
+  inputSeed: -754891891,
+  link: {
+    latencyMs: 43,
+    jitterMs: 34,
+    loss: 0.19999999999999957,
+    duplicate: 6.289494816838919e-243,
+    reorder: 2.995262424449255e-33,
+    reorderDelayMs: 20,
+  },
+  changes: [
+    {
+      atTick: 197,
+      from: 368003405,
+      to: 1377285600,
+      link: {
+        latencyMs: 19,
+        jitterMs: 9,
+        loss: 3.666638408019723e-269,
+        duplicate: 1.744931013527238e-191,
+        reorder: 2.094020530976818e-174,
+        reorderDelayMs: 29,
+      },
+    },
+    {
+      atTick: 43,
+      from: 1500045769,
+      to: 248524339,
+      link: {
+        latencyMs: 25,
+        jitterMs: 33,
+        loss: 9.680128338458142e-265,
+        duplicate: 1.5204730031015823e-119,
+        reorder: 1.85051201158767e-55,
+        reorderDelayMs: 58,
+      },
+    },
+    {
+      atTick: 62,
+      from: 1473276579,
+      to: 1556166044,
+      link: {
+        latencyMs: 21,
+        jitterMs: 7,
+        loss: 5.182272863375272e-29,
+        duplicate: 4.002077770672838e-155,
+        reorder: 2.806133533994359e-250,
+        reorderDelayMs: 49,
+      },
+    },
+  ],
+  delay: 0,
+  maxPrediction: 8,
+  leave: { player: 1360013271, atTick: 57 },
+};
+
+/** Player 980998590 % 6 = 0, the host, leaves at tick 96 (as generated, not shrunk). */
+const SCENARIO_LATE_NOTICE: Scenario = {
+  players: 6,
+  seed: 841261837,
+  inputSeed: -389461668,
+  link: {
+    latencyMs: 96,
+    jitterMs: 40,
+    loss: 0.19999999999999948,
+    duplicate: 2.0585433578656072e-94,
+    reorder: 3.6799470149555175e-252,
+    reorderDelayMs: 42,
+  },
+  changes: [
+    {
+      atTick: 193,
+      from: 2,
+      to: 1100613828,
+      link: {
+        latencyMs: 23,
+        jitterMs: 37,
+        loss: 7e-323,
+        duplicate: 1.0538376583810821e-50,
+        reorder: 3.213740917646844e-6,
+        reorderDelayMs: 37,
+      },
+    },
+  ],
+  delay: 2,
+  maxPrediction: 2,
+  leave: { player: 980998590, atTick: 96 },
+};
+
 describe('report requests of a successor the peer does not follow yet', () => {
   it('are held, and answered with the inputs held then once the old host is seen to leave', () => {
     const clock = new ManualClock();
