@@ -115,20 +115,13 @@ function inputMessage(player: number, frame: number): Uint8Array {
 }
 
 /**
- * Counterexamples found once the above was fixed: a leave used to be decided when the reports were
- * in *or* `disconnectMs` had passed. On a link losing 20 % of packets a report (or its request) can
- * be held up longer than that by retransmission backoff, and a peer may notice a host leave seconds
- * after the successor; deciding without its report undid frames it had taken as final (or, when it
- * still followed the old host, left it waiting forever for a LEAVE it ignored).
+ * A counterexample found once the above was fixed: a leave used to be decided when the reports were
+ * in *or* `disconnectMs` had passed. On links losing 20 % of packets a peer may notice a host leave
+ * seconds after the successor (the old host's FIN to it is lost again and again); the successor
+ * decided without its report, and that peer, still following the old host, ignored the LEAVE and
+ * waited forever for the old host's inputs.
  */
 describe('a leave waits for the report of every peer still connected (regressions)', () => {
-  it('player 3 of 4 leaves on 20 %-loss links; a report arrives after more than disconnectMs (was: desync from frame 50)', () => {
-    const mesh = runScenario(SCENARIO_SLOW_REPORT, () => new TestCore({ players: 4 }), 150);
-    expectInSync(mesh, 150);
-    const at = mesh.rigs[0]!.session.playerLeftAt(3);
-    for (const rig of mesh.rigs.slice(0, 3)) expect(rig.session.playerLeftAt(3)).toBe(at);
-  });
-
   it('the host of 6 leaves on 96 ms, 20 %-loss links with window 2; one peer notices 1.8 s after the successor (was: a peer never reached frame 150)', () => {
     const mesh = runScenario(SCENARIO_LATE_NOTICE, () => new TestCore({ players: 6 }), 150);
     expectInSync(mesh, 150);
@@ -138,65 +131,91 @@ describe('a leave waits for the report of every peer still connected (regression
   });
 });
 
-/** Player 1360013271 % 4 = 3 leaves at tick 57 (as generated, not shrunk). */
-const SCENARIO_SLOW_REPORT: Scenario = {
-  players: 4,
-  seed: 877917138,
-  inputSeed: -754891891,
+/**
+ * The test mesh's offline replay used to cache the states a leaving peer checked before it left;
+ * that peer may take frames past its leave frame as final with its own inputs, which the others
+ * never received, so the cached replay disagreed with the decision every survivor followed.
+ * Now a decision replays again from its frame and re-checks the survivors' final states.
+ */
+describe('the offline replay follows decisions made after a leaver checked later frames (test harness)', () => {
+  it('player 2 of 3 leaves at tick 15 after taking frames 12 and 13 as final with inputs nobody received; the survivors follow the decision (was: mismatches from frame 13 on both)', () => {
+    const mesh = runScenario(SCENARIO_LEAVER_AHEAD, () => new TestCore({ players: 3 }), 150);
+    expectInSync(mesh, 150);
+    expect(mesh.rigs[0]!.session.playerLeftAt(2)).toBe(mesh.rigs[1]!.session.playerLeftAt(2));
+  });
+});
+
+/** Player 5 % 3 = 2 leaves at tick 15 (as generated, not shrunk). */
+const SCENARIO_LEAVER_AHEAD: Scenario = {
+  players: 3,
+  seed: 181793458,
+  inputSeed: -27,
   link: {
-    latencyMs: 43,
-    jitterMs: 34,
-    loss: 0.19999999999999957,
-    duplicate: 6.289494816838919e-243,
-    reorder: 2.995262424449255e-33,
-    reorderDelayMs: 20,
+    latencyMs: 5,
+    jitterMs: 6,
+    loss: 0.19999999999999973,
+    duplicate: 0.19999999999999957,
+    reorder: 9.497870945667843e-286,
+    reorderDelayMs: 60,
   },
   changes: [
     {
-      atTick: 197,
-      from: 368003405,
-      to: 1377285600,
+      atTick: 134,
+      from: 1023510540,
+      to: 290124133,
       link: {
-        latencyMs: 19,
-        jitterMs: 9,
-        loss: 3.666638408019723e-269,
-        duplicate: 1.744931013527238e-191,
-        reorder: 2.094020530976818e-174,
-        reorderDelayMs: 29,
+        latencyMs: 55,
+        jitterMs: 21,
+        loss: 5.97743781961464e-220,
+        duplicate: 2.7555935178593313e-244,
+        reorder: 6.626204491941566e-149,
+        reorderDelayMs: 42,
       },
     },
     {
-      atTick: 43,
-      from: 1500045769,
-      to: 248524339,
+      atTick: 200,
+      from: 1725531062,
+      to: 2086186106,
       link: {
-        latencyMs: 25,
-        jitterMs: 33,
-        loss: 9.680128338458142e-265,
-        duplicate: 1.5204730031015823e-119,
-        reorder: 1.85051201158767e-55,
-        reorderDelayMs: 58,
+        latencyMs: 98,
+        jitterMs: 36,
+        loss: 4.2694329871352385e-134,
+        duplicate: 1.8856630188752128e-140,
+        reorder: 3.795616987503306e-83,
+        reorderDelayMs: 46,
       },
     },
     {
-      atTick: 62,
-      from: 1473276579,
-      to: 1556166044,
+      atTick: 193,
+      from: 252171377,
+      to: 1918334469,
       link: {
-        latencyMs: 21,
-        jitterMs: 7,
-        loss: 5.182272863375272e-29,
-        duplicate: 4.002077770672838e-155,
-        reorder: 2.806133533994359e-250,
-        reorderDelayMs: 49,
+        latencyMs: 64,
+        jitterMs: 24,
+        loss: 2.2345817555425876e-109,
+        duplicate: 2.0896188672442553e-257,
+        reorder: 1.3009832987840784e-13,
+        reorderDelayMs: 18,
+      },
+    },
+    {
+      atTick: 194,
+      from: 29034920,
+      to: 726246211,
+      link: {
+        latencyMs: 9,
+        jitterMs: 20,
+        loss: 1.451517638775631e-201,
+        duplicate: 1.652664159301336e-199,
+        reorder: 7.390192352192411e-283,
+        reorderDelayMs: 5,
       },
     },
   ],
   delay: 0,
-  maxPrediction: 8,
-  leave: { player: 1360013271, atTick: 57 },
+  maxPrediction: 4,
+  leave: { player: 5, atTick: 15 },
 };
-
 /** Player 980998590 % 6 = 0, the host, leaves at tick 96 (as generated, not shrunk). */
 const SCENARIO_LATE_NOTICE: Scenario = {
   players: 6,

@@ -80,8 +80,8 @@ export class Mesh {
   readonly net: SimulatedNetwork;
   readonly rigs: Rig[] = [];
   readonly spectators: SpectatorRig[] = [];
-  private readonly offline: Core;
-  private readonly offlineSums: number[] = [];
+  private offline: Core;
+  private offlineSums: number[] = [];
   private readonly scratch: Uint8Array;
   private readonly delay: number;
   /** The host's decisions: players leaving, spectating or playing from a frame. */
@@ -162,15 +162,19 @@ export class Mesh {
       // The host's decisions (whoever is host): every peer reports the same ones.
       const note = (c: { player: number; frame: number; playing: boolean }) => {
         if (this.rigs[i]?.gone) return; // a peer that left (and lost every link) decides nothing for us
-        if (!this.changes.some((d) => d.player === c.player && d.frame === c.frame && d.playing === c.playing))
+        if (!this.changes.some((d) => d.player === c.player && d.frame === c.frame && d.playing === c.playing)) {
           this.changes.push({ ...c });
+          this.replayAgainFrom(c.frame);
+        }
       };
       session.on('player-left', ({ player, frame }) => note({ player, frame, playing: false }));
       session.on('mode-changed', note);
       session.on('mode-changed', ({ player, frame, playing }) => {
         // A player told late that it plays again gives zeros until its next local input lands.
-        if (playing && player === i)
+        if (playing && player === i) {
           this.realFrom.set(player, Math.max(frame, session.currentFrame + session.inputDelay));
+          this.replayAgainFrom(frame);
+        }
       });
       this.rigs.push(rig);
     }
@@ -215,6 +219,31 @@ export class Mesh {
     return this.options.inputOf(player, frame) & 0xff;
   }
 
+  /**
+   * A decision changed the true inputs from `frame` on: replay states computed past it are redone.
+   * (A leaving peer may have taken frames past its leave frame as final with inputs of its own the
+   * others never received, and so made the replay compute them before the decision was known.)
+   */
+  private replayAgainFrom(frame: number): void {
+    if (this.offlineSums.length <= frame + 1) return;
+    this.offline = this.options.makeCore(-1);
+    this.offlineSums = [this.stateCrc(this.offline)];
+    // Final states already checked against the old replay are checked again against the new one:
+    // a peer still here that took a frame after `frame` as final must agree with the decision.
+    const live = new Set([
+      ...this.rigs.filter((r) => !r.gone).map((r) => r.name),
+      ...this.spectators.map((s) => s.name),
+    ]);
+    for (const [name, crcs] of this.finalCrcs) {
+      if (!live.has(name)) continue;
+      for (const [f, crc] of crcs) {
+        if (f <= frame || crc === this.offlineCrc(f)) continue;
+        if (!this.mismatches.some((m) => m.peer === name && m.frame === f))
+          this.mismatches.push({ peer: name, frame: f });
+      }
+    }
+  }
+
   /** CRC of the offline replay's state at `frame`. */
   offlineCrc(frame: number): number {
     while (this.offlineSums.length <= frame) {
@@ -246,7 +275,10 @@ export class Mesh {
   requestMode(i: number, playing: boolean): void {
     const stop = this.rigs[i]!.session.requestMode(playing);
     // The player stops at once: the replay must know before any peer confirms a later frame.
-    if (stop !== undefined) this.changes.push({ player: i, frame: stop, playing: false });
+    if (stop !== undefined) {
+      this.changes.push({ player: i, frame: stop, playing: false });
+      this.replayAgainFrom(stop);
+    }
   }
 
   /** Closes every connection of peer `i` (it leaves abruptly). */
