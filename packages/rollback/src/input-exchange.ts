@@ -25,7 +25,6 @@ import type { Timeline } from './timeline.js';
  */
 export class InputExchange {
   private readonly outBuf: Uint8Array;
-  private readonly inBuf: Uint8Array;
   private readonly encodeIn: Uint8Array;
   private readonly decodeOut: Uint8Array;
   private readonly header: InputHeader = {
@@ -44,10 +43,9 @@ export class InputExchange {
     inputSize: 0,
     hasReference: false,
   };
-  private readonly decodeOptions: { header: InputStreamHeaderInfo; maxBytes: number };
+  private readonly decodeOptions: { header: InputStreamHeaderInfo; maxBytes: number; offset: number };
   private readonly streamSpec = { startFrame: 0, frameCount: 0, inputSize: 0 };
   private readonly outViews: Uint8Array[] = [];
-  private readonly inViews: Uint8Array[] = [];
   /** Per player: 1 while its inputs are not taken from INPUT messages (its leave is being decided). */
   private readonly frozen = new Uint8Array(16);
 
@@ -61,10 +59,9 @@ export class InputExchange {
   ) {
     const ib = timeline.inputBytes;
     this.outBuf = new Uint8Array(INPUT_HEADER_BYTES + inputStreamMaxEncodedSize(INPUT_STREAM_MAX_FRAMES, ib));
-    this.inBuf = new Uint8Array(this.outBuf.length);
     this.encodeIn = new Uint8Array(INPUT_STREAM_MAX_FRAMES * ib);
     this.decodeOut = new Uint8Array(INPUT_STREAM_MAX_FRAMES * ib);
-    this.decodeOptions = { header: this.streamHeader, maxBytes: this.decodeOut.length };
+    this.decodeOptions = { header: this.streamHeader, maxBytes: this.decodeOut.length, offset: 0 };
   }
 
   /** Stops taking `player`'s inputs from INPUT messages (its leave is being decided). */
@@ -122,12 +119,16 @@ export class InputExchange {
     // Host inputs made after a decision this peer has not applied yet wait for it (they are resent).
     if (r.peer === this.role.hostPeer && h.epoch !== this.role.epoch) return;
     if (this.frozen[r.player] === 1) return;
-    if (data.length > INPUT_HEADER_BYTES) this.take(r.player, this.streamOf(data));
+    if (data.length > INPUT_HEADER_BYTES) this.take(r.player, data, INPUT_HEADER_BYTES);
   }
 
-  /** Decodes an input stream of one player and confirms the frames that extend its queue. */
-  take(player: number, stream: Uint8Array): void {
-    decodeInputStream(stream, this.decodeOut, this.decodeOptions);
+  /**
+   * Decodes an input stream of one player (in `bytes` from `offset` to the end: no copy, no view)
+   * and confirms the frames that extend its queue.
+   */
+  take(player: number, bytes: Uint8Array, offset = 0): void {
+    this.decodeOptions.offset = offset;
+    decodeInputStream(bytes, this.decodeOut, this.decodeOptions);
     const sh = this.streamHeader;
     if (sh.inputSize !== this.timeline.inputBytes)
       throw new DecodeError('bad-value', 5, `input size ${sh.inputSize}, expected ${this.timeline.inputBytes}`);
@@ -160,19 +161,6 @@ export class InputExchange {
       v = this.outBuf.subarray(0, n);
       this.outViews[n] = v;
     }
-    return v;
-  }
-
-  /** The input stream after an INPUT header, copied into a reused buffer (no view per message). */
-  private streamOf(data: Uint8Array): Uint8Array {
-    const n = data.length - INPUT_HEADER_BYTES;
-    if (n > this.outBuf.length) return data.subarray(INPUT_HEADER_BYTES);
-    let v = this.inViews[n];
-    if (v === undefined) {
-      v = this.inBuf.subarray(0, n);
-      this.inViews[n] = v;
-    }
-    for (let i = 0; i < n; i++) v[i] = data[INPUT_HEADER_BYTES + i]!;
     return v;
   }
 }
