@@ -9,7 +9,13 @@ import {
 import type { Clock } from '@netplay/transport';
 import { INPUT_CHANNEL } from './channels.js';
 import type { HostRole } from './host-role.js';
-import { INPUT_HEADER_BYTES, type InputHeader, readInputHeader, writeInputHeader } from './messages.js';
+import {
+  blankInputHeader,
+  INPUT_HEADER_BYTES,
+  type InputHeader,
+  readInputHeader,
+  writeInputHeader,
+} from './messages.js';
 import type { PeerSet } from './peer-set.js';
 import type { Remote } from './remote.js';
 import type { TimeSync } from './time-sync.js';
@@ -27,16 +33,7 @@ export class InputExchange {
   private readonly outBuf: Uint8Array;
   private readonly encodeIn: Uint8Array;
   private readonly decodeOut: Uint8Array;
-  private readonly header: InputHeader = {
-    player: 0,
-    frame: 0,
-    ack: 0,
-    advantage16: 0,
-    sendTime: 0,
-    echoTime: 0,
-    echoDelay: 0,
-    epoch: 0,
-  };
+  private readonly header: InputHeader = blankInputHeader();
   private readonly streamHeader: InputStreamHeaderInfo = {
     startFrame: 0,
     frameCount: 0,

@@ -78,6 +78,11 @@ export interface InputHeader {
   epoch: number;
 }
 
+/** An {@link InputHeader} of zeros, to be filled by `readInputHeader` or set field by field. */
+export function blankInputHeader(): InputHeader {
+  return { player: 0, frame: 0, ack: 0, advantage16: 0, sendTime: 0, echoTime: 0, echoDelay: 0, epoch: 0 };
+}
+
 export function writeU16(b: Uint8Array, o: number, v: number): void {
   b[o] = v >>> 8;
   b[o + 1] = v;

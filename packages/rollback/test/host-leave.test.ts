@@ -4,6 +4,7 @@ import { ManualClock } from '@netplay/transport';
 import { describe, expect, it } from 'vitest';
 import { CONTROL_CHANNEL, INPUT_CHANNEL, P2PSession } from '../src/index.js';
 import {
+  blankInputHeader,
   decodeByteFrameTail,
   encodeByteFrameTail,
   INPUT_HEADER_BYTES,
@@ -99,16 +100,7 @@ describe('the host leaves with a small prediction window (regressions)', () => {
 /** An INPUT message of `player` carrying its one-byte input of `frame` (the byte is the frame number). */
 function inputMessage(player: number, frame: number): Uint8Array {
   const buf = new Uint8Array(INPUT_HEADER_BYTES + inputStreamMaxEncodedSize(1, 1));
-  writeInputHeader(buf, {
-    player,
-    frame: frame + 1,
-    ack: 0,
-    advantage16: 0,
-    sendTime: 0,
-    echoTime: 0,
-    echoDelay: 0,
-    epoch: 0,
-  });
+  writeInputHeader(buf, { ...blankInputHeader(), player, frame: frame + 1 });
   const spec = { startFrame: frame, frameCount: 1, inputSize: 1 };
   const n = encodeInputStream(spec, new Uint8Array([frame]), undefined, buf, INPUT_HEADER_BYTES);
   return buf.subarray(0, INPUT_HEADER_BYTES + n);

@@ -4,6 +4,7 @@ import { TestCore } from '@netplay/state/testing';
 import { describe, expect, it } from 'vitest';
 import { InputQueue, InputStatus, predictNoInput, RollbackError, repeatLastInput } from '../src/index.js';
 import {
+  blankInputHeader,
   decodeByteFrameTail,
   decodeChecksums,
   decodeSync,
@@ -91,16 +92,7 @@ describe('session messages', () => {
   ])('INPUT headers round-trip', (h) => {
     const b = new Uint8Array(23);
     writeInputHeader(b, h);
-    const back: InputHeader = {
-      player: 0,
-      frame: 0,
-      ack: 0,
-      advantage16: 0,
-      sendTime: 0,
-      echoTime: 0,
-      echoDelay: 0,
-      epoch: 0,
-    };
+    const back: InputHeader = blankInputHeader();
     readInputHeader(b, back);
     expect(back).toEqual(h);
   });
