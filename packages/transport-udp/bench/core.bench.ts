@@ -7,58 +7,16 @@
  * heap per message is also recorded as counted through V8's GC profiler.
  */
 import { BenchSuite } from '@netplay/bench-kit';
-import { type ChannelSpec, Prng } from '@netplay/transport';
-import { resolveConfig } from '../src/config.js';
-import { newDropCounters } from '../src/counters.js';
-import { UdpPeer } from '../src/peer.js';
-import { UdpServerCore } from '../src/server.js';
+import type { ChannelSpec } from '@netplay/transport';
 import { crcOk, seal } from '../src/wire.js';
-import { Deferred, Link } from '../test/core-harness.js';
+import { openCoreRig } from '../test/core-rig.js';
 import { allocatedBytes } from '../test/heap.js';
-import { ReusingClock } from '../test/reusing-clock.js';
 
 const channels: readonly ChannelSpec[] = [
   { name: 'input', kind: 'reliable' },
   { name: 'state', kind: 'unreliable' },
 ];
-const clock = new ReusingClock();
-const prng = new Prng(1);
-const config = resolveConfig();
-const deferred = new Deferred();
-const toServer = new Link(256, config.mtu);
-const toClient = new Link(256, config.mtu);
-const server = new UdpServerCore(
-  { clock, defer: deferred.defer, random: (n) => prng.fill(new Uint8Array(n)), output: toClient.push },
-  config,
-  channels,
-  'server',
-);
-const client = UdpPeer.client(
-  {
-    clock,
-    defer: deferred.defer,
-    drops: newDropCounters(),
-    random: (n) => prng.fill(new Uint8Array(n)),
-    output: toServer.push,
-  },
-  config,
-  channels,
-  'server',
-);
-const intoServer = (d: Uint8Array): void => server.input(d, 'client');
-const intoClient = (d: Uint8Array): void => client.input(d);
-const pump = (): void => {
-  while (deferred.pending > 0 || toServer.count > 0 || toClient.count > 0) {
-    deferred.run();
-    toServer.deliver(intoServer);
-    toClient.deliver(intoClient);
-  }
-};
-while (client.state !== 'open') {
-  clock.advance(1);
-  pump();
-}
-clock.reuse = true;
+const { server, step: stepOn } = openCoreRig(channels, 1);
 const peer = server.session('client')!;
 let delivered = 0;
 peer.on('message', () => delivered++);
@@ -70,12 +28,7 @@ suite.measure('seal + check one 67-byte datagram', () => {
   if (!crcOk(datagram)) throw new Error('crc');
 });
 const msg = new Uint8Array(16);
-const step = (channel: string) => (): void => {
-  client.send(channel, msg);
-  pump();
-  clock.advance(0.25);
-  pump();
-};
+const step = (channel: string) => (): void => stepOn(channel, msg, 0.25);
 const reliable = step('input');
 const unreliable = step('state');
 // Warm up (the JIT needs tens of thousands of messages on a loaded machine).

@@ -1,11 +1,11 @@
-import { type ChannelSpec, Prng } from '@netplay/transport';
+import type { ChannelSpec } from '@netplay/transport';
 import { describe, expect, it } from 'vitest';
 import { resolveConfig } from '../src/config.js';
 import { newDropCounters } from '../src/counters.js';
 import { UdpPeer } from '../src/peer.js';
-import { UdpServerCore } from '../src/server.js';
 import { ACK_BITS_AT, ACK_DELAY_AT, DATA_HEADER_BYTES, PacketType, putU32, seal, u32 } from '../src/wire.js';
-import { Deferred, Link } from './core-harness.js';
+import { Deferred } from './core-harness.js';
+import { openCoreRig } from './core-rig.js';
 import { allocatedBytes } from './heap.js';
 import { ReusingClock } from './reusing-clock.js';
 
@@ -105,44 +105,7 @@ describe('steady state allocation of the UDP core', () => {
   it.each(['input', 'state'])(
     `both ends together allocate at most ${E2E_SLACK} B per message beyond the receiver's own copy (channel %s)`,
     (channel) => {
-      const clock = new ReusingClock();
-      const prng = new Prng(7);
-      const config = resolveConfig();
-      const deferred = new Deferred();
-      const toServer = new Link(256, config.mtu);
-      const toClient = new Link(256, config.mtu);
-      const server = new UdpServerCore(
-        { clock, defer: deferred.defer, random: (n) => prng.fill(new Uint8Array(n)), output: toClient.push },
-        config,
-        channels,
-        'server',
-      );
-      const client = UdpPeer.client(
-        {
-          clock,
-          defer: deferred.defer,
-          drops: newDropCounters(),
-          random: (n) => prng.fill(new Uint8Array(n)),
-          output: toServer.push,
-        },
-        config,
-        channels,
-        'server',
-      );
-      const intoServer = (d: Uint8Array): void => server.input(d, 'client');
-      const intoClient = (d: Uint8Array): void => client.input(d);
-      const pump = (): void => {
-        while (deferred.pending > 0 || toServer.count > 0 || toClient.count > 0) {
-          deferred.run();
-          toServer.deliver(intoServer);
-          toClient.deliver(intoClient);
-        }
-      };
-      while (client.state !== 'open') {
-        clock.advance(1);
-        pump();
-      }
-      clock.reuse = true;
+      const { clock, server, step } = openCoreRig(channels, 7);
       const peer = server.session('client')!;
       let received = 0;
       let mismatches = 0;
@@ -154,10 +117,7 @@ describe('steady state allocation of the UDP core', () => {
       const run = (n: number): void => {
         for (let i = 0; i < n; i++) {
           msg[0] = received & 0xff;
-          client.send(channel, msg);
-          pump();
-          clock.advance(STEP_MS);
-          pump();
+          step(channel, msg, STEP_MS);
         }
       };
       run(WARMUP);
