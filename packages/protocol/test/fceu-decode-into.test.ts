@@ -6,63 +6,40 @@ import {
   createFceuTcpFrame,
   createFceuUdpFrame,
   createFceuUdpInput,
-  DecodeError,
   decodeFceuTcpFrame,
   decodeFceuTcpFrameInto,
   decodeFceuUdpFrame,
   decodeFceuUdpFrameInto,
   decodeFceuUdpInput,
   decodeFceuUdpInputInto,
-  encodeFceuServerText,
-  encodeFceuTcpFrame,
   encodeFceuUdpFrame,
   encodeFceuUdpInput,
-  FCEU_TEXT_MAX_BYTES,
   type FceuFrameData,
   type FceuServerTcpMessageValue,
-  fceuServerTextSize,
   readFceuServerTcpMessage,
   readFceuServerTcpMessageInto,
 } from '../src/index.js';
+import { outcome, shifted } from './decode-outcome.js';
+import {
+  chunkArb,
+  editsArb,
+  frameArb,
+  mutate,
+  readInChunks,
+  serverStream,
+  serverStreamItemsArb,
+  serverText,
+  tcpFrame,
+  textArb,
+  u32,
+} from './fceu-arbitraries.js';
 
-/** What a call did: its result, or the code and offset of the DecodeError it threw (anything else fails). */
-type Outcome = { ok: unknown } | { code: string; offset: number };
-function outcome(fn: () => unknown): Outcome {
-  try {
-    return { ok: fn() };
-  } catch (e) {
-    if (!(e instanceof DecodeError)) throw e;
-    return { code: e.code, offset: e.offset };
-  }
-}
-/** An outcome on a slice, as the same call `shift` bytes into a larger buffer must report it. */
-function shifted(o: Outcome, shift: number): Outcome {
-  return 'ok' in o ? o : { code: o.code, offset: o.offset + shift };
-}
 /** A plain copy of a scratch object (typed arrays as number arrays), to compare states. */
 function snapshot(v: object): unknown {
   return JSON.parse(JSON.stringify(v, (_k, x: unknown) => (x instanceof Uint8Array ? [...x] : x)));
 }
 
-/** Every command code the seed lists, written out from the seed's table. */
-const seedCommands = [
-  0, 1, 2, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 30, 31, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50,
-];
-const u32 = fc.integer({ min: 0, max: 0xffffffff });
-const frameArb: fc.Arbitrary<FceuFrameData> = fc.record({
-  controllers: fc.uint8Array({ minLength: 4, maxLength: 4 }),
-  command: fc.constantFrom(...seedCommands),
-});
-const textArb = fc
-  .array(fc.integer({ min: 1, max: 255 }), { maxLength: FCEU_TEXT_MAX_BYTES - 1 })
-  .map((codes) => String.fromCharCode(...codes));
-const edits = fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 3 });
-
-function mutate(bytes: Uint8Array, e: Array<[number, number]>): Uint8Array {
-  const out = bytes.slice();
-  for (const [at, v] of e) if (out.length > 0) out[at % out.length] = v;
-  return out;
-}
+const edits = editsArb(3);
 /** Writes a correct CRC32 (zlib's, little-endian) over bytes[4..] into bytes[0..4), when there is room. */
 function withCrc(bytes: Uint8Array): Uint8Array {
   if (bytes.length < 4) return bytes;
@@ -79,11 +56,6 @@ function udpFrame(magic: number, counter: number, frame: FceuFrameData): Uint8Ar
 function udpInput(magic: number, counter: number, controller: number): Uint8Array {
   const b = new Uint8Array(13);
   encodeFceuUdpInput(magic, counter, controller, b);
-  return b;
-}
-function tcpFrame(counter: number, frame: FceuFrameData): Uint8Array {
-  const b = new Uint8Array(9);
-  encodeFceuTcpFrame(counter, frame, b);
   return b;
 }
 
@@ -224,11 +196,7 @@ describe('FCE Ultra TCP stream read-into', () => {
   const streamBytesArb = fc.oneof(
     fc.uint8Array({ maxLength: 40 }),
     fc.tuple(fc.integer({ min: 0, max: 0xfffffffe }), frameArb, edits).map(([c, f, e]) => mutate(tcpFrame(c, f), e)),
-    fc.tuple(textArb, edits).map(([t, e]) => {
-      const b = new Uint8Array(fceuServerTextSize(t));
-      encodeFceuServerText(t, b);
-      return mutate(b, e);
-    }),
+    fc.tuple(textArb, edits).map(([t, e]) => mutate(serverText(t), e)),
   );
 
   test.prop([streamBytesArb, fc.nat({ max: 12 }), fc.option(fc.integer({ min: 1, max: 300 }), { nil: undefined })], {
@@ -246,52 +214,30 @@ describe('FCE Ultra TCP stream read-into', () => {
     if (!('ok' in got) || got.ok === undefined) expect(snapshot(scratch)).toEqual(before);
   });
 
-  test.prop([
-    fc.array(
-      fc.oneof(
-        frameArb.map((f) => ({ f })),
-        textArb.map((t) => ({ t })),
-      ),
-      { maxLength: 8 },
-    ),
-    fc.integer({ min: 1, max: 16 }),
-  ])('reads a chunked stream message by message into one scratch', (items, chunk) => {
-    const parts = items.map((it, i) => {
-      if ('t' in it) {
-        const b = new Uint8Array(fceuServerTextSize(it.t));
-        encodeFceuServerText(it.t, b);
-        return b;
-      }
-      return tcpFrame(i, it.f);
-    });
-    const stream = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-    let at = 0;
-    for (const p of parts) {
-      stream.set(p, at);
-      at += p.length;
-    }
-    const scratch = createFceuServerTcpMessage();
-    const got: unknown[] = [];
-    let consumed = 0;
-    for (let have = 0; have < stream.length; ) {
-      have = Math.min(stream.length, have + chunk);
-      for (;;) {
-        const n = readFceuServerTcpMessageInto(scratch, stream.subarray(0, have), consumed);
-        if (n === 0) break;
-        got.push(
-          scratch.kind === 'text'
-            ? { t: scratch.text }
-            : {
-                counter: scratch.counter,
-                f: { controllers: scratch.frame.controllers.slice(), command: scratch.frame.command },
-              },
-        );
-        consumed += n;
-      }
-    }
-    expect(consumed).toBe(stream.length);
-    expect(got).toEqual(items.map((it, i) => ('t' in it ? { t: it.t } : { counter: i, f: it.f })));
-  });
+  test.prop([serverStreamItemsArb, chunkArb])(
+    'reads a chunked stream message by message into one scratch',
+    (items, chunk) => {
+      const stream = serverStream(items);
+      const scratch = createFceuServerTcpMessage();
+      const got: unknown[] = [];
+      const consumed = readInChunks(stream, chunk, (prefix, offset) => {
+        const n = readFceuServerTcpMessageInto(scratch, prefix, offset);
+        if (n !== 0) {
+          got.push(
+            scratch.kind === 'text'
+              ? { t: scratch.text }
+              : {
+                  counter: scratch.counter,
+                  f: { controllers: scratch.frame.controllers.slice(), command: scratch.frame.command },
+                },
+          );
+        }
+        return n;
+      });
+      expect(consumed).toBe(stream.length);
+      expect(got).toEqual(items.map((it, i) => ('t' in it ? { t: it.t } : { counter: i, f: it.f })));
+    },
+  );
 
   it('refuses a malformed offset', () => {
     expect(() => readFceuServerTcpMessageInto(createFceuServerTcpMessage(), new Uint8Array(9), -1)).toThrow(RangeError);

@@ -25,7 +25,6 @@ import {
   encodeFceuUdpFrame,
   encodeFceuUdpInput,
   encodeFceuUdpPacket,
-  FCEU_TEXT_MAX_BYTES,
   FCEU_UDP_FRAME_SIZE,
   FCEU_UDP_INPUT_SIZE,
   FceuCommand,
@@ -45,6 +44,19 @@ import {
   readFceuClientText,
   readFceuServerTcpMessage,
 } from '../src/index.js';
+import {
+  chunkArb,
+  editsArb,
+  frameArb,
+  mutate,
+  readInChunks,
+  seedCommands,
+  serverStream,
+  serverStreamItemsArb,
+  serverText,
+  textArb,
+  u32,
+} from './fceu-arbitraries.js';
 
 /** Runs `fn`; it may return anything, but if it throws it must be a DecodeError with a code and offset. */
 function valueOrDecodeError(fn: () => unknown, length: number): void {
@@ -58,28 +70,8 @@ function valueOrDecodeError(fn: () => unknown, length: number): void {
   }
 }
 
-/** Every command code the seed lists, written out from the seed's table. */
-const seedCommands = [
-  0, 1, 2, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 30, 31, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50,
-];
-
-const u32 = fc.integer({ min: 0, max: 0xffffffff });
 const port = fc.integer({ min: 0, max: 0xffff });
-const frameArb: fc.Arbitrary<FceuFrameData> = fc.record({
-  controllers: fc.uint8Array({ minLength: 4, maxLength: 4 }),
-  command: fc.constantFrom(...seedCommands),
-});
-/** Latin-1 text without NUL, up to 255 characters. */
-const textArb = fc
-  .array(fc.integer({ min: 1, max: 255 }), { maxLength: FCEU_TEXT_MAX_BYTES - 1 })
-  .map((codes) => String.fromCharCode(...codes));
-
-function mutate(bytes: Uint8Array, edits: Array<[number, number]>): Uint8Array {
-  const out = bytes.slice();
-  for (const [at, v] of edits) if (out.length > 0) out[at % out.length] = v;
-  return out;
-}
-const edits = fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 4 });
+const edits = editsArb(4);
 
 describe('FCE Ultra byte order', () => {
   it('writes uint32 little-endian as FCE Ultra en32 does', () => {
@@ -269,6 +261,26 @@ describe('FCE Ultra UDP and TCP packets', () => {
     encodeFceuUdpFrame(decoded.magic, decoded.counter, decoded.frame, again);
     expect(again).toEqual(bytes);
   });
+  test.prop([
+    fc.integer({ min: 0, max: 0xfffffffe }),
+    fc.uint8Array({ minLength: 4, maxLength: 4 }),
+    fc.integer({ min: 0, max: 255 }).filter((c) => !seedCommands.includes(c)),
+    fc.nat({ max: 8 }),
+  ])(
+    'a command byte the seed does not define is unknown-type at its own offset (TCP frame, stream)',
+    (counter, controllers, command, at) => {
+      // Laid out by hand from the seed: counter (LE), 4 controller bytes, command; `at` bytes in.
+      const bytes = new Uint8Array(at + 9);
+      bytes.set(
+        [counter & 255, (counter >>> 8) & 255, (counter >>> 16) & 255, counter >>> 24, ...controllers, command],
+        at,
+      );
+      const unknownAt = (offset: number) => expect.objectContaining({ code: 'unknown-type', offset });
+      expect(() => decodeFceuTcpFrame(bytes.subarray(at))).toThrow(unknownAt(8));
+      expect(() => readFceuServerTcpMessage(bytes, at)).toThrow(unknownAt(at + 8));
+      expect(() => decodeFceuFrameData(bytes, at + 4)).toThrow(unknownAt(at + 8));
+    },
+  );
   it('rejects a bad CRC and an unknown command', () => {
     const bytes = new Uint8Array(17);
     encodeFceuUdpFrame(1, 2, { controllers: new Uint8Array(4), command: FceuCommand.Reset }, bytes);
@@ -334,58 +346,30 @@ describe('FCE Ultra text messages', () => {
     );
     expect(readFceuServerTcpMessage(bytes, 0, { maxBytes: 512 })?.message).toEqual({ kind: 'text', text: long });
   });
-  test.prop([
-    fc.array(
-      fc.oneof(
-        frameArb.map((f) => ({ f })),
-        textArb.map((t) => ({ t })),
-      ),
-      { maxLength: 8 },
-    ),
-    fc.integer({ min: 1, max: 16 }),
-  ])('a server TCP stream reads back message by message under any chunk size', (items, chunk) => {
-    const parts: Uint8Array[] = items.map((it, i) => {
-      if ('t' in it) {
-        const b = new Uint8Array(fceuServerTextSize(it.t));
-        encodeFceuServerText(it.t, b);
-        return b;
-      }
-      const b = new Uint8Array(9);
-      encodeFceuTcpFrame(i, it.f, b);
-      return b;
-    });
-    const stream = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-    let at = 0;
-    for (const p of parts) {
-      stream.set(p, at);
-      at += p.length;
-    }
-    // Feed growing prefixes in steps of `chunk` bytes, as a TCP reader would.
-    const got: unknown[] = [];
-    let consumed = 0;
-    for (let have = 0; have < stream.length; ) {
-      have = Math.min(stream.length, have + chunk);
-      for (;;) {
-        const r = readFceuServerTcpMessage(stream.subarray(0, have), consumed);
-        if (!r) break;
+  test.prop([serverStreamItemsArb, chunkArb])(
+    'a server TCP stream reads back message by message under any chunk size',
+    (items, chunk) => {
+      const stream = serverStream(items);
+      const got: unknown[] = [];
+      const consumed = readInChunks(stream, chunk, (prefix, offset) => {
+        const r = readFceuServerTcpMessage(prefix, offset);
+        if (!r) return 0;
         got.push(r.message);
-        consumed += r.size;
-      }
-    }
-    expect(consumed).toBe(stream.length);
-    expect(got).toEqual(
-      items.map((it, i) => ('t' in it ? { kind: 'text', text: it.t } : { kind: 'frame', counter: i, frame: it.f })),
-    );
-  });
+        return r.size;
+      });
+      expect(consumed).toBe(stream.length);
+      expect(got).toEqual(
+        items.map((it, i) => ('t' in it ? { kind: 'text', text: it.t } : { kind: 'frame', counter: i, frame: it.f })),
+      );
+    },
+  );
   test.prop([fc.uint8Array({ maxLength: 300 })])('arbitrary TCP bytes decode or throw DecodeError', (bytes) => {
     valueOrDecodeError(() => decodeFceuServerTcpMessage(bytes), bytes.length);
     valueOrDecodeError(() => readFceuServerTcpMessage(bytes), bytes.length);
     valueOrDecodeError(() => decodeFceuClientText(bytes), bytes.length);
   });
   test.prop([textArb, edits])('mutated text messages decode or throw DecodeError', (text, e) => {
-    const bytes = new Uint8Array(fceuServerTextSize(text));
-    encodeFceuServerText(text, bytes);
-    const bad = mutate(bytes, e);
+    const bad = mutate(serverText(text), e);
     valueOrDecodeError(() => decodeFceuServerTcpMessage(bad), bad.length);
   });
 });

@@ -12,6 +12,7 @@ import {
   inputStreamMaxEncodedSize,
   readInputStreamHeader,
 } from '../src/index.js';
+import { outcome, shifted } from './decode-outcome.js';
 
 /**
  * The oracle: a deliberately plain reference encoder written from docs/input-stream.md. It
@@ -325,21 +326,6 @@ describe('input stream', () => {
     ).toThrow(EncodeError);
   });
 });
-
-/** What a call did: its result, or the code and offset of the DecodeError it threw (anything else fails). */
-type Outcome = { ok: unknown } | { code: string; offset: number };
-function outcome(fn: () => unknown): Outcome {
-  try {
-    return { ok: fn() };
-  } catch (e) {
-    if (!(e instanceof DecodeError)) throw e;
-    return { code: e.code, offset: e.offset };
-  }
-}
-/** The outcome of a call on the slice, as the same call at `shift` inside a larger buffer must report it. */
-function shifted(o: Outcome, shift: number): Outcome {
-  return 'ok' in o ? o : { code: o.code, offset: o.offset + shift };
-}
 
 /** Packets worth decoding: valid ones, mutated ones, cut ones and plain junk. */
 const packetArb: fc.Arbitrary<{ bytes: Uint8Array; reference: Uint8Array | undefined }> = fc.oneof(

@@ -1,6 +1,6 @@
 import { crc32 } from '../crc32.js';
 import { DecodeError } from '../errors.js';
-import { isFceuCommand } from './command.js';
+import { frameCommandAt, putFrameData } from './frame-data.js';
 import { readU32LE } from './le.js';
 import {
   FCEU_TCP_FRAME_SIZE,
@@ -64,12 +64,6 @@ function rangeEnd(bytes: Uint8Array, offset: number, length: number): number {
   return end;
 }
 
-function controllersOf(frame: FceuFrameData): Uint8Array {
-  const c = frame.controllers;
-  if (c.length < 4) throw new RangeError(`controllers holds ${c.length} bytes, needs 4`);
-  return c;
-}
-
 /** Length, then CRC32, as `decodeFceuUdpPacket` checks them. */
 function checkUdp(bytes: Uint8Array, offset: number, end: number): void {
   if (end - offset < FCEU_UDP_HEADER_SIZE) {
@@ -106,17 +100,10 @@ export function decodeFceuUdpFrameInto<T extends FceuUdpFrame>(
     );
   }
   const d = offset + FCEU_UDP_HEADER_SIZE;
-  const command = bytes[d + 4]!;
-  if (!isFceuCommand(command)) throw new DecodeError('unknown-type', d + 4, `FCEU command ${command}`);
-  const frame = into.frame;
-  const c = controllersOf(frame);
+  const command = frameCommandAt(bytes, d);
+  putFrameData(into.frame, bytes, d, command);
   into.magic = readU32LE(bytes, offset + 4);
   into.counter = readU32LE(bytes, offset + 8);
-  c[0] = bytes[d]!;
-  c[1] = bytes[d + 1]!;
-  c[2] = bytes[d + 2]!;
-  c[3] = bytes[d + 3]!;
-  frame.command = command;
   return into;
 }
 
@@ -170,8 +157,7 @@ export function decodeFceuTcpFrameInto<T extends FceuTcpFrame>(
     throw new DecodeError('bad-value', offset, 'counter 0xFFFFFFFF is a text message');
   }
   const d = offset + FCEU_TCP_HEADER_SIZE;
-  const command = bytes[d + 4]!;
-  if (!isFceuCommand(command)) throw new DecodeError('unknown-type', d + 4, `FCEU command ${command}`);
+  const command = frameCommandAt(bytes, d);
   if (length !== FCEU_TCP_FRAME_SIZE) {
     throw new DecodeError(
       'trailing-bytes',
@@ -179,13 +165,7 @@ export function decodeFceuTcpFrameInto<T extends FceuTcpFrame>(
       `${length - 9} bytes after the FCEU TCP frame`,
     );
   }
-  const frame = into.frame;
-  const c = controllersOf(frame);
+  putFrameData(into.frame, bytes, d, command);
   into.counter = counter;
-  c[0] = bytes[d]!;
-  c[1] = bytes[d + 1]!;
-  c[2] = bytes[d + 2]!;
-  c[3] = bytes[d + 3]!;
-  frame.command = command;
   return into;
 }

@@ -1,6 +1,7 @@
 import { crc32 } from '../crc32.js';
 import { DecodeError, EncodeError } from '../errors.js';
 import { isFceuCommand } from './command.js';
+import { frameCommandAt, putFrameData } from './frame-data.js';
 import { readU32LE, writeU32LE } from './le.js';
 
 /*
@@ -136,17 +137,9 @@ export function decodeFceuFrameData(bytes: Uint8Array, offset = 0, out?: FceuFra
   if (offset < 0 || offset + FCEU_FRAME_DATA_SIZE > bytes.length) {
     throw new DecodeError('truncated', Math.max(0, Math.min(offset, bytes.length)), 'FCEU frame data needs 5 bytes');
   }
-  const command = bytes[offset + 4]!;
-  if (!isFceuCommand(command)) throw new DecodeError('unknown-type', offset + 4, `FCEU command ${command}`);
+  const command = frameCommandAt(bytes, offset);
   const frame = out ?? { controllers: new Uint8Array(4), command: 0 };
-  const c = frame.controllers;
-  if (c.length < 4) throw new RangeError(`controllers holds ${c.length} bytes, needs 4`);
-  // Byte by byte: `set(bytes.subarray(…))` would allocate a view on every call.
-  c[0] = bytes[offset]!;
-  c[1] = bytes[offset + 1]!;
-  c[2] = bytes[offset + 2]!;
-  c[3] = bytes[offset + 3]!;
-  frame.command = command;
+  putFrameData(frame, bytes, offset, command);
   return frame;
 }
 

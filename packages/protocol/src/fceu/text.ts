@@ -1,4 +1,5 @@
 import { DecodeError, EncodeError } from '../errors.js';
+import { frameCommandAt, putFrameData } from './frame-data.js';
 import { readU32LE, writeU32LE } from './le.js';
 import {
   decodeFceuFrameData,
@@ -187,7 +188,8 @@ export function readFceuServerTcpMessageInto<T extends FceuServerTcpMessageValue
   const counter = readU32LE(bytes, offset);
   if (counter !== FCEU_TEXT_COUNTER) {
     if (have < FCEU_TCP_FRAME_SIZE) return 0;
-    decodeFceuFrameData(bytes, offset + FCEU_TCP_HEADER_SIZE, into.frame);
+    const d = offset + FCEU_TCP_HEADER_SIZE;
+    putFrameData(into.frame, bytes, d, frameCommandAt(bytes, d));
     into.kind = 'frame';
     into.counter = counter;
     into.text = '';
