@@ -11,6 +11,7 @@ import {
   type FceuFrameData,
   fceuServerTextSize,
 } from '../src/index.js';
+import { concat } from './concat.js';
 
 /** Every command code the seed lists, written out from the seed's table. */
 export const seedCommands = [
@@ -73,14 +74,7 @@ export const chunkArb = fc.integer({ min: 1, max: 16 });
 
 /** The bytes of `items` back to back, the frame at index i with counter i. */
 export function serverStream(items: readonly ServerStreamItem[]): Uint8Array {
-  const parts = items.map((it, i) => ('t' in it ? serverText(it.t) : tcpFrame(i, it.f)));
-  const stream = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    stream.set(p, at);
-    at += p.length;
-  }
-  return stream;
+  return concat(items.map((it, i) => ('t' in it ? serverText(it.t) : tcpFrame(i, it.f))));
 }
 
 /**

@@ -12,6 +12,7 @@ import {
   inputStreamMaxEncodedSize,
   readInputStreamHeader,
 } from '../src/index.js';
+import { concat } from './concat.js';
 import { outcome, shifted } from './decode-outcome.js';
 
 /**
@@ -55,16 +56,6 @@ function referenceEncode(
     } while (r > 0);
   }
   return out;
-}
-
-function concat(frames: Uint8Array[]): Uint8Array {
-  const all = new Uint8Array(frames.reduce((n, f) => n + f.length, 0));
-  let at = 0;
-  for (const f of frames) {
-    all.set(f, at);
-    at += f.length;
-  }
-  return all;
 }
 
 function lebLength(v: number): number {

@@ -3,12 +3,12 @@ import { DecodeError } from '../errors.js';
 import { frameCommandAt, putFrameData } from './frame-data.js';
 import { readU32LE } from './le.js';
 import {
+  FCEU_FRAME_DATA_SIZE,
+  FCEU_INPUT_DATA_SIZE,
   FCEU_TCP_FRAME_SIZE,
   FCEU_TCP_HEADER_SIZE,
   FCEU_TEXT_COUNTER,
-  FCEU_UDP_FRAME_SIZE,
   FCEU_UDP_HEADER_SIZE,
-  FCEU_UDP_INPUT_SIZE,
   type FceuFrameData,
   type FceuTcpFrame,
   type FceuUdpFrame,
@@ -64,13 +64,22 @@ function rangeEnd(bytes: Uint8Array, offset: number, length: number): number {
   return end;
 }
 
-/** Length, then CRC32, as `decodeFceuUdpPacket` checks them. */
-function checkUdp(bytes: Uint8Array, offset: number, end: number): void {
-  if (end - offset < FCEU_UDP_HEADER_SIZE) {
-    throw new DecodeError('truncated', end, `FCEU UDP header needs 12 bytes, got ${end - offset}`);
+/**
+ * Checks the UDP datagram `bytes[offset, offset + length)` as `decodeFceuUdpPacket` and then the
+ * allocating decoder check it: the range, the header length, the CRC32, then that the data is
+ * `dataSize` bytes (else `bad-length` at the data, with `message`, e.g. "FCEU frame data is 5
+ * bytes"). Magic and counter are then at `offset + 4` and `offset + 8`, the data at `offset + 12`.
+ */
+function checkUdpDatagram(bytes: Uint8Array, offset: number, length: number, dataSize: number, message: string): void {
+  const end = rangeEnd(bytes, offset, length);
+  if (length < FCEU_UDP_HEADER_SIZE) {
+    throw new DecodeError('truncated', end, `FCEU UDP header needs 12 bytes, got ${length}`);
   }
   if (crc32(bytes, offset + 4, end) !== readU32LE(bytes, offset)) {
     throw new DecodeError('bad-checksum', offset, 'FCEU UDP CRC32 mismatch');
+  }
+  if (length !== FCEU_UDP_HEADER_SIZE + dataSize) {
+    throw new DecodeError('bad-length', offset + FCEU_UDP_HEADER_SIZE, `${message}, got ${length - 12}`);
   }
 }
 
@@ -90,15 +99,7 @@ export function decodeFceuUdpFrameInto<T extends FceuUdpFrame>(
   offset = 0,
   length: number = Math.max(0, bytes.length - offset),
 ): T {
-  const end = rangeEnd(bytes, offset, length);
-  checkUdp(bytes, offset, end);
-  if (length !== FCEU_UDP_FRAME_SIZE) {
-    throw new DecodeError(
-      'bad-length',
-      offset + FCEU_UDP_HEADER_SIZE,
-      `FCEU frame data is 5 bytes, got ${length - 12}`,
-    );
-  }
+  checkUdpDatagram(bytes, offset, length, FCEU_FRAME_DATA_SIZE, 'FCEU frame data is 5 bytes');
   const d = offset + FCEU_UDP_HEADER_SIZE;
   const command = frameCommandAt(bytes, d);
   putFrameData(into.frame, bytes, d, command);
@@ -122,11 +123,7 @@ export function decodeFceuUdpInputInto<T extends FceuUdpInput>(
   offset = 0,
   length: number = Math.max(0, bytes.length - offset),
 ): T {
-  const end = rangeEnd(bytes, offset, length);
-  checkUdp(bytes, offset, end);
-  if (length !== FCEU_UDP_INPUT_SIZE) {
-    throw new DecodeError('bad-length', offset + FCEU_UDP_HEADER_SIZE, `FCEU input data is 1 byte, got ${length - 12}`);
-  }
+  checkUdpDatagram(bytes, offset, length, FCEU_INPUT_DATA_SIZE, 'FCEU input data is 1 byte');
   into.magic = readU32LE(bytes, offset + 4);
   into.counter = readU32LE(bytes, offset + 8);
   into.controller = bytes[offset + FCEU_UDP_HEADER_SIZE]!;
