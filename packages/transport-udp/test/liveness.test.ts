@@ -1,10 +1,10 @@
 import { fc, test } from '@fast-check/vitest';
-import type { ChannelSpec } from '@netplay/transport';
+import { type ChannelSpec, expectedOutageEvents, OUTAGE_TIMEOUTS, runOutage } from '@netplay/transport';
 import { describe, expect } from 'vitest';
 import { SimUdp } from './sim-harness.js';
 
 const channels: readonly ChannelSpec[] = [{ name: 'rel', kind: 'reliable' }];
-const config = { timeouts: { interruptMs: 200, disconnectMs: 1000, connectMs: 1000 } };
+const config = { timeouts: OUTAGE_TIMEOUTS };
 
 // Outage lengths well inside each regime (the silence seen is the outage plus up to a keepalive
 // interval and a latency on either side).
@@ -21,26 +21,7 @@ describe('UDP liveness on the simulated network', () => {
       const sim = new SimUdp(channels, { seed, link: { latencyMs: 10, jitterMs: 2 }, config });
       const { client, server } = sim.pair('a', config);
       sim.net.advance(500);
-      const events: string[] = [];
-      for (const [side, c] of [
-        ['a', client],
-        ['b', server],
-      ] as const) {
-        c.on('interrupted', () => events.push(`${side}:interrupted`));
-        c.on('resumed', () => events.push(`${side}:resumed`));
-        c.on('close', (e) => events.push(`${side}:${e.code}`));
-      }
-      sim.net.cutBoth('a', 'server');
-      sim.net.advance(ms);
-      sim.net.heal();
-      sim.net.advance(2000);
-      const expected =
-        ms < 100
-          ? []
-          : ms < 900
-            ? ['a:interrupted', 'a:resumed', 'b:interrupted', 'b:resumed']
-            : ['a:interrupted', 'a:timeout', 'b:interrupted', 'b:timeout'];
-      expect(events.sort()).toEqual(expected);
+      expect(runOutage(sim.net, client, server, ['a', 'server'], ms)).toEqual(expectedOutageEvents(ms));
     },
   );
 });

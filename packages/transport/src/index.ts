@@ -38,6 +38,7 @@ export {
 export { Emitter, type EventSource, type Handler, type Unsubscribe } from './emitter.js';
 export { TransportError, type TransportErrorCode } from './errors.js';
 export { MemoryConnection, type MemoryConnectionOptions, MemoryListener } from './memory-transport.js';
+export { expectedOutageEvents, OUTAGE_TIMEOUTS, runOutage } from './outage.js';
 export { Prng, type PrngState } from './prng.js';
 export { RttEstimator } from './rtt.js';
 export {
