@@ -11,7 +11,16 @@ import {
   LockstepRunner,
   type PeerReport,
 } from '../src/index.js';
-import { expectDeterministic, link, mesh, midFrameInputs, network, type SimPeer, scriptInputs } from './harness.js';
+import {
+  expectDeterministic,
+  link,
+  mesh,
+  meshLinksArb,
+  midFrameInputs,
+  network,
+  type SimPeer,
+  scriptInputs,
+} from './harness.js';
 
 const F = 20;
 
@@ -203,16 +212,7 @@ describe('frame-advance (seed 004)', () => {
     {
       seed: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
       n: fc.integer({ min: 2, max: 4 }),
-      links: fc.array(
-        fc.record({
-          latencyMs: fc.integer({ min: 0, max: 80 }),
-          jitterMs: fc.integer({ min: 0, max: 40 }),
-          loss: fc.double({ min: 0, max: 0.2, noNaN: true }),
-          duplicate: fc.double({ min: 0, max: 0.1, noNaN: true }),
-          reorder: fc.double({ min: 0, max: 0.3, noNaN: true }),
-        }),
-        { minLength: 12, maxLength: 12 },
-      ),
+      links: meshLinksArb,
       extraDelayMs: fc.integer({ min: 0, max: 40 }),
       equalize: fc.boolean(),
       shared: fc.boolean(),

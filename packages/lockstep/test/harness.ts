@@ -1,3 +1,4 @@
+import { fc } from '@fast-check/vitest';
 import type { Core } from '@netplay/state';
 import type { ChannelSpec, Connection, LinkConditions } from '@netplay/transport';
 import { SimulatedNetwork } from '@netplay/transport';
@@ -37,6 +38,21 @@ export function link(
   });
   return { ab: client, ba: server };
 }
+
+/**
+ * Conditions of every directed link of a full mesh of up to four peers (12 links): latency to
+ * 80 ms, jitter to 40 ms, loss to 20 %, duplication to 10 %, reordering to 30 %.
+ */
+export const meshLinksArb = fc.array(
+  fc.record({
+    latencyMs: fc.integer({ min: 0, max: 80 }),
+    jitterMs: fc.integer({ min: 0, max: 40 }),
+    loss: fc.double({ min: 0, max: 0.2, noNaN: true }),
+    duplicate: fc.double({ min: 0, max: 0.1, noNaN: true }),
+    reorder: fc.double({ min: 0, max: 0.3, noNaN: true }),
+  }),
+  { minLength: 12, maxLength: 12 },
+);
 
 /** Random input changes for a runner (see `randomInputs`). */
 export const scriptInputs = randomInputs;

@@ -5,7 +5,7 @@ import { TestCore } from '@netplay/state/testing';
 import type { Connection, SimulatedNetwork } from '@netplay/transport';
 import { describe, expect, it } from 'vitest';
 import { LockstepRunner, MESH_CHANNELS, type MeshAction, MeshPeer } from '../src/index.js';
-import { expectDeterministic, mesh, network, type SimPeer, scriptInputs } from './harness.js';
+import { expectDeterministic, mesh, meshLinksArb, network, type SimPeer, scriptInputs } from './harness.js';
 
 const F = 20;
 const TIMEOUTS = { interruptMs: 100_000, disconnectMs: 1_000_000, connectMs: 2_000 };
@@ -128,16 +128,7 @@ describe('P2P full mesh (seed 000)', () => {
     {
       seed: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
       n: fc.integer({ min: 2, max: 4 }),
-      links: fc.array(
-        fc.record({
-          latencyMs: fc.integer({ min: 0, max: 80 }),
-          jitterMs: fc.integer({ min: 0, max: 40 }),
-          loss: fc.double({ min: 0, max: 0.2, noNaN: true }),
-          duplicate: fc.double({ min: 0, max: 0.1, noNaN: true }),
-          reorder: fc.double({ min: 0, max: 0.3, noNaN: true }),
-        }),
-        { minLength: 12, maxLength: 12 },
-      ),
+      links: meshLinksArb,
       extraDelayMs: fc.integer({ min: 0, max: 40 }),
     },
     { numRuns: 20, endOnFailure: true },
