@@ -11,8 +11,8 @@ export const DELTA_VERSION = 1;
 export const DELTA_HEADER_BYTES = 48;
 /** The default page size of page deltas. */
 export const DEFAULT_PAGE_SIZE = 4096;
-/** Largest target `applyDelta` accepts unless told otherwise (1 GiB). */
-export const DEFAULT_MAX_TARGET_BYTES = 1 << 30;
+/** Largest target size the delta format can state (a `u32`), the most `maxTargetBytes` may be. */
+export const MAX_DELTA_TARGET_BYTES = 0xffff_ffff;
 
 const KIND_XOR = 1;
 const KIND_PAGES = 2;
@@ -49,7 +49,12 @@ export interface PageDeltaOptions extends DeltaOptions {
 export interface ApplyDeltaOptions {
   /** When given, a delta made for another layout is refused (`wrong-layout`). */
   readonly layoutHash?: bigint;
-  /** Refuse deltas whose target is larger (default 1 GiB); bounds what a hostile delta can make us allocate. */
+  /**
+   * Refuse deltas whose target is larger (`too-large`, before anything is allocated): an integer
+   * 0..{@link MAX_DELTA_TARGET_BYTES}. Default: the base's length, since a state of one layout keeps
+   * its size (`Core.stateBytes`); pass the expected state size when it may differ from the base's
+   * (a base that is empty or of an older layout). Bounds what a hostile delta can make us allocate.
+   */
   readonly maxTargetBytes?: number;
   /** `hash64(base)` when the caller already has it; saves one pass over the base. Must be the hash of `base`. */
   readonly baseHash?: bigint;
@@ -260,18 +265,33 @@ export function describeDelta(delta: Uint8Array): DeltaInfo {
 }
 
 /**
+ * The largest target {@link applyDelta} accepts: `maxTargetBytes`, checked, or the base's length.
+ * @throws DeltaError `bad-argument` for a `maxTargetBytes` that is not an integer 0..2^32−1.
+ */
+function targetLimit(base: Uint8Array, maxTargetBytes: number | undefined): number {
+  if (maxTargetBytes === undefined) return base.length;
+  if (!Number.isInteger(maxTargetBytes) || maxTargetBytes < 0 || maxTargetBytes > MAX_DELTA_TARGET_BYTES)
+    throw new DeltaError('bad-argument', `maxTargetBytes must be an integer 0..2^32-1, got ${maxTargetBytes}`);
+  return maxTargetBytes;
+}
+
+/**
  * Rebuilds the state a delta (of either kind) was made for, from the same base. Checks, before
- * inflating anything: the header, the layout hash (when `options.layoutHash` is given), the base
- * size and the base hash, and that the target size is within `maxTargetBytes`. Inflation is
- * bounded by the sizes the header states; the result is checked against the target hash.
+ * allocating or inflating anything: the header, the layout hash (when `options.layoutHash` is
+ * given), the base size, that the target size is within `maxTargetBytes` (default: the base's
+ * length) and the base hash. Inflation is bounded by the sizes the header states; the result is
+ * checked against the target hash. What it allocates is bounded by the limit: the result, plus
+ * for a page delta a buffer of at most the limit and 4 bytes per 256 of it, plus zlib's fixed state.
  * @returns a new buffer of the target size.
- * @throws DeltaError only: `corrupt`, `wrong-layout`, `wrong-base` or `too-large`.
+ * @throws DeltaError only: `corrupt`, `wrong-layout`, `wrong-base`, `too-large` or `bad-argument`
+ *   (a bad `maxTargetBytes`).
  */
 export function applyDelta(
   base: Uint8Array,
   delta: Uint8Array,
   options: ApplyDeltaOptions = {},
 ): Uint8Array<ArrayBuffer> {
+  const max = targetLimit(base, options.maxTargetBytes);
   const info = describeDelta(delta);
   if (options.layoutHash !== undefined && info.layoutHash !== BigInt.asUintN(64, options.layoutHash))
     throw new DeltaError(
@@ -280,9 +300,13 @@ export function applyDelta(
     );
   if (info.baseBytes !== base.length)
     throw new DeltaError('wrong-base', `delta made from a ${info.baseBytes}-byte base, given ${base.length} bytes`);
-  const max = options.maxTargetBytes ?? DEFAULT_MAX_TARGET_BYTES;
   if (info.targetBytes > max)
-    throw new DeltaError('too-large', `target of ${info.targetBytes} bytes exceeds the limit of ${max}`);
+    throw new DeltaError(
+      'too-large',
+      `delta target of ${info.targetBytes} bytes exceeds the limit of ${max} bytes (${
+        options.maxTargetBytes === undefined ? "the base's size; pass maxTargetBytes to allow more" : 'maxTargetBytes'
+      })`,
+    );
   if ((options.baseHash ?? hash64(base)) !== info.baseHash)
     throw new DeltaError('wrong-base', 'the base is not the one the delta was made from (hash differs)');
   const stream = delta.subarray(DELTA_HEADER_BYTES);

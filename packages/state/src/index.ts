@@ -7,7 +7,6 @@ export type { Core } from './core.js';
 export {
   type ApplyDeltaOptions,
   applyDelta,
-  DEFAULT_MAX_TARGET_BYTES,
   DEFAULT_PAGE_SIZE,
   DELTA_HEADER_BYTES,
   DELTA_MAGIC,
@@ -16,6 +15,7 @@ export {
   type DeltaKind,
   type DeltaOptions,
   describeDelta,
+  MAX_DELTA_TARGET_BYTES,
   type PageDeltaOptions,
   pageDelta,
   xorDelta,

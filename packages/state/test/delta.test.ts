@@ -53,7 +53,9 @@ describe.each(Object.entries(kinds))('%s delta', (kind, diff) => {
     expect(info.baseBytes).toBe(base.length);
     expect(info.targetBytes).toBe(x.length);
     expect(info.layoutHash).toBe(LAYOUT);
-    expect(applyDelta(base, d, { layoutHash: LAYOUT })).toEqual(new Uint8Array(x));
+    expect(applyDelta(base, d, { layoutHash: LAYOUT, maxTargetBytes: x.length })).toEqual(new Uint8Array(x));
+    if (x.length <= base.length) expect(applyDelta(base, d, { layoutHash: LAYOUT })).toEqual(new Uint8Array(x));
+    else expect((errorOf(() => applyDelta(base, d, { layoutHash: LAYOUT })) as DeltaError).code).toBe('too-large');
   });
 
   test.prop([baseAndState, fc.nat(), fc.integer({ min: 1, max: 255 })], { numRuns: 150 })(
@@ -62,7 +64,7 @@ describe.each(Object.entries(kinds))('%s delta', (kind, diff) => {
       const d = diff(base, x);
       d[at % d.length] = (d[at % d.length]! + delta) & 0xff;
       const err = errorOf(() => {
-        expect(applyDelta(base, d, { layoutHash: LAYOUT })).toEqual(new Uint8Array(x));
+        expect(applyDelta(base, d, { layoutHash: LAYOUT, maxTargetBytes: x.length })).toEqual(new Uint8Array(x));
       });
       if (err !== undefined) expect(err).toBeInstanceOf(DeltaError);
     },
@@ -75,7 +77,8 @@ describe.each(Object.entries(kinds))('%s delta', (kind, diff) => {
       const wrong = Uint8Array.from(base);
       if (wrong.length > 0) wrong[other[0]! % wrong.length]! ^= 1;
       else return;
-      expect((errorOf(() => applyDelta(wrong, d)) as DeltaError).code).toBe('wrong-base');
+      const maxTargetBytes = x.length;
+      expect((errorOf(() => applyDelta(wrong, d, { maxTargetBytes })) as DeltaError).code).toBe('wrong-base');
       expect((errorOf(() => applyDelta(Uint8Array.from([...base, ...other]), d)) as DeltaError).code).toBe(
         'wrong-base',
       );
@@ -132,7 +135,7 @@ describe('hostile deltas', () => {
     const err = errorOf(() => applyDelta(base, forge(1, base, 100, 0, bomb))) as DeltaError;
     expect(err.code).toBe('corrupt');
     expect(err.message).toMatch(/more than the stated size/);
-    const err2 = errorOf(() => applyDelta(base, forge(2, base, 1000, 2, bomb))) as DeltaError;
+    const err2 = errorOf(() => applyDelta(base, forge(2, base, 1000, 2, bomb), { maxTargetBytes: 1000 })) as DeltaError;
     expect(err2.code).toBe('corrupt');
   });
 
@@ -187,7 +190,7 @@ describe('known base hash', () => {
       expect(xorDelta(base, x, { layoutHash: LAYOUT, baseHash, targetHash: hash64(x) })).toEqual(
         xorDelta(base, x, { layoutHash: LAYOUT }),
       );
-      expect(applyDelta(base, d, { baseHash })).toEqual(new Uint8Array(x));
+      expect(applyDelta(base, d, { baseHash, maxTargetBytes: x.length })).toEqual(new Uint8Array(x));
     },
   );
 });
