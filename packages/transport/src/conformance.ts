@@ -17,6 +17,7 @@ import { truncateCloseReason } from './channels.js';
 import type { ChannelSpec, CloseEvent, Connection, MessageEvent, Timeouts } from './contract.js';
 import { TransportError } from './errors.js';
 import { Prng } from './prng.js';
+import type { RateLimits } from './rate-budget.js';
 
 /** The part of a test runner the suite needs (vitest, jest and mocha fit structurally). */
 export interface ConformanceTestApi {
@@ -44,6 +45,11 @@ export interface PairOptions {
   readonly channels: readonly ChannelSpec[];
   /** Liveness timeouts for both ends. */
   readonly timeouts: Timeouts;
+  /**
+   * The per-peer message and byte budget for both ends (see `RateBudget`); absent: the transport's
+   * defaults. A peer over its budget is closed with error code `flood`.
+   */
+  readonly rateLimits?: RateLimits;
 }
 
 /** A connected client/server pair made by a harness. */
@@ -182,11 +188,14 @@ export function defineTransportConformance(harness: ConformanceHarness, api: Con
     name: string,
     body: (pair: ConformancePair) => Promise<void>,
     timeouts: Timeouts = TIMEOUTS,
+    rateLimits?: RateLimits,
   ): void => {
     api.it(
       name,
       async () => {
-        const pair = await harness.pair({ channels: CHANNELS, timeouts });
+        const pair = await harness.pair(
+          rateLimits === undefined ? { channels: CHANNELS, timeouts } : { channels: CHANNELS, timeouts, rateLimits },
+        );
         try {
           check(pair.client.state === 'open', `client state is ${pair.client.state}, expected open`);
           check(pair.server.state === 'open', `server state is ${pair.server.state}, expected open`);
@@ -378,6 +387,33 @@ export function defineTransportConformance(harness: ConformanceHarness, api: Con
       check(rc.events.length === 0 && rs.events.length === 0, `idle pair saw events: ${rc.events} / ${rs.events}`);
       check(pair.client.state === 'open' && pair.server.state === 'open', 'idle pair closed');
     });
+
+    withPair(
+      'a peer over its message budget is closed with flood; one within it is not',
+      async (pair) => {
+        const rc = record(pair.client);
+        const rs = record(pair.server);
+        // Within budget: a burst of 40 messages (the bucket holds 50), then a pause.
+        for (let i = 0; i < 40; i++) pair.client.send('control', new Uint8Array(16));
+        const within = await pair.until(() => count(rs, 'control') === 40, 10_000);
+        check(within, `${count(rs, 'control')} of 40 messages within the budget arrived`);
+        check(rs.closed === undefined && rc.closed === undefined, 'a peer within its budget was closed');
+        // Far past it: 2,000 messages at once.
+        for (let i = 0; i < 2000 && pair.client.state === 'open'; i++) pair.client.send('control', new Uint8Array(16));
+        const ok = await pair.until(() => rs.closed !== undefined && rc.closed !== undefined, 10_000);
+        check(ok, 'the flooding peer was not disconnected within 10 s');
+        // Read again: the checks above narrowed the fields to undefined.
+        const sc = rs.closed as CloseEvent | undefined;
+        const cc = rc.closed as CloseEvent | undefined;
+        check(sc?.code === 'error', `server close code ${sc?.code}, expected error`);
+        check(sc?.error?.code === 'flood', `server close error code ${sc?.error?.code}, expected flood`);
+        check(cc?.code === 'remote', `client close code ${cc?.code}, expected remote`);
+        check(cc?.reason.startsWith('flood') === true, `client saw reason "${cc?.reason}"`);
+        check(count(rs, 'control') < 2040, 'every flooded message was delivered: the budget was not applied');
+      },
+      TIMEOUTS,
+      { messagesPerSecond: 50, bytesPerSecond: 1 << 20, burstSeconds: 1 },
+    );
 
     withPair('timeouts fire: interrupted, then close with code timeout, on both ends', async (pair) => {
       const rc = record(pair.client);

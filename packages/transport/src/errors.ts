@@ -12,6 +12,8 @@ export type TransportErrorCode =
   | 'unknown-channel'
   /** A resource limit was reached (connections per listener, reassembly memory, send queue, ...). */
   | 'limit'
+  /** The peer sent more messages or bytes per second than its budget allows (see `RateBudget`). */
+  | 'flood'
   /** The peer broke the wire protocol. */
   | 'protocol'
   /** An argument is invalid (bad channel list, bad option value, ...). */

@@ -5,6 +5,16 @@
  * The conformance suite lives in `@netplay/transport/conformance`.
  * @packageDocumentation
  */
+
+export { addressKey } from './address-key.js';
+export {
+  AdmissionGate,
+  type AdmissionLimits,
+  type AdmitResult,
+  DEFAULT_ADMISSION_LIMITS,
+  validateAdmissionLimits,
+} from './admission.js';
+export { AttemptLimiter, type AttemptLimits, DEFAULT_ATTEMPT_LIMITS } from './attempt-limiter.js';
 export {
   channelSignature,
   decodeCloseReason,
@@ -40,6 +50,7 @@ export { TransportError, type TransportErrorCode } from './errors.js';
 export { MemoryConnection, type MemoryConnectionOptions, MemoryListener } from './memory-transport.js';
 export { expectedOutageEvents, OUTAGE_TIMEOUTS, runOutage } from './outage.js';
 export { Prng, type PrngState } from './prng.js';
+export { DEFAULT_RATE_LIMITS, RateBudget, type RateLimits, validateRateLimits } from './rate-budget.js';
 export { RttEstimator } from './rtt.js';
 export {
   DEFAULT_LINK,

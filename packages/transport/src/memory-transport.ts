@@ -16,6 +16,7 @@ import type {
 import { DEFAULT_TIMEOUTS } from './contract.js';
 import { Emitter, type Handler, type Unsubscribe } from './emitter.js';
 import { TransportError } from './errors.js';
+import { DEFAULT_RATE_LIMITS, RateBudget, type RateLimits } from './rate-budget.js';
 import { RttEstimator } from './rtt.js';
 import type { ListenOptions, SimulatedNetwork } from './simulated-network.js';
 import { SIM_HEADER_BYTES } from './simulated-network.js';
@@ -31,6 +32,11 @@ export interface MemoryConnectionOptions {
   readonly maxUnreliableBytes?: number;
   /** Most reliable messages queued or unacknowledged; `send` throws `limit` beyond (default 65 536). */
   readonly maxSendQueue?: number;
+  /**
+   * The peer's budget of data messages and bytes per second (default {@link DEFAULT_RATE_LIMITS});
+   * past it this end closes with error code `flood`. `false` disables the budget.
+   */
+  readonly rateLimits?: RateLimits | false;
 }
 
 interface Outgoing {
@@ -104,6 +110,7 @@ export class MemoryConnection implements Connection {
   private connectTimer: Timer | undefined;
   private readonly queuedWhileConnecting: Array<{ ch: ChannelState; data: Uint8Array }> = [];
   private readonly pingInterval: number;
+  private readonly budget: RateBudget | undefined;
 
   private constructor(
     private readonly net: SimulatedNetwork,
@@ -133,6 +140,8 @@ export class MemoryConnection implements Connection {
     this.currentState = state;
     this.lastHeard = net.now();
     this.pingInterval = Math.max(1, Math.min(250, this.timeouts.interruptMs / 3));
+    const limits = options.rateLimits ?? DEFAULT_RATE_LIMITS;
+    this.budget = limits === false ? undefined : new RateBudget(limits, this.lastHeard);
   }
 
   /** @internal Use {@link SimulatedNetwork.connect}. */
@@ -202,6 +211,15 @@ export class MemoryConnection implements Connection {
     this.lingering = true;
     this.sendFin(0);
     this.emitClose('local', reason, undefined);
+  }
+
+  /** The peer went over its budget: close as `close()` does, but report code `error` / `flood` locally. */
+  private floodClose(reason: string): void {
+    this.finReason = encodeCloseReason(reason);
+    this.currentState = 'closed';
+    this.lingering = true;
+    this.sendFin(0);
+    this.emitClose('error', reason, new TransportError('flood', reason));
   }
 
   // ---- sending ----
@@ -328,6 +346,10 @@ export class MemoryConnection implements Connection {
     }
     this.mstats.packetsReceived++;
     this.mstats.bytesReceived += size;
+    if (packet.t === 'data' && this.currentState === 'open' && this.budget && !this.budget.take(size, this.net.now())) {
+      this.floodClose(this.budget.describe());
+      return;
+    }
     this.heard();
     switch (packet.t) {
       case 'data':

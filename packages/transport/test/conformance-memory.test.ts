@@ -6,9 +6,13 @@ let seed = 1000;
 
 const harness: ConformanceHarness = {
   name: 'MemoryTransport on SimulatedNetwork',
-  async pair({ channels, timeouts }) {
+  async pair({ channels, timeouts, rateLimits }) {
     const net = new SimulatedNetwork({ seed: seed++, link: { latencyMs: 15, jitterMs: 3 } });
-    const { client, server } = net.pair('client', 'server', { channels, timeouts });
+    const { client, server } = net.pair('client', 'server', {
+      channels,
+      timeouts,
+      ...(rateLimits === undefined ? {} : { rateLimits }),
+    });
     return {
       client,
       server,

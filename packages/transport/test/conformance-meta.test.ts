@@ -39,12 +39,17 @@ function tampered(
   };
 }
 
-function harness(wrap: (c: Connection) => Connection): ConformanceHarness {
+function harness(wrap: (c: Connection) => Connection, honourRateLimits = true): ConformanceHarness {
   return {
     name: 'tampered',
-    async pair({ channels, timeouts }): Promise<ConformancePair> {
+    async pair({ channels, timeouts, rateLimits }): Promise<ConformancePair> {
       const net = new SimulatedNetwork({ seed: 99, link: { latencyMs: 10 } });
-      const { client, server } = net.pair('c', 's', { channels, timeouts });
+      const limits = honourRateLimits ? rateLimits : false;
+      const { client, server } = net.pair('c', 's', {
+        channels,
+        timeouts,
+        ...(limits === undefined ? {} : { rateLimits: limits }),
+      });
       return {
         client: wrap(client),
         server: wrap(server),
@@ -128,6 +133,13 @@ describe('the conformance suite catches broken transports', () => {
     expect(await failureOf(flip, 'messages of 1 MiB and more arrive whole on reliable channels')).toBeInstanceOf(
       ConformanceFailure,
     );
+  });
+
+  it('a transport without a rate budget fails the flood test', async () => {
+    const unlimited = harness((c) => c, false);
+    expect(
+      await failureOf(unlimited, 'a peer over its message budget is closed with flood; one within it is not'),
+    ).toBeInstanceOf(ConformanceFailure);
   });
 
   it('a lost close reason fails the close test', async () => {
