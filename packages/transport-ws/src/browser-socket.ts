@@ -1,5 +1,6 @@
 import { TransportError } from '@netplay/transport';
 import type { WsConnection } from './connection.js';
+import type { FrameCharge } from './rate-guard.js';
 import type { WsSocket } from './socket.js';
 
 /**
@@ -43,12 +44,21 @@ export function browserSocket(ws: WebSocketLike): WsSocket {
   };
 }
 
-/** Feeds the events of a WHATWG WebSocket into `conn`. */
-export function attachBrowserSocket(ws: WebSocketLike, conn: WsConnection): void {
+/**
+ * Feeds the events of a WHATWG WebSocket into `conn`. `charge` (see `frameCharge`) is run on every
+ * received message first; when it refuses, the message is dropped.
+ */
+export function attachBrowserSocket(ws: WebSocketLike, conn: WsConnection, charge?: FrameCharge): void {
   ws.binaryType = 'arraybuffer';
   ws.onopen = () => conn.socketOpened();
   ws.onmessage = (event) => {
     const data = event.data;
+    if (
+      charge &&
+      !charge(typeof data === 'string' ? data.length : ((data as { byteLength?: number }).byteLength ?? 0))
+    ) {
+      return;
+    }
     if (data instanceof ArrayBuffer) conn.socketFrame(new Uint8Array(data));
     else if (ArrayBuffer.isView(data)) conn.socketFrame(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
     else if (typeof data === 'string') conn.socketText();

@@ -2,6 +2,7 @@ import { TransportError, validateChannels } from '@netplay/transport';
 import { attachBrowserSocket, browserSocket, type WebSocketConstructor, type WebSocketLike } from './browser-socket.js';
 import { WsConnection } from './connection.js';
 import { resolveOptions, type WsConnectionOptions } from './options.js';
+import { frameCharge } from './rate-guard.js';
 
 /** Options of {@link connect}. */
 export interface ConnectOptions extends WsConnectionOptions {
@@ -36,7 +37,7 @@ export function connect(url: string, options: ConnectOptions): WsConnection {
       'no global WebSocket: pass options.WebSocket, or use connect from @netplay/transport-ws/server in Node',
     );
   }
-  resolveOptions(options, validateChannels(options.channels)); // fail before opening a socket
+  const resolved = resolveOptions(options, validateChannels(options.channels)); // fail before opening a socket
   let ws: WebSocketLike;
   try {
     ws = new Ctor(url);
@@ -50,7 +51,7 @@ export function connect(url: string, options: ConnectOptions): WsConnection {
     ws.close();
     throw e;
   }
-  attachBrowserSocket(ws, conn);
+  attachBrowserSocket(ws, conn, frameCharge(conn, resolved.rateLimits, resolved.clock));
   return conn;
 }
 

@@ -16,6 +16,8 @@ export const WsCloseCode = Object.freeze({
   protocol: 4002,
   /** The peer sent a message larger than the agreed limit. */
   tooLarge: 4003,
+  /** The peer went over its message or byte budget (`rateLimits`); the reason starts with `flood`. */
+  flood: 4004,
 } as const);
 
 /** How a received WebSocket close maps onto the contract's close event. */
@@ -35,6 +37,11 @@ export function mapRemoteClose(wsCode: number, reason: string, opened: boolean):
     case WsCloseCode.normal:
     case 1001:
     case 1005:
+      return opened
+        ? { code: 'remote' }
+        : { code: 'refused', error: new TransportError('refused', `the server closed during the handshake: ${why}`) };
+    case WsCloseCode.flood:
+      // The convention of @netplay/transport: the flooding peer sees `remote` with the `flood: …` reason.
       return opened
         ? { code: 'remote' }
         : { code: 'refused', error: new TransportError('refused', `the server closed during the handshake: ${why}`) };

@@ -550,7 +550,7 @@ export class WsConnection implements Connection {
 
   // ---- closing ----
 
-  private fail(error: TransportError, wsCode: number): void {
+  /** @internal */ fail(error: TransportError, wsCode: number): void {
     if (this.currentState === 'closed') return;
     const opened = this.currentState === 'open';
     const code: CloseCode = !opened && error.code === 'refused' ? 'refused' : 'error';

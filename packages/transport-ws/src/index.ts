@@ -38,5 +38,6 @@ export {
   type WsConnectionOptions,
   wsMaxPayload,
 } from './options.js';
+export { type FrameCharge, frameCharge } from './rate-guard.js';
 export { SendLedger } from './send-ledger.js';
 export type { WsSocket } from './socket.js';

@@ -1,11 +1,29 @@
-import type { Server as HttpServer, IncomingMessage } from 'node:http';
-import type { Connection, Handler, Listener, ListenerEventMap, Unsubscribe } from '@netplay/transport';
-import { Emitter, TransportError, truncateCloseReason, validateChannels } from '@netplay/transport';
+import { createServer, type Server as HttpServer, type IncomingMessage, STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import { Server as TlsServer } from 'node:tls';
+import type { AdmissionLimits, Connection, Handler, Listener, ListenerEventMap, Unsubscribe } from '@netplay/transport';
+import {
+  addressKey,
+  DEFAULT_ADMISSION_LIMITS,
+  Emitter,
+  TransportError,
+  truncateCloseReason,
+  validateAdmissionLimits,
+  validateChannels,
+} from '@netplay/transport';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { WsCloseCode } from './close-codes.js';
 import { WsConnection, type WsServerHooks } from './connection.js';
+import { MessageTracker, ReceiveMemory, type TrackedSocket } from './message-tracker.js';
 import { attachNodeSocket, nodeSocket } from './node-socket.js';
-import { resolveOptions, type WsConnectionOptions, wsMaxPayload } from './options.js';
+import { type ResolvedOptions, resolveOptions, type WsConnectionOptions, wsMaxPayload } from './options.js';
+import { PendingSockets } from './pending-sockets.js';
+import { frameCharge } from './rate-guard.js';
+
+/** Default {@link WsListenOptions.maxConnectionsPerAddress}: 16. */
+export const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = 16;
+/** Default {@link WsListenOptions.maxReceiveBufferBytes}: 32 MiB. */
+export const DEFAULT_MAX_RECEIVE_BUFFER_BYTES = 32 << 20;
 
 /** Options of {@link listen}. */
 export interface WsListenOptions extends WsConnectionOptions {
@@ -22,6 +40,39 @@ export interface WsListenOptions extends WsConnectionOptions {
    * code 4001 and a reason, and the listener emits `error` with code `limit`.
    */
   readonly maxConnections?: number;
+  /**
+   * Most WebSocket sockets (handshaking ones included) from one source address, the host without
+   * its port (default 16). Further ones are refused like `maxConnections`.
+   */
+  readonly maxConnectionsPerAddress?: number;
+  /**
+   * Caps on TCP sockets that have not finished the HTTP upgrade (default
+   * `DEFAULT_ADMISSION_LIMITS`: 64 in total, 8 per address). They do not count toward
+   * `maxConnections`; see `upgradeTimeoutMs` for how long they may stay.
+   */
+  readonly admission?: Partial<AdmissionLimits>;
+  /**
+   * A TCP socket still without its WebSocket upgrade after this many ms is destroyed (default
+   * `admission.pendingTimeoutMs`, 5000). With a TLS `server`, this counts from the end of the TLS
+   * handshake (Node's `handshakeTimeout` bounds that one).
+   */
+  readonly upgradeTimeoutMs?: number;
+  /**
+   * Most bytes held in unfinished received messages, all connections together (default 32 MiB).
+   * Past it the connection whose unfinished message began earliest is dropped (close code 4003).
+   */
+  readonly maxReceiveBufferBytes?: number;
+}
+
+/** The parts {@link listen} builds for a {@link WsListener}. */
+interface ListenerParts {
+  readonly wss: WebSocketServer;
+  /** The HTTP server the upgrades arrive on. */
+  readonly http: HttpServer;
+  /** Whether `listen` created `http` (and so closes it). */
+  readonly ownHttp: boolean;
+  readonly resolved: ResolvedOptions;
+  readonly admission: AdmissionLimits;
 }
 
 /**
@@ -33,22 +84,34 @@ export class WsListener implements Listener {
   private readonly all = new Set<WsConnection>();
   private readonly open: WsConnection[] = [];
   private readonly strays = new Set<WebSocket>();
+  private readonly perAddress = new Map<string, number>();
+  private readonly pending: PendingSockets;
+  private readonly memory: ReceiveMemory;
   private closed = false;
   private readonly done: Promise<void>;
   private resolveDone: () => void = () => {};
   private readonly hooks: WsServerHooks;
+  private readonly wss: WebSocketServer;
+  private readonly parts: ListenerParts;
+  private readonly offHttp: () => void;
   readonly maxConnections: number;
+  readonly maxConnectionsPerAddress: number;
 
   /** @internal Use {@link listen}. */
   constructor(
-    private readonly wss: WebSocketServer,
+    parts: ListenerParts,
     private readonly options: WsListenOptions,
     /** The address clients connect to, e.g. `ws://127.0.0.1:41234`. */
     readonly url: string,
     /** The bound port. */
     readonly port: number,
   ) {
+    this.parts = parts;
+    this.wss = parts.wss;
     this.maxConnections = options.maxConnections ?? 64;
+    this.maxConnectionsPerAddress = options.maxConnectionsPerAddress ?? DEFAULT_MAX_CONNECTIONS_PER_ADDRESS;
+    this.pending = new PendingSockets(parts.admission, parts.resolved.clock);
+    this.memory = new ReceiveMemory(options.maxReceiveBufferBytes ?? DEFAULT_MAX_RECEIVE_BUFFER_BYTES);
     this.done = new Promise((resolve) => {
       this.resolveDone = resolve;
     });
@@ -66,8 +129,22 @@ export class WsListener implements Listener {
         if (i >= 0) this.open.splice(i, 1);
       },
     };
-    wss.on('connection', (ws, req) => this.onSocket(ws, req));
-    wss.on('error', (error) => {
+    // The gate sits on the raw connections of the HTTP server (after TLS, with an https server).
+    const rawEvent = parts.http instanceof TlsServer ? 'secureConnection' : 'connection';
+    const onRaw = (socket: Socket) => {
+      if (this.closed) socket.destroy();
+      else this.pending.admit(socket);
+    };
+    // A plain HTTP request is the HTTP server's business (ours answers 426 and closes): not pending.
+    const onRequest = (req: IncomingMessage) => this.pending.release(req.socket);
+    parts.http.on(rawEvent, onRaw);
+    parts.http.on('request', onRequest);
+    this.offHttp = () => {
+      parts.http.off(rawEvent, onRaw);
+      parts.http.off('request', onRequest);
+    };
+    this.wss.on('connection', (ws, req) => this.onSocket(ws, req));
+    this.wss.on('error', (error) => {
       if (!this.closed) this.emitter.emit('error', new TransportError('io', `server error: ${error.message}`));
     });
   }
@@ -85,6 +162,16 @@ export class WsListener implements Listener {
     return this.all.size;
   }
 
+  /** TCP sockets that have not finished the WebSocket upgrade (counted apart; see `admission`). */
+  get pendingSocketCount(): number {
+    return this.pending.count;
+  }
+
+  /** Bytes held now in unfinished received messages, all connections together. */
+  get receiveBufferBytes(): number {
+    return this.memory.total;
+  }
+
   on<K extends keyof ListenerEventMap>(type: K, handler: Handler<ListenerEventMap, K>): Unsubscribe {
     return this.emitter.on(type, handler);
   }
@@ -94,7 +181,14 @@ export class WsListener implements Listener {
     this.closed = true;
     for (const conn of [...this.all]) conn.close(reason);
     for (const ws of this.strays) ws.terminate();
-    this.wss.close(() => this.resolveDone());
+    this.pending.drain();
+    this.offHttp();
+    if (this.parts.ownHttp) {
+      this.wss.close();
+      this.parts.http.close(() => this.resolveDone());
+    } else {
+      this.wss.close(() => this.resolveDone());
+    }
     try {
       this.emitter.emit('close', undefined);
     } finally {
@@ -107,22 +201,74 @@ export class WsListener implements Listener {
     return this.done;
   }
 
+  private refuse(ws: WebSocket, address: string, reason: string): void {
+    this.strays.add(ws);
+    ws.on('error', () => {});
+    ws.on('close', () => this.strays.delete(ws));
+    ws.close(WsCloseCode.refused, truncateCloseReason(reason));
+    const t = setTimeout(() => ws.terminate(), 1000);
+    ws.on('close', () => clearTimeout(t));
+    if (!this.closed) this.emitter.emit('error', new TransportError('limit', `refused ${address}: ${reason}`));
+  }
+
   private onSocket(ws: WebSocket, req: IncomingMessage): void {
-    const address = `${req.socket.remoteAddress ?? '?'}:${req.socket.remotePort ?? '?'}`;
-    if (this.closed || this.all.size >= this.maxConnections) {
-      const reason = this.closed ? 'listener closed' : `listener full (${this.maxConnections} connections)`;
-      this.strays.add(ws);
-      ws.on('error', () => {});
-      ws.on('close', () => this.strays.delete(ws));
-      ws.close(WsCloseCode.refused, truncateCloseReason(reason));
-      const t = setTimeout(() => ws.terminate(), 1000);
-      ws.on('close', () => clearTimeout(t));
-      if (!this.closed) this.emitter.emit('error', new TransportError('limit', `refused ${address}: ${reason}`));
+    const raw = req.socket;
+    this.pending.release(raw);
+    const address = `${raw.remoteAddress ?? '?'}:${raw.remotePort ?? '?'}`;
+    const key = addressKey(raw.remoteAddress ?? '?');
+    if (this.closed) {
+      this.refuse(ws, address, 'listener closed');
       return;
     }
+    if (this.all.size >= this.maxConnections) {
+      this.refuse(ws, address, `listener full (${this.maxConnections} connections)`);
+      return;
+    }
+    const fromAddress = this.perAddress.get(key) ?? 0;
+    if (fromAddress >= this.maxConnectionsPerAddress) {
+      this.refuse(ws, address, `too many connections from ${key} (${this.maxConnectionsPerAddress})`);
+      return;
+    }
+    const resolved = this.parts.resolved;
     const conn = new WsConnection(nodeSocket(ws), 'server', address, this.options, this.hooks);
     this.all.add(conn);
-    attachNodeSocket(ws, conn);
+    this.perAddress.set(key, fromAddress + 1);
+    const tracked: TrackedSocket = {
+      tracker: new MessageTracker(),
+      evict: (why) => {
+        conn.fail(new TransportError('limit', why), WsCloseCode.tooLarge);
+        ws.terminate();
+      },
+    };
+    this.memory.add(tracked);
+    raw.on('data', (chunk: Buffer) => this.memory.feed(tracked, chunk, resolved.clock.now()));
+    ws.on('close', () => {
+      this.memory.remove(tracked);
+      const n = (this.perAddress.get(key) ?? 1) - 1;
+      if (n > 0) this.perAddress.set(key, n);
+      else this.perAddress.delete(key);
+    });
+    attachNodeSocket(ws, conn, frameCharge(conn, resolved.rateLimits, resolved.clock));
+  }
+}
+
+function positiveInteger(value: number | undefined, fallback: number, what: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < 1)
+    throw new TransportError('invalid-argument', `${what} must be a positive integer`);
+  return value;
+}
+
+function admissionLimits(options: WsListenOptions): AdmissionLimits {
+  const limits: AdmissionLimits = {
+    ...DEFAULT_ADMISSION_LIMITS,
+    ...options.admission,
+    ...(options.upgradeTimeoutMs === undefined ? {} : { pendingTimeoutMs: options.upgradeTimeoutMs }),
+  };
+  try {
+    return validateAdmissionLimits(limits);
+  } catch (e) {
+    throw new TransportError('invalid-argument', (e as Error).message, { cause: e });
   }
 }
 
@@ -137,37 +283,46 @@ export class WsListener implements Listener {
  */
 export function listen(options: WsListenOptions): Promise<WsListener> {
   const resolved = resolveOptions(options, validateChannels(options.channels));
-  const max = options.maxConnections ?? 64;
-  if (!Number.isInteger(max) || max < 1) {
-    throw new TransportError('invalid-argument', 'maxConnections must be a positive integer');
-  }
+  positiveInteger(options.maxConnections, 64, 'maxConnections');
+  positiveInteger(options.maxConnectionsPerAddress, 1, 'maxConnectionsPerAddress');
+  positiveInteger(options.maxReceiveBufferBytes, 1, 'maxReceiveBufferBytes');
+  const admission = admissionLimits(options);
   const maxPayload = wsMaxPayload(resolved);
   return new Promise((resolve, reject) => {
-    const common = {
+    const ownHttp = options.server === undefined;
+    const http =
+      options.server ??
+      createServer((_req, res) => {
+        const body = STATUS_CODES[426] ?? 'Upgrade Required';
+        res.writeHead(426, { 'Content-Length': body.length, 'Content-Type': 'text/plain', Connection: 'close' });
+        res.end(body);
+      });
+    const wss = new WebSocketServer({
       maxPayload,
       perMessageDeflate: false,
       clientTracking: false,
+      server: http,
       ...(options.path ? { path: options.path } : {}),
-    };
-    const wss = options.server
-      ? new WebSocketServer({ ...common, server: options.server })
-      : new WebSocketServer({ ...common, host: options.host ?? '127.0.0.1', port: options.port ?? 0 });
+    });
+    const parts: ListenerParts = { wss, http, ownHttp, resolved, admission };
     const fail = (error: Error) => {
       wss.close();
+      if (ownHttp) http.close();
       reject(new TransportError('io', `cannot listen: ${error.message}`, { cause: error }));
     };
     const ready = () => {
-      wss.off('error', fail);
-      const addr = wss.address();
+      http.off('error', fail);
+      const addr = http.address();
       if (typeof addr === 'string' || addr === null) {
-        resolve(new WsListener(wss, options, `ws+unix://${addr ?? '?'}`, 0));
+        resolve(new WsListener(parts, options, `ws+unix://${addr ?? '?'}`, 0));
         return;
       }
       const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
-      resolve(new WsListener(wss, options, `ws://${host}:${addr.port}${options.path ?? ''}`, addr.port));
+      resolve(new WsListener(parts, options, `ws://${host}:${addr.port}${options.path ?? ''}`, addr.port));
     };
-    wss.once('error', fail);
-    if (options.server?.listening) ready();
-    else wss.once('listening', ready);
+    http.once('error', fail);
+    if (http.listening) ready();
+    else if (ownHttp) http.listen(options.port ?? 0, options.host ?? '127.0.0.1', ready);
+    else http.once('listening', ready);
   });
 }

@@ -4,6 +4,7 @@ import { WsConnection } from './connection.js';
 import { attachNodeSocket, nodeSocket } from './node-socket.js';
 import type { WsConnectionOptions } from './options.js';
 import { resolveOptions, wsMaxPayload } from './options.js';
+import { frameCharge } from './rate-guard.js';
 
 /**
  * Node client: opens a netplay-ws connection to `url` with `ws`'s WebSocket class (Node 20 has
@@ -22,6 +23,6 @@ export function connectNode(url: string, options: WsConnectionOptions): WsConnec
     throw new TransportError('invalid-argument', `cannot open a WebSocket to "${url}"`, { cause: e });
   }
   const conn = new WsConnection(nodeSocket(ws), 'client', url, options);
-  attachNodeSocket(ws, conn);
+  attachNodeSocket(ws, conn, frameCharge(conn, resolved.rateLimits, resolved.clock));
   return conn;
 }

@@ -1,6 +1,7 @@
 import { type ConnectionState, TransportError } from '@netplay/transport';
 import type { WebSocket } from 'ws';
 import type { WsConnection } from './connection.js';
+import type { FrameCharge } from './rate-guard.js';
 import type { WsSocket } from './socket.js';
 
 /** Wraps a `ws` WebSocket (server or client side) as the core's {@link WsSocket}. */
@@ -37,11 +38,18 @@ export function mapWsError(error: unknown, state: ConnectionState): TransportErr
   return new TransportError('io', `socket error: ${message}`, { cause: error });
 }
 
-/** Feeds the events of a `ws` WebSocket into `conn`. */
-export function attachNodeSocket(ws: WebSocket, conn: WsConnection): void {
+/**
+ * Feeds the events of a `ws` WebSocket into `conn`. `charge` (see `frameCharge`) is run on every
+ * received message first; when it refuses, the message is dropped and the socket stops reading.
+ */
+export function attachNodeSocket(ws: WebSocket, conn: WsConnection, charge?: FrameCharge): void {
   ws.binaryType = 'nodebuffer';
   ws.on('open', () => conn.socketOpened());
   ws.on('message', (data, isBinary) => {
+    if (charge && !charge(messageBytes(data))) {
+      ws.pause(); // the close frame still goes out; the flood is no longer parsed
+      return;
+    }
     if (!isBinary) {
       conn.socketText();
       return;
@@ -52,4 +60,11 @@ export function attachNodeSocket(ws: WebSocket, conn: WsConnection): void {
   });
   ws.on('error', (error) => conn.socketError(mapWsError(error, conn.state)));
   ws.on('close', (code, reason) => conn.socketClosed(code, reason.toString('utf8')));
+}
+
+function messageBytes(data: Buffer | ArrayBuffer | Buffer[]): number {
+  if (!Array.isArray(data)) return data.byteLength;
+  let n = 0;
+  for (const b of data) n += b.byteLength;
+  return n;
 }

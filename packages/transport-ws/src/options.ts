@@ -1,5 +1,11 @@
-import type { ChannelSpec, Clock, Timeouts } from '@netplay/transport';
-import { DEFAULT_TIMEOUTS, systemClock, TransportError } from '@netplay/transport';
+import type { ChannelSpec, Clock, RateLimits, Timeouts } from '@netplay/transport';
+import {
+  DEFAULT_RATE_LIMITS,
+  DEFAULT_TIMEOUTS,
+  systemClock,
+  TransportError,
+  validateRateLimits,
+} from '@netplay/transport';
 import { encodeHello, MAX_LIMIT, UNRELIABLE_HEADER_BYTES } from './frame.js';
 
 /** Options of one end of a netplay-ws connection (client or server side). */
@@ -30,6 +36,13 @@ export interface WsConnectionOptions {
   readonly closeGraceMs?: number;
   /** Time source (default the system clock). Tests pass a `ManualClock`. */
   readonly clock?: Clock;
+  /**
+   * The peer's budget of received WebSocket messages and bytes per second (default
+   * `DEFAULT_RATE_LIMITS`: 4,000 messages and 4 MiB a second, 2 s burst). A peer over it is closed
+   * with close code 4004 and a `flood: …` reason (locally: code `error`, `TransportError('flood')`).
+   * `false` disables it (throughput benches).
+   */
+  readonly rateLimits?: RateLimits | false;
 }
 
 /** {@link WsConnectionOptions} with every default filled in. */
@@ -44,6 +57,7 @@ export interface ResolvedOptions {
   readonly pollMs: number;
   readonly closeGraceMs: number;
   readonly clock: Clock;
+  readonly rateLimits: RateLimits | false;
 }
 
 /** Default largest reliable message: 16 MiB. */
@@ -63,6 +77,16 @@ function positive(
     throw new TransportError('invalid-argument', `${what} must be a number in ${min < 0 ? '[0' : '(0'}, ${max}]`);
   }
   return value;
+}
+
+function rateLimits(limits: RateLimits | false | undefined): RateLimits | false {
+  if (limits === undefined) return DEFAULT_RATE_LIMITS;
+  if (limits === false) return false;
+  try {
+    return validateRateLimits(limits);
+  } catch (e) {
+    throw new TransportError('invalid-argument', (e as Error).message, { cause: e });
+  }
 }
 
 /**
@@ -95,6 +119,7 @@ export function resolveOptions(options: WsConnectionOptions, channels: readonly 
     pollMs: positive(options.pollMs, 5, 'pollMs'),
     closeGraceMs: positive(options.closeGraceMs, 1000, 'closeGraceMs'),
     clock: options.clock ?? systemClock,
+    rateLimits: rateLimits(options.rateLimits),
   };
 }
 

@@ -5,6 +5,12 @@
  * @packageDocumentation
  */
 export * from './index.js';
-export { listen, WsListener, type WsListenOptions } from './listener.js';
+export {
+  DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
+  DEFAULT_MAX_RECEIVE_BUFFER_BYTES,
+  listen,
+  WsListener,
+  type WsListenOptions,
+} from './listener.js';
 export { connectNode } from './node-client.js';
 export { attachNodeSocket, mapWsError, nodeSocket } from './node-socket.js';

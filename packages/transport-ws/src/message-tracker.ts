@@ -1,0 +1,120 @@
+/**
+ * Follows the WebSocket frame headers of one received byte stream (RFC 6455 §5.2; masked or not)
+ * and counts the payload bytes of the data message that has not finished yet, i.e. what `ws`'s
+ * receiver holds for this socket until the message is complete. `ws` does not reserve a message's
+ * announced length up front (it keeps the chunks as they arrive), so this count is the memory an
+ * unfinished message really holds. It validates nothing (`ws` does, and closes the socket on bad
+ * frames); it only has to stay in step with a valid stream. Allocation-free per chunk.
+ */
+export class MessageTracker {
+  /** Payload bytes of the current unfinished data message received so far (across fragments). */
+  unfinished = 0;
+  /** When the current unfinished message began (caller's clock), or -1 when none is under way. */
+  startedAt = -1;
+  private readonly header = new Uint8Array(14);
+  private have = 0;
+  private need = 2;
+  private remaining = 0;
+  private dataFrame = false;
+  private fin = false;
+
+  /** Accounts for `chunk`, received at `now`; returns by how much `unfinished` changed. */
+  feed(chunk: Uint8Array, now: number): number {
+    const before = this.unfinished;
+    let i = 0;
+    const n = chunk.length;
+    while (i < n) {
+      if (this.remaining > 0) {
+        const take = Math.min(this.remaining, n - i);
+        if (this.dataFrame) this.unfinished += take;
+        this.remaining -= take;
+        i += take;
+        if (this.remaining === 0) this.frameDone();
+        continue;
+      }
+      this.header[this.have++] = chunk[i++]!;
+      if (this.have === 2) {
+        const len7 = this.header[1]! & 0x7f;
+        this.need = 2 + (len7 === 126 ? 2 : len7 === 127 ? 8 : 0) + (this.header[1]! & 0x80 ? 4 : 0);
+      }
+      if (this.have === this.need) this.headerDone(now);
+    }
+    return this.unfinished - before;
+  }
+
+  private headerDone(now: number): void {
+    const h = this.header;
+    const len7 = h[1]! & 0x7f;
+    let len = len7;
+    if (len7 === 126) len = (h[2]! << 8) | h[3]!;
+    else if (len7 === 127) {
+      len = (((h[2]! << 24) | (h[3]! << 16) | (h[4]! << 8) | h[5]!) >>> 0) * 2 ** 32;
+      len += ((h[6]! << 24) | (h[7]! << 16) | (h[8]! << 8) | h[9]!) >>> 0;
+    }
+    this.fin = (h[0]! & 0x80) !== 0;
+    this.dataFrame = (h[0]! & 0x0f) < 8;
+    if (this.dataFrame && this.startedAt < 0) this.startedAt = now;
+    this.have = 0;
+    this.need = 2;
+    this.remaining = len;
+    if (len === 0) this.frameDone();
+  }
+
+  private frameDone(): void {
+    if (this.dataFrame && this.fin) {
+      this.unfinished = 0;
+      this.startedAt = -1;
+    }
+  }
+}
+
+/** One tracked connection of a {@link ReceiveMemory}. */
+export interface TrackedSocket {
+  readonly tracker: MessageTracker;
+  /** Drops the connection at once (its unfinished message is freed). */
+  evict(reason: string): void;
+}
+
+/**
+ * The listener-wide cap on bytes held in unfinished received messages. When a chunk takes the total
+ * past `maxBytes`, the connection whose unfinished message began earliest is evicted (a slow or
+ * stalled sender, not the one just started), until the total fits again.
+ */
+export class ReceiveMemory {
+  /** Bytes held in unfinished messages now, all connections together. */
+  total = 0;
+  /** Connections evicted so far because the total went past `maxBytes`. */
+  evictions = 0;
+  private readonly all = new Set<TrackedSocket>();
+
+  constructor(readonly maxBytes: number) {}
+
+  add(socket: TrackedSocket): void {
+    this.all.add(socket);
+  }
+
+  /** The connection is gone: its unfinished bytes no longer count. */
+  remove(socket: TrackedSocket): void {
+    if (!this.all.delete(socket)) return;
+    this.total -= socket.tracker.unfinished;
+    socket.tracker.unfinished = 0;
+  }
+
+  /** Accounts for `chunk` received by `socket` at `now`, evicting connections while over the cap. */
+  feed(socket: TrackedSocket, chunk: Uint8Array, now: number): void {
+    if (!this.all.has(socket)) return;
+    this.total += socket.tracker.feed(chunk, now);
+    while (this.total > this.maxBytes) {
+      let oldest: TrackedSocket | undefined;
+      for (const s of this.all) {
+        if (s.tracker.unfinished > 0 && (oldest === undefined || s.tracker.startedAt < oldest.tracker.startedAt)) {
+          oldest = s;
+        }
+      }
+      if (oldest === undefined) return;
+      this.remove(oldest);
+      this.evictions++;
+      oldest.evict(`receive buffers full: unfinished messages past ${this.maxBytes} bytes in total`);
+    }
+  }
+}

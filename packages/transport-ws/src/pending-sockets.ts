@@ -1,0 +1,96 @@
+import type { Socket } from 'node:net';
+import { AdmissionGate, type AdmissionLimits, addressKey, type Clock, type Timer } from '@netplay/transport';
+
+/**
+ * TCP sockets of the listener's HTTP server that have not finished the WebSocket upgrade yet
+ * (silent, or half an HTTP request), counted apart from WebSocket connections in an
+ * `AdmissionGate`: at most `maxPendingPerAddress` per source address and `maxPending` in total,
+ * each destroyed when it is still pending after `pendingTimeoutMs`. They count toward nothing
+ * else (`maxConnections` counts upgraded sockets). Node only.
+ *
+ * When an address already holds its share, its oldest pending socket is destroyed to make room
+ * (rather than refusing the newcomer, as the gate does): a client behind the same address as an
+ * attacker then needs only to finish its upgrade before that address opens its share again.
+ */
+export class PendingSockets {
+  private readonly gate: AdmissionGate<Socket>;
+  /** Pending sockets in arrival order, with their address key. */
+  private readonly order = new Map<Socket, string>();
+  private timer: Timer | undefined;
+  private readonly expired: Socket[] = [];
+  /** Sockets destroyed so far: evicted to make room, or still pending at the timeout. */
+  dropped = 0;
+
+  constructor(
+    limits: AdmissionLimits,
+    private readonly clock: Clock,
+  ) {
+    this.gate = new AdmissionGate<Socket>(limits);
+  }
+
+  /** Sockets pending now. */
+  get count(): number {
+    return this.gate.pending;
+  }
+
+  /** Sockets pending now from `address` (host without port). */
+  countFor(address: string): number {
+    return this.gate.pendingFor(address);
+  }
+
+  /** A raw connection arrived: count it as pending (making room as the class says). */
+  admit(socket: Socket): void {
+    const key = addressKey(socket.remoteAddress ?? '?');
+    const now = this.clock.now();
+    let result = this.gate.admit(key, socket, now);
+    if (!result.ok) {
+      for (const [s, k] of this.order) {
+        if (k !== key) continue;
+        this.drop(s);
+        break;
+      }
+      result = this.gate.admit(key, socket, now);
+      if (!result.ok) {
+        socket.destroy();
+        this.dropped++;
+        return;
+      }
+    }
+    this.order.set(socket, key);
+    socket.once('close', () => this.release(socket));
+    if (result.evicted) this.drop(result.evicted);
+    this.arm();
+  }
+
+  /** The socket finished its upgrade (or its HTTP request), or closed: it is no longer pending. */
+  release(socket: Socket): void {
+    this.gate.release(socket);
+    this.order.delete(socket);
+  }
+
+  /** Destroys every pending socket (the listener is closing). */
+  drain(): void {
+    this.timer?.cancel();
+    this.timer = undefined;
+    for (const s of this.gate.drain()) s.destroy();
+    this.order.clear();
+  }
+
+  private drop(socket: Socket): void {
+    this.release(socket);
+    socket.destroy();
+    this.dropped++;
+  }
+
+  private arm(): void {
+    if (this.timer || this.gate.pending === 0) return;
+    const period = Math.max(20, Math.min(500, this.gate.limits.pendingTimeoutMs / 10));
+    this.timer = this.clock.setTimer(period, () => {
+      this.timer = undefined;
+      this.expired.length = 0;
+      for (const s of this.gate.expire(this.clock.now(), this.expired)) this.drop(s);
+      this.expired.length = 0;
+      this.arm();
+    });
+  }
+}
