@@ -1,3 +1,4 @@
+import { checkOffset, checkRange } from './byte-range.js';
 import { DecodeError } from './errors.js';
 
 const latin1 = new TextDecoder('latin1');
@@ -6,6 +7,8 @@ const utf8 = new TextDecoder('utf-8', { fatal: false });
 /**
  * A bounds-checked big-endian reader over a byte range, for cold-path decoders. Every read that
  * would pass the end throws `DecodeError('truncated')` naming the field; nothing else is thrown.
+ * The range `[start, end)` is checked when the reader is made: `bad-range` unless `start` and
+ * `end` are integers with `0 ≤ start ≤ end`, `truncated` when the range passes the end of `bytes`.
  */
 export class ByteReader {
   private readonly view: DataView;
@@ -19,6 +22,10 @@ export class ByteReader {
     start = 0,
     end: number = bytes.length,
   ) {
+    checkOffset(start, 'ByteReader');
+    if (end >>> 0 !== end)
+      throw new DecodeError('bad-range', start, `ByteReader: end ${end} is not an integer 0..2^32-1`);
+    checkRange(bytes, start, end === bytes.length ? undefined : end - start, 'ByteReader');
     this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     this.offset = start;
     this.end = end;
@@ -29,8 +36,11 @@ export class ByteReader {
     return this.end - this.offset;
   }
 
-  /** Throws `truncated` unless `n` more bytes are available. */
+  /** Throws `truncated` unless `n` more bytes are available (`bad-range` unless `n` is an integer 0..2^32−1). */
   need(n: number, field: string): void {
+    if (n >>> 0 !== n) {
+      throw new DecodeError('bad-range', this.offset, `${field}: ${n} bytes is not an integer 0..2^32-1`);
+    }
     if (n > this.end - this.offset) {
       throw new DecodeError('truncated', this.offset, `${field} needs ${n} bytes but ${this.end - this.offset} remain`);
     }

@@ -15,7 +15,13 @@ export type DecodeErrorCode =
   /** A command or message type is not known. */
   | 'unknown-type'
   /** Bytes were left over after a complete message. */
-  | 'trailing-bytes';
+  | 'trailing-bytes'
+  /**
+   * The offset or length a caller passed to locate a message in a larger buffer is not an integer
+   * 0..2^32−1 (negative, fractional, NaN, ±Infinity or too large). A range that is well formed but
+   * passes the end of the buffer is `truncated` instead.
+   */
+  | 'bad-range';
 
 /**
  * The one error decoders throw: a typed `code`, the byte `offset` where decoding failed and a

@@ -166,16 +166,17 @@ describe('FCE Ultra decode-into', () => {
     },
   );
 
-  it('refuses a range past the end as truncated, and a bad offset, length or scratch as RangeError', () => {
+  it('refuses a range past the end as truncated, a bad offset or length as bad-range, and a bad scratch as RangeError', () => {
     const bytes = udpFrame(1, 2, { controllers: new Uint8Array([1, 2, 3, 4]), command: 30 });
     const f = createFceuUdpFrame();
     expect(() => decodeFceuUdpFrameInto(f, bytes, 1, 17)).toThrow(
       expect.objectContaining({ code: 'truncated', offset: 17 }),
     );
     expect(() => decodeFceuUdpFrameInto(f, bytes, 18)).toThrow(expect.objectContaining({ code: 'truncated' }));
-    expect(() => decodeFceuUdpFrameInto(f, bytes, -1, 17)).toThrow(RangeError);
-    expect(() => decodeFceuUdpInputInto(createFceuUdpInput(), bytes, 0, 1.5)).toThrow(RangeError);
-    expect(() => decodeFceuTcpFrameInto(createFceuTcpFrame(), bytes, Number.NaN)).toThrow(RangeError);
+    const badRange = (offset: number) => expect.objectContaining({ name: 'DecodeError', code: 'bad-range', offset });
+    expect(() => decodeFceuUdpFrameInto(f, bytes, -1, 17)).toThrow(badRange(0));
+    expect(() => decodeFceuUdpInputInto(createFceuUdpInput(), bytes, 0, 1.5)).toThrow(badRange(0));
+    expect(() => decodeFceuTcpFrameInto(createFceuTcpFrame(), bytes, Number.NaN)).toThrow(badRange(0));
     const short = { magic: 0, counter: 0, frame: { controllers: new Uint8Array(3), command: 0 } };
     expect(() => decodeFceuUdpFrameInto(short, bytes)).toThrow(RangeError);
     expect(short).toEqual({ magic: 0, counter: 0, frame: { controllers: new Uint8Array(3), command: 0 } });
@@ -239,7 +240,9 @@ describe('FCE Ultra TCP stream read-into', () => {
     },
   );
 
-  it('refuses a malformed offset', () => {
-    expect(() => readFceuServerTcpMessageInto(createFceuServerTcpMessage(), new Uint8Array(9), -1)).toThrow(RangeError);
+  it('refuses a malformed offset as bad-range', () => {
+    expect(() => readFceuServerTcpMessageInto(createFceuServerTcpMessage(), new Uint8Array(9), -1)).toThrow(
+      expect.objectContaining({ name: 'DecodeError', code: 'bad-range', offset: 0 }),
+    );
   });
 });

@@ -434,7 +434,7 @@ describe('input stream inside a larger buffer', () => {
     );
   });
 
-  it('refuses a range past the end as truncated and a malformed offset or length as RangeError', () => {
+  it('refuses a range past the end as truncated and a malformed offset or length as bad-range', () => {
     const bytes = new Uint8Array([0, 0, 0, 0, 1, 0, 1, 0, 8]);
     const out = new Uint8Array(1);
     expect(decodeInputStream(bytes, out, { offset: 0, length: 9 })).toBe(1);
@@ -447,9 +447,11 @@ describe('input stream inside a larger buffer', () => {
     expect(() => decodeInputStream(bytes, out, { offset: 9 })).toThrow(
       expect.objectContaining({ code: 'truncated', offset: 9 }),
     );
-    expect(() => decodeInputStream(bytes, out, { offset: -1 })).toThrow(RangeError);
-    expect(() => decodeInputStream(bytes, out, { offset: 0.5 })).toThrow(RangeError);
-    expect(() => decodeInputStream(bytes, out, { length: -1 })).toThrow(RangeError);
-    expect(() => readInputStreamHeader(bytes, undefined, { offset: Number.NaN })).toThrow(RangeError);
+    const badRange = (offset: number) => expect.objectContaining({ name: 'DecodeError', code: 'bad-range', offset });
+    expect(() => decodeInputStream(bytes, out, { offset: -1 })).toThrow(badRange(0));
+    expect(() => decodeInputStream(bytes, out, { offset: 0.5 })).toThrow(badRange(0));
+    expect(() => decodeInputStream(bytes, out, { offset: 2, length: -1 })).toThrow(badRange(2));
+    expect(() => readInputStreamHeader(bytes, undefined, { offset: Number.NaN })).toThrow(badRange(0));
+    expect(() => inputStreamDecodedSize(bytes, { length: Number.POSITIVE_INFINITY })).toThrow(badRange(0));
   });
 });

@@ -1,3 +1,4 @@
+import { checkRange } from '../byte-range.js';
 import { crc32 } from '../crc32.js';
 import { DecodeError } from '../errors.js';
 import { frameCommandAt, putFrameData } from './frame-data.js';
@@ -44,34 +45,13 @@ export function createFceuTcpFrame(): FceuTcpFrame {
 }
 
 /**
- * Checks the range `[offset, offset + length)` of `bytes` and returns its end: `RangeError` for
- * an offset or length that is not a non-negative integer (a caller bug), `DecodeError('truncated')`
- * at `bytes.length` when the range passes the end.
- */
-function rangeEnd(bytes: Uint8Array, offset: number, length: number): number {
-  // `x >>> 0 === x`: a non-negative integer below 2^32, cheaper than Number.isInteger on the hot path.
-  if (offset >>> 0 !== offset || length >>> 0 !== length) {
-    throw new RangeError(`offset ${offset} / length ${length} are not non-negative integers`);
-  }
-  const end = offset + length;
-  if (end > bytes.length) {
-    throw new DecodeError(
-      'truncated',
-      bytes.length,
-      `FCEU packet [${offset}, ${end}) passes the end (${bytes.length})`,
-    );
-  }
-  return end;
-}
-
-/**
  * Checks the UDP datagram `bytes[offset, offset + length)` as `decodeFceuUdpPacket` and then the
  * allocating decoder check it: the range, the header length, the CRC32, then that the data is
  * `dataSize` bytes (else `bad-length` at the data, with `message`, e.g. "FCEU frame data is 5
  * bytes"). Magic and counter are then at `offset + 4` and `offset + 8`, the data at `offset + 12`.
  */
 function checkUdpDatagram(bytes: Uint8Array, offset: number, length: number, dataSize: number, message: string): void {
-  const end = rangeEnd(bytes, offset, length);
+  const end = checkRange(bytes, offset, length, 'FCEU packet');
   if (length < FCEU_UDP_HEADER_SIZE) {
     throw new DecodeError('truncated', end, `FCEU UDP header needs 12 bytes, got ${length}`);
   }
@@ -89,9 +69,9 @@ function checkUdpDatagram(bytes: Uint8Array, offset: number, length: number, dat
  * CRC32, and writes magic, counter, the 4 controller bytes and the command into `into` (whose
  * `frame.controllers` must hold 4 bytes). Returns `into`.
  * @throws DecodeError `truncated` (under 12 bytes, or the range passes the end of `bytes`),
+ *   `bad-range` (an offset or length that is not an integer 0..2^32−1),
  *   `bad-checksum`, `bad-length` (data is not 5 bytes), `unknown-type` (command byte); offsets
  *   are indices into `bytes`. `into` is unchanged on a throw.
- * @throws RangeError for an offset or length that is not a non-negative integer.
  */
 export function decodeFceuUdpFrameInto<T extends FceuUdpFrame>(
   into: T,
@@ -113,9 +93,9 @@ export function decodeFceuUdpFrameInto<T extends FceuUdpFrame>(
  * datagram `bytes[offset, offset + length)` (13 bytes; default all of `bytes`), verifying its
  * CRC32. Returns `into`.
  * @throws DecodeError `truncated` (under 12 bytes, or the range passes the end of `bytes`),
+ *   `bad-range` (an offset or length that is not an integer 0..2^32−1),
  *   `bad-checksum`, `bad-length` (data is not 1 byte); offsets are indices into `bytes`. `into`
  *   is unchanged on a throw.
- * @throws RangeError for an offset or length that is not a non-negative integer.
  */
 export function decodeFceuUdpInputInto<T extends FceuUdpInput>(
   into: T,
@@ -135,9 +115,9 @@ export function decodeFceuUdpInputInto<T extends FceuUdpInput>(
  * `bytes[offset, offset + length)` (9 bytes, counter ≠ 0xFFFFFFFF; default all of `bytes`).
  * `into.frame.controllers` must hold 4 bytes. Returns `into`.
  * @throws DecodeError `truncated` (under 9 bytes, or the range passes the end of `bytes`),
+ *   `bad-range` (an offset or length that is not an integer 0..2^32−1),
  *   `bad-value` (the counter announces a text), `unknown-type` (command byte), `trailing-bytes`
  *   (more than 9 bytes); offsets are indices into `bytes`. `into` is unchanged on a throw.
- * @throws RangeError for an offset or length that is not a non-negative integer.
  */
 export function decodeFceuTcpFrameInto<T extends FceuTcpFrame>(
   into: T,
@@ -145,7 +125,7 @@ export function decodeFceuTcpFrameInto<T extends FceuTcpFrame>(
   offset = 0,
   length: number = Math.max(0, bytes.length - offset),
 ): T {
-  const end = rangeEnd(bytes, offset, length);
+  const end = checkRange(bytes, offset, length, 'FCEU packet');
   if (length < FCEU_TCP_FRAME_SIZE) {
     throw new DecodeError('truncated', end, `FCEU TCP frame needs 9 bytes, got ${length}`);
   }

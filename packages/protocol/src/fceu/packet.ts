@@ -1,3 +1,4 @@
+import { checkOffset } from '../byte-range.js';
 import { crc32 } from '../crc32.js';
 import { DecodeError, EncodeError } from '../errors.js';
 import { isFceuCommand } from './command.js';
@@ -131,11 +132,13 @@ export function encodeFceuFrameData(frame: FceuFrameData, target: Uint8Array, of
 /**
  * Reads 5 bytes of frame data at `offset`. With `out`, fills it and allocates nothing (its
  * `controllers` must hold 4 bytes). Throws `DecodeError('unknown-type')` for a command byte the
- * seed does not define, `truncated` when fewer than 5 bytes remain.
+ * seed does not define, `truncated` when fewer than 5 bytes remain, `bad-range` for an offset that
+ * is not an integer 0..2^32−1.
  */
 export function decodeFceuFrameData(bytes: Uint8Array, offset = 0, out?: FceuFrameData): FceuFrameData {
-  if (offset < 0 || offset + FCEU_FRAME_DATA_SIZE > bytes.length) {
-    throw new DecodeError('truncated', Math.max(0, Math.min(offset, bytes.length)), 'FCEU frame data needs 5 bytes');
+  checkOffset(offset, 'FCEU frame data');
+  if (offset + FCEU_FRAME_DATA_SIZE > bytes.length) {
+    throw new DecodeError('truncated', Math.min(offset, bytes.length), 'FCEU frame data needs 5 bytes');
   }
   const command = frameCommandAt(bytes, offset);
   const frame = out ?? { controllers: new Uint8Array(4), command: 0 };

@@ -1,3 +1,4 @@
+import { checkOffset } from '../byte-range.js';
 import { DecodeError, EncodeError } from '../errors.js';
 import { frameCommandAt, putFrameData } from './frame-data.js';
 import { readU32LE, writeU32LE } from './le.js';
@@ -116,7 +117,8 @@ function maxBytesOf(options: FceuTextOptions | undefined): number {
  * Reads one message of the server→client TCP stream at `offset`: a frame packet (9 bytes) or,
  * when the counter is 0xFFFFFFFF, a text message. Returns `undefined` when the bytes end before
  * the message does (feed more and call again). The announced text length is checked against
- * `maxBytes` before waiting for it (`too-large`).
+ * `maxBytes` before waiting for it (`too-large`). An offset that is not an integer 0..2^32−1 is
+ * `DecodeError('bad-range')`.
  */
 export function readFceuServerTcpMessage(
   bytes: Uint8Array,
@@ -124,6 +126,7 @@ export function readFceuServerTcpMessage(
   options?: FceuTextOptions,
 ): FceuRead<FceuServerTcpMessage> | undefined {
   const maxBytes = maxBytesOf(options);
+  checkOffset(offset, 'FCEU TCP stream');
   if (bytes.length - offset < FCEU_TCP_HEADER_SIZE) return undefined;
   const counter = readU32LE(bytes, offset);
   if (counter !== FCEU_TEXT_COUNTER) {
@@ -173,7 +176,7 @@ export function createFceuServerTcpMessage(): FceuServerTcpMessageValue {
  * (feed more and call again; `into` is then unchanged, as it is on a throw). A frame is read
  * without allocating; a text allocates its string (texts are rare, frames come every frame).
  * Throws the same `DecodeError`s (code and offset) as {@link readFceuServerTcpMessage}, and
- * `RangeError` for an offset that is not a non-negative integer or a bad `maxBytes`.
+ * `RangeError` for a bad `maxBytes`.
  */
 export function readFceuServerTcpMessageInto<T extends FceuServerTcpMessageValue>(
   into: T,
@@ -182,7 +185,7 @@ export function readFceuServerTcpMessageInto<T extends FceuServerTcpMessageValue
   options?: FceuTextOptions,
 ): number {
   const maxBytes = maxBytesOf(options);
-  if (offset >>> 0 !== offset) throw new RangeError(`offset ${offset} is not a non-negative integer`);
+  checkOffset(offset, 'FCEU TCP stream');
   const have = bytes.length - offset;
   if (have < FCEU_TCP_HEADER_SIZE) return 0;
   const counter = readU32LE(bytes, offset);
@@ -225,7 +228,8 @@ export function decodeFceuServerTcpMessage(bytes: Uint8Array, options?: FceuText
 
 /**
  * Reads one client→server text (bytes up to and including a NUL) at `offset`. Returns
- * `undefined` while no NUL has arrived; throws `too-large` once `maxBytes` bytes came without one.
+ * `undefined` while no NUL has arrived; throws `too-large` once `maxBytes` bytes came without one,
+ * `bad-range` for an offset that is not an integer 0..2^32−1.
  */
 export function readFceuClientText(
   bytes: Uint8Array,
@@ -233,6 +237,7 @@ export function readFceuClientText(
   options?: FceuTextOptions,
 ): FceuRead<string> | undefined {
   const maxBytes = maxBytesOf(options);
+  checkOffset(offset, 'FCEU client text');
   const window = bytes.subarray(offset, offset + maxBytes);
   const nul = window.indexOf(0);
   if (nul < 0) {

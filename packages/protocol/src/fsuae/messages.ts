@@ -1,3 +1,4 @@
+import { checkOffset } from '../byte-range.js';
 import { DecodeError, EncodeError } from '../errors.js';
 
 /*
@@ -191,9 +192,11 @@ function need(bytes: Uint8Array, o: number, n: number, what: string): void {
 
 /**
  * Reads the message at `offset` and returns it with its size; the next message (if any) starts
- * at `offset + size`. An input event's payload is a view into `bytes`. Throws only `DecodeError`.
+ * at `offset + size`. An input event's payload is a view into `bytes`. Throws only `DecodeError`
+ * (`bad-range` for an offset that is not an integer 0..2^32−1).
  */
 export function readFsUaeMessage(bytes: Uint8Array, offset = 0): { message: FsUaeMessage; size: number } {
+  checkOffset(offset, 'FS-UAE message');
   need(bytes, offset, 1, 'FS-UAE message type');
   const type = bytes[offset]!;
   const o = offset;

@@ -1,3 +1,4 @@
+import { checkRange } from '../byte-range.js';
 import { DecodeError, EncodeError } from '../errors.js';
 
 /*
@@ -50,11 +51,12 @@ export interface InputStreamHeaderInfo extends InputStreamHeader {
  * stay relative to the whole buffer.
  */
 export interface InputStreamRange {
-  /** Index of the packet's first byte in `bytes` (default 0); a non-negative integer. */
+  /** Index of the packet's first byte in `bytes` (default 0); an integer 0..2^32−1, else `DecodeError('bad-range')`. */
   offset?: number;
   /**
-   * The packet's size in bytes (default: up to the end of `bytes`); a non-negative integer. Bytes
-   * after it are ignored. A range passing the end of `bytes` is `DecodeError('truncated')`.
+   * The packet's size in bytes (default: up to the end of `bytes`); an integer 0..2^32−1, else
+   * `DecodeError('bad-range')`. Bytes after it are ignored. A range passing the end of `bytes` is
+   * `DecodeError('truncated')`.
    */
   length?: number;
 }
@@ -218,37 +220,6 @@ function copyBase(
 }
 
 /**
- * The end (exclusive) of the packet `bytes[offset, offset + length)` after checking the range:
- * `RangeError` for an offset or length that is not a non-negative integer (a caller bug, not a
- * byte problem), `DecodeError('truncated')` at `bytes.length` when the range passes the end.
- */
-function rangeEnd(bytes: Uint8Array, offset: number, length: number | undefined): number {
-  if (!(Number.isInteger(offset) && offset >= 0))
-    throw new RangeError(`offset ${offset} is not a non-negative integer`);
-  if (length === undefined) {
-    if (offset > bytes.length) {
-      throw new DecodeError(
-        'truncated',
-        bytes.length,
-        `input stream offset ${offset} passes the end (${bytes.length})`,
-      );
-    }
-    return bytes.length;
-  }
-  if (!(Number.isInteger(length) && length >= 0))
-    throw new RangeError(`length ${length} is not a non-negative integer`);
-  const end = offset + length;
-  if (end > bytes.length) {
-    throw new DecodeError(
-      'truncated',
-      bytes.length,
-      `input stream [${offset}, ${end}) passes the end (${bytes.length})`,
-    );
-  }
-  return end;
-}
-
-/**
  * Reads and checks the 8-byte header (`truncated` if shorter, `bad-value` for a zero frame count,
  * zero input size or unknown flag bits). Fills `into` when given. With `range`, the packet is
  * `bytes[range.offset, range.offset + range.length)` (see {@link InputStreamRange}).
@@ -259,7 +230,7 @@ export function readInputStreamHeader(
   range?: InputStreamRange,
 ): InputStreamHeaderInfo {
   const at = range?.offset ?? 0;
-  checkHeader(bytes, at, rangeEnd(bytes, at, range?.length));
+  checkHeader(bytes, at, checkRange(bytes, at, range?.length, 'input stream'));
   const h = into ?? { startFrame: 0, frameCount: 0, inputSize: 0, hasReference: false };
   fillHeader(bytes, at, h);
   return h;
@@ -294,7 +265,7 @@ function fillHeader(bytes: Uint8Array, at: number, h: InputStreamHeaderInfo): vo
  */
 export function inputStreamDecodedSize(bytes: Uint8Array, range?: InputStreamRange): number {
   const at = range?.offset ?? 0;
-  checkHeader(bytes, at, rangeEnd(bytes, at, range?.length));
+  checkHeader(bytes, at, checkRange(bytes, at, range?.length, 'input stream'));
   return bytes[at + 4]! * ((bytes[at + 5]! << 8) | bytes[at + 6]!);
 }
 
@@ -308,12 +279,12 @@ export function inputStreamDecodedSize(bytes: Uint8Array, range?: InputStreamRan
  * The packet is `bytes[options.offset, options.offset + options.length)`, by default all of
  * `bytes`; a stream after a header of the caller's own decodes in place, without a copy, and
  * every `DecodeError` offset is an index into `bytes` (see {@link InputStreamRange}).
- * Throws only `DecodeError` for any bytes (and `RangeError` for an offset or length that is not
- * a non-negative integer); on a throw, `out` may hold partial data.
+ * Throws only `DecodeError`, for any bytes and any offset or length (`bad-range` for one that is
+ * not an integer 0..2^32−1); on a throw, `out` may hold partial data.
  */
 export function decodeInputStream(bytes: Uint8Array, out: Uint8Array, options?: InputStreamDecodeOptions): number {
   const at = options?.offset ?? 0;
-  const len = rangeEnd(bytes, at, options?.length);
+  const len = checkRange(bytes, at, options?.length, 'input stream');
   checkHeader(bytes, at, len);
   if (options?.header !== undefined) fillHeader(bytes, at, options.header);
   const frameCount = bytes[at + 4]!;

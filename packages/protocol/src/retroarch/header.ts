@@ -1,3 +1,4 @@
+import { checkOffset } from '../byte-range.js';
 import { checkU32 as u32 } from '../byte-writer.js';
 import { DecodeError, EncodeError } from '../errors.js';
 import {
@@ -213,9 +214,11 @@ export function encodeRetroArchHeader(header: RetroArchHeader, target: Uint8Arra
 
 /**
  * Decodes a connection header sent by `sender` from `bytes[offset..offset+24)`.
- * @throws DecodeError `truncated` (fewer than 24 bytes) or `bad-magic` (not RANP/FULL/DENY/POKE).
+ * @throws DecodeError `truncated` (fewer than 24 bytes), `bad-magic` (not RANP/FULL/DENY/POKE) or
+ *   `bad-range` (an offset that is not an integer 0..2^32−1).
  */
 export function decodeRetroArchHeader(bytes: Uint8Array, sender: RetroArchSender, offset = 0): RetroArchHeader {
+  checkOffset(offset, 'RetroArch header');
   if (bytes.length - offset < RETROARCH_HEADER_SIZE) {
     throw new DecodeError(
       'truncated',

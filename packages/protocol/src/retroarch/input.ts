@@ -4,6 +4,7 @@
  * separately for reading and writing). Their bytes are proven equal to the buffer-layout
  * declarations in `layouts.ts` by property tests.
  */
+import { checkRange } from '../byte-range.js';
 import { DecodeError, EncodeError } from '../errors.js';
 import { RETROARCH_MAX_DEVICES, RetroArchCommand } from './commands.js';
 
@@ -106,8 +107,9 @@ export class RetroArchInputFrame {
 
 /**
  * Decodes an INPUT payload at `bytes[offset..offset+length)` into `into`, allocating nothing.
- * @throws DecodeError `truncated` (the range passes the end of `bytes`), `bad-length` (shorter than
- *   8 bytes or not whole words) or `too-large` (more words than `into` holds).
+ * @throws DecodeError `truncated` (the range passes the end of `bytes`), `bad-range` (an offset or
+ *   length that is not an integer 0..2^32−1), `bad-length` (shorter than 8 bytes or not whole
+ *   words) or `too-large` (more words than `into` holds).
  */
 export function decodeRetroArchInputInto(
   into: RetroArchInputFrame,
@@ -115,9 +117,7 @@ export function decodeRetroArchInputInto(
   offset: number,
   length: number,
 ): RetroArchInputFrame {
-  if (offset + length > bytes.length) {
-    throw new DecodeError('truncated', bytes.length, `INPUT payload of ${length} bytes passes the end`);
-  }
+  checkRange(bytes, offset, length, 'INPUT payload');
   if (length < 8 || (length & 3) !== 0) {
     throw new DecodeError('bad-length', offset, `INPUT payload of ${length} bytes is not 8 + 4n`);
   }
@@ -156,7 +156,7 @@ export function encodeRetroArchNoInput(target: Uint8Array, offset: number, frame
  * @returns the frame number.
  */
 export function decodeRetroArchNoInput(bytes: Uint8Array, offset: number, length: number): number {
-  if (offset + length > bytes.length) throw new DecodeError('truncated', bytes.length, 'NOINPUT passes the end');
+  checkRange(bytes, offset, length, 'NOINPUT payload');
   if (length !== 4) throw new DecodeError('bad-length', offset, `NOINPUT payload is ${length} bytes, not 4`);
   return viewForRead(bytes).getUint32(offset);
 }
@@ -192,7 +192,7 @@ export function decodeRetroArchCrcInto<T extends RetroArchCrcValue>(
   offset: number,
   length: number,
 ): T {
-  if (offset + length > bytes.length) throw new DecodeError('truncated', bytes.length, 'CRC passes the end');
+  checkRange(bytes, offset, length, 'CRC payload');
   if (length !== 8) throw new DecodeError('bad-length', offset, `CRC payload is ${length} bytes, not 8`);
   const v = viewForRead(bytes);
   into.frame = v.getUint32(offset);

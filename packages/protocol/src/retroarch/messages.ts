@@ -1,3 +1,4 @@
+import { checkRange } from '../byte-range.js';
 import { checkU32 as u32 } from '../byte-writer.js';
 import { DecodeError, EncodeError } from '../errors.js';
 import { FRAME_HEADER_SIZE, writeFrameHeader } from '../framing.js';
@@ -682,7 +683,8 @@ export function decodeRetroArchMessage(
 /**
  * Decodes the payload `bytes[offset..offset+length)` in place, e.g. as reported by
  * `FrameDecoder.readFrame()` (`decoder.bytes`, `decoder.payloadOffset`, `decoder.payloadLength`).
- * Error offsets are absolute in `bytes`.
+ * Error offsets are absolute in `bytes`. A range past the end of `bytes` is `truncated` at
+ * `bytes.length`; an offset or length that is not an integer 0..2^32−1 is `bad-range`.
  */
 export function decodeRetroArchPayload(
   command: number,
@@ -691,14 +693,7 @@ export function decodeRetroArchPayload(
   length: number,
   sender: RetroArchSender,
 ): RetroArchMessage {
-  if (offset < 0 || length < 0 || offset + length > bytes.length) {
-    throw new DecodeError(
-      'truncated',
-      Math.min(Math.max(offset, 0), bytes.length),
-      `payload of ${length} bytes passes the end`,
-    );
-  }
-  return decodePayload(command, bytes, offset, offset + length, sender);
+  return decodePayload(command, bytes, offset, checkRange(bytes, offset, length, 'payload'), sender);
 }
 
 /**
