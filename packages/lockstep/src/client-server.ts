@@ -478,7 +478,12 @@ export class ClientServerClient implements LockstepScheduler, StatefulScheduler 
         if (this.synced || this.next !== 0 || !this.initialState || data.length < 4)
           throw new DecodeError('bad-value', 0, 'unexpected sync');
         const frame = getU32(data, 0);
-        const state = applyDelta(this.initialState, data.subarray(4), { layoutHash: this.layoutHash });
+        // The state keeps the core's size (the power-on state's): a delta announcing more is refused
+        // before anything is allocated (a hostile server cannot make us reserve a huge target).
+        const state = applyDelta(this.initialState, data.subarray(4), {
+          layoutHash: this.layoutHash,
+          maxTargetBytes: this.initialState.length,
+        });
         this.synced = true;
         this.load = { frame, state };
         this.next = frame;

@@ -675,7 +675,11 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
       const members: { id: number; port: number }[] = [];
       for (let i = 0; i < count; i++) members.push({ id: r.u16('member'), port: r.u8('port') });
       const inputs = r.bytesView(this.inputs.length, 'inputs');
-      const state = applyDelta(this.initialState, r.bytesView(r.remaining, 'delta'), { layoutHash: this.layoutHash });
+      // Capped at the core's state size (the power-on state's): a hostile host cannot make us allocate more.
+      const state = applyDelta(this.initialState, r.bytesView(r.remaining, 'delta'), {
+        layoutHash: this.layoutHash,
+        maxTargetBytes: this.initialState.length,
+      });
       if (port >= this.ports || sync > fromFrame) throw new DecodeError('bad-value', 1, 'welcome');
       this.joined = true;
       this.inputs.set(inputs);

@@ -722,7 +722,11 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
       for (let i = 0; i < count; i++) members.push({ id: r.u32('member'), port: r.u32('port') });
       const delta = r.bytesView(r.remaining, 'delta');
       if (port >= this.ports || !this.initialState) throw new DecodeError('bad-value', 1, 'port');
-      const state = applyDelta(this.initialState, delta, { layoutHash: this.layoutHash });
+      // Capped at the core's state size (the initial state's): a hostile host cannot make us allocate more.
+      const state = applyDelta(this.initialState, delta, {
+        layoutHash: this.layoutHash,
+        maxTargetBytes: this.initialState.length,
+      });
       this.joined = true;
       this.hello = undefined;
       this.myPort = port;
