@@ -1,3 +1,5 @@
+import type { SessionEndReason } from './finality.js';
+
 /** Events of a {@link P2PSession} or {@link SpectatorSession}, subscribed with `session.on(type, handler)`. */
 export interface SessionEventMap {
   /** Waiting for the first message of `peer`. */
@@ -28,6 +30,12 @@ export interface SessionEventMap {
   'wait-recommended': { readonly frames: number };
   /** The host paused (`paused: true`) or resumed the game at its `frame`. */
   paused: { readonly paused: boolean; readonly frame: number };
+  /**
+   * The session ended and must not play on (P2PSession only): `reason` says why (`removed`,
+   * `host-lost`, `partitioned`); `frame` is its last final frame (`confirmedFrame`, which stays).
+   * From now on `advanceFrame` returns no requests and nothing is sent or received.
+   */
+  ended: { readonly reason: SessionEndReason; readonly frame: number };
   /** A peer sent bytes that could not be decoded or break the protocol; they were dropped. */
   'protocol-error': { readonly peer: string; readonly error: Error };
 }

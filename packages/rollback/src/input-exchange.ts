@@ -86,6 +86,7 @@ export class InputExchange {
       h.ack = rq.lastFrame + 1;
       this.timeSync.stamp(h, r, now, nowU32);
       h.epoch = this.role.isHost ? this.role.epoch : 0;
+      h.held = Math.min(t.unreadFrame, 0xffffffff);
       writeInputHeader(this.outBuf, h);
       let n = INPUT_HEADER_BYTES;
       const from = Math.max(r.ackNext, q.oldestFrame);
@@ -111,7 +112,15 @@ export class InputExchange {
     readInputHeader(data, h);
     if (h.player !== r.player)
       throw new DecodeError('bad-value', 1, `peer ${r.peer} plays ${r.player}, not ${h.player}`);
-    this.timeSync.observe(r, h, this.clock.now());
+    const now = this.clock.now();
+    this.timeSync.observe(r, h, now);
+    // Liveness by progress: a replayed (old) message is not news; `held` only grows.
+    if (!r.inputSeen || ((h.sendTime - r.newestSend) | 0) > 0) {
+      r.inputSeen = true;
+      r.newestSend = h.sendTime;
+      r.freshInputAt = now;
+    }
+    if (h.held > r.held) r.held = h.held;
     if (h.ack > r.ackNext) r.ackNext = h.ack;
     // Host inputs made after a decision this peer has not applied yet wait for it (they are resent).
     if (r.peer === this.role.hostPeer && h.epoch !== this.role.epoch) return;

@@ -6,8 +6,19 @@ import type { Timeline } from './timeline.js';
 
 /**
  * Whether the remote peers are alive: the session runs once every connected peer has been heard
- * from (`synchronizing`, `synchronized`, `running`); a peer silent for `interruptMs` is reported
- * `interrupted` (and `resumed` when heard again), and one silent for `disconnectMs` is dropped.
+ * from (`synchronizing`, `synchronized`, `running`). Liveness is by progress, not by bytes: while
+ * the session waits on a peer (it is stalled by the prediction window), only the advance of that
+ * peer's confirmed inputs counts as life; header-only or replayed INPUT messages, checksums and
+ * undecodable bytes do not. While the session does not wait on a peer, any message counts. A peer
+ * without life for `interruptMs` is reported `interrupted` (and `resumed` when it counts again), and
+ * one without life for `disconnectMs` is dropped (on the host, removed at an agreed frame).
+ *
+ * Which peers the session waits on, when it is stalled: the *suspects* — members whose confirmed
+ * inputs lag behind the frame they report being at (they simulated frames whose inputs they did not
+ * give: header-only INPUT), or that sent no new INPUT message for `interruptMs` (silent, paused,
+ * withholding or replaying old messages). A peer that lags only because it is itself stalled (it gave
+ * every input it has) is excused while a suspect exists, so an honest peer stuck behind a stalling
+ * one is not blamed for it. With no suspect, the peers whose inputs block the window are waited on.
  * @internal
  */
 export class Liveness {
@@ -22,17 +33,15 @@ export class Liveness {
     private readonly clock: Clock,
     private readonly interruptMs: number,
     private readonly disconnectMs: number,
-    /** Drops a peer that has been silent too long (the session's `disconnectPeer`). */
+    /** Drops a peer without life too long (the session's `disconnectPeer`). */
     private readonly drop: (peer: string) => void,
+    /** True while the session waits for remote inputs (stalled by the prediction window, not paused). */
+    private readonly stalled: () => boolean,
   ) {}
 
   /** A message of `r` arrived. */
   heard(r: Remote): void {
     r.lastHeard = this.clock.now();
-    if (r.interrupted) {
-      r.interrupted = false;
-      this.emitter.emit('resumed', { peer: r.peer });
-    }
     if (!r.synchronized) {
       r.synchronized = true;
       this.emitter.emit('synchronized', { peer: r.peer });
@@ -48,20 +57,58 @@ export class Liveness {
     this.emitter.emit('running', { frame: this.timeline.currentFrame });
   }
 
-  /** Reports the peers still awaited (once), then the silent ones, and drops those silent too long. */
+  /** Whether playing peer `r` (its next missing frame `next`) gives reason to suspect it stalls the game. */
+  private suspect(r: Remote, next: number, now: number): boolean {
+    return next < r.remoteFrame || now - r.freshInputAt >= this.interruptMs;
+  }
+
+  /**
+   * Reports the peers still awaited (once), notes progress, reports the peers without life, and
+   * drops those without life too long.
+   */
   checkSilence(now: number): void {
     if (!this.running && !this.announced) {
       this.announced = true;
       for (const r of this.peers.list) if (!r.synchronized) this.emitter.emit('synchronizing', { peer: r.peer });
     }
+    const t = this.timeline;
+    const stalled = this.running && this.stalled();
+    const unread = t.unreadFrame;
+    let suspects = 0;
     for (const r of this.peers.list) {
       if (!r.connected) continue;
-      const silent = now - r.lastHeard;
+      const q = t.queues[r.player]!;
+      const next = q.lastFrame + 1;
+      if (next > r.progressFrame) {
+        // Its inputs advanced: alive as of its last message.
+        if (r.lastHeard > r.lastUseful) r.lastUseful = r.lastHeard;
+        r.progressFrame = next;
+      }
+      if (stalled && q.disconnectFrame === Number.POSITIVE_INFINITY && this.suspect(r, next, now)) suspects++;
+    }
+    for (const r of this.peers.list) {
+      if (!r.connected) continue;
+      if (!stalled || !this.waitedOn(r, unread, suspects > 0, now)) {
+        if (r.lastHeard > r.lastUseful) r.lastUseful = r.lastHeard;
+      }
+      const silent = now - r.lastUseful;
       if (!r.interrupted && silent >= this.interruptMs) {
         r.interrupted = true;
         this.emitter.emit('interrupted', { peer: r.peer, silentMs: silent });
+      } else if (r.interrupted && silent < this.interruptMs) {
+        r.interrupted = false;
+        this.emitter.emit('resumed', { peer: r.peer });
       }
       if (this.disconnectMs > 0 && silent >= this.disconnectMs) this.drop(r.peer);
     }
+  }
+
+  /** Whether the stalled session waits on `r`: a suspect, or (with none) a peer whose inputs block the window. */
+  private waitedOn(r: Remote, unread: number, anySuspect: boolean, now: number): boolean {
+    const q = this.timeline.queues[r.player]!;
+    if (q.disconnectFrame !== Number.POSITIVE_INFINITY) return false;
+    const next = q.lastFrame + 1;
+    if (anySuspect) return this.suspect(r, next, now);
+    return next <= unread;
   }
 }

@@ -14,7 +14,10 @@ import { DecodeError, EncodeError } from '@netplay/protocol';
  *   20 u16 echoDelay   ms between receiving echoTime and sending this (65535 = no echo)
  *   22 u8  epoch       host only: how many LEAVE / MODE / LOAD(load) it has broadcast, mod 256
  *                      (a peer that has not applied them all ignores the host's inputs)
- *   23     input stream (@netplay/protocol input-stream codec, no reference), or nothing
+ *   23 u32 held        the sender holds every player's input for every frame before this one
+ *                      (its unread frame; 0xffffffff: every input it will ever need). A frame is
+ *                      final only once every member reported holding it (see final-frontier.ts).
+ *   27     input stream (@netplay/protocol input-stream codec, no reference), or nothing
  *
  * CHECKSUM (2, unreliable channel, at each exchange frame to every playing peer):
  *    1 u8  repairs     host repairs the sender applied (mod 256; the host ignores checksums
@@ -60,7 +63,7 @@ export const MessageType = {
 } as const;
 
 /** Bytes before the input stream of an INPUT message. */
-export const INPUT_HEADER_BYTES = 23;
+export const INPUT_HEADER_BYTES = 27;
 /** `echoDelay` value meaning "no echo yet". */
 export const NO_ECHO = 0xffff;
 /** Disconnect frame meaning "present" in SYNC. */
@@ -76,11 +79,13 @@ export interface InputHeader {
   echoTime: number;
   echoDelay: number;
   epoch: number;
+  /** The sender holds every input of every frame before this one (its unread frame, capped to u32). */
+  held: number;
 }
 
 /** An {@link InputHeader} of zeros, to be filled by `readInputHeader` or set field by field. */
 export function blankInputHeader(): InputHeader {
-  return { player: 0, frame: 0, ack: 0, advantage16: 0, sendTime: 0, echoTime: 0, echoDelay: 0, epoch: 0 };
+  return { player: 0, frame: 0, ack: 0, advantage16: 0, sendTime: 0, echoTime: 0, echoDelay: 0, epoch: 0, held: 0 };
 }
 
 export function writeU16(b: Uint8Array, o: number, v: number): void {
@@ -120,6 +125,7 @@ export function writeInputHeader(b: Uint8Array, h: InputHeader): void {
   writeU32(b, 16, h.echoTime);
   writeU16(b, 20, h.echoDelay);
   b[22] = h.epoch;
+  writeU32(b, 23, h.held);
 }
 
 /** Reads the fixed part of an INPUT message into `h`. */
@@ -133,6 +139,7 @@ export function readInputHeader(b: Uint8Array, h: InputHeader): void {
   h.echoTime = readU32(b, 16);
   h.echoDelay = readU16(b, 20);
   h.epoch = b[22]!;
+  h.held = readU32(b, 23);
 }
 
 /** Checksums one CHECKSUM message carries at most (the sender's latest exchange frames). */

@@ -4,6 +4,7 @@ import { CONTROL_CHANNEL } from './channels.js';
 import { ChecksumExchange } from './checksum-exchange.js';
 import { RollbackError } from './errors.js';
 import type { SessionEventMap } from './events.js';
+import { Finality, type SessionEndReason } from './finality.js';
 import { HostCommands } from './host-commands.js';
 import { HostMigration } from './host-migration.js';
 import { HostRole } from './host-role.js';
@@ -15,6 +16,7 @@ import type { P2PSessionOptions } from './p2p-options.js';
 import { PeerSet } from './peer-set.js';
 import { PlayerLeaves } from './player-leaves.js';
 import { repeatLastInput } from './predictor.js';
+import { Quorum } from './quorum.js';
 import { Remote } from './remote.js';
 import { RequestList, type SessionRequest } from './requests.js';
 import type { PeerStats, SessionStats } from './session-stats.js';
@@ -22,6 +24,9 @@ import { SpectatorServer } from './spectator-server.js';
 import { checkDelay, checkPlayer } from './sync-test-session.js';
 import { TimeSync } from './time-sync.js';
 import { Timeline } from './timeline.js';
+
+/** Extra snapshot slots in {@link P2PSession.ringFrames} for the finality lag (≈ 0.5 s at 60 fps). */
+export const FINALITY_LAG_FRAMES = 32;
 
 /**
  * A full-mesh rollback session (GGPO): every peer sends its player's inputs to every other
@@ -49,7 +54,9 @@ export class P2PSession implements EventSource<SessionEventMap> {
   private readonly leaves: PlayerLeaves;
   private readonly modes: ModeSwitch;
   private readonly migration: HostMigration;
+  private readonly finality: Finality;
   private readonly clock: Clock;
+  private readonly interruptMs: number;
   private delay: number;
   private stallCount = 0;
   /** The slot of this peer's player. */
@@ -78,6 +85,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
     const fps = options.fps ?? 60;
     if (!(fps > 0 && fps <= 1000)) throw new RollbackError('bad-argument', `fps must be in (0, 1000], got ${fps}`);
     const disconnectMs = options.disconnectMs ?? 5000;
+    this.interruptMs = options.interruptMs ?? 750;
     const interval = options.checksumInterval ?? 60;
     if (!Number.isInteger(interval) || interval < 0)
       throw new RollbackError('bad-argument', `checksumInterval must be a non-negative integer, got ${interval}`);
@@ -97,9 +105,11 @@ export class P2PSession implements EventSource<SessionEventMap> {
       this.timeline,
       this.emitter,
       this.clock,
-      options.interruptMs ?? 750,
+      this.interruptMs,
       disconnectMs,
       (peer) => this.disconnectPeer(peer),
+      () =>
+        !this.commands.paused && this.timeline.currentFrame >= this.timeline.unreadFrame + this.timeline.maxPrediction,
     );
     this.spectators = new SpectatorServer(this.timeline, this.peers, options.send, options.stateSource, this.emitter);
     this.role = new HostRole(options.isHost === true, options.hostPeer, this.peers, this.spectators);
@@ -114,16 +124,28 @@ export class P2PSession implements EventSource<SessionEventMap> {
       options.stateSource,
       this.emitter,
     );
-    this.leaves = new PlayerLeaves(this.timeline, this.peers, this.inputs, this.role, this.liveness, this.emitter);
-    this.modes = new ModeSwitch(this.timeline, this.peers, this.inputs, this.role, this.emitter, this.localPlayer);
-    this.migration = new HostMigration(
+    const quorum = new Quorum(this.timeline, this.peers, this.role, this.localPlayer);
+    this.leaves = new PlayerLeaves(
       this.timeline,
       this.peers,
       this.inputs,
       this.role,
-      this.leaves,
+      this.liveness,
       this.emitter,
+      quorum,
       this.localPlayer,
+      (frame) => this.finality.end('removed', frame),
+    );
+    this.modes = new ModeSwitch(this.timeline, this.peers, this.inputs, this.role, this.emitter, this.localPlayer);
+    this.migration = new HostMigration(this.timeline, this.inputs, this.role, this.leaves, quorum, this.emitter);
+    this.finality = new Finality(
+      this.timeline,
+      this.peers,
+      quorum,
+      this.role,
+      this.migration,
+      this.emitter,
+      disconnectMs,
     );
     // Slots nobody plays are empty from frame 0, and so are the slots of spectating peers.
     for (let p = 0; p < players; p++) if (!seen.has(p)) this.timeline.disconnect(p, 0);
@@ -151,9 +173,13 @@ export class P2PSession implements EventSource<SessionEventMap> {
     return this.timeline.maxPrediction;
   }
 
-  /** Snapshot slots a driver needs: `maxPrediction + 2`. */
+  /**
+   * Snapshot slots a driver needs: `maxPrediction + 2` to roll back, plus {@link FINALITY_LAG_FRAMES}
+   * so that the states of frames becoming final (which takes the members' reports of holding their
+   * inputs: about one round trip) are still stored for the application to hash.
+   */
   get ringFrames(): number {
-    return this.timeline.maxPrediction + 2;
+    return this.timeline.maxPrediction + 2 + FINALITY_LAG_FRAMES;
   }
 
   /** RetroArch's self: the next frame to simulate. */
@@ -166,9 +192,18 @@ export class P2PSession implements EventSource<SessionEventMap> {
     return this.timeline.unreadFrame;
   }
 
-  /** RetroArch's other: states before and at this frame are final (every input known and used). */
+  /**
+   * States before and at this frame are final: simulated with every real input (RetroArch's other)
+   * and every member reported holding those inputs. It stops while this peer's group lacks quorum,
+   * and stays once the session ended.
+   */
   get confirmedFrame(): number {
-    return this.timeline.otherFrame;
+    return this.finality.confirmedFrame;
+  }
+
+  /** Why the session ended (event `ended`), or undefined while it runs. */
+  get endReason(): SessionEndReason | undefined {
+    return this.finality.endReason;
   }
 
   /** True once every peer has been heard from. */
@@ -246,6 +281,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
     // A peer timing out may start the session inside this call: the local input comes next frame.
     const wasRunning = this.liveness.running;
     this.checkSilence(now);
+    if (this.finality.endReason !== undefined) return list.done();
     this.leaves.finish();
     if (!wasRunning || !this.liveness.running) {
       this.stallCount++;
@@ -286,12 +322,14 @@ export class P2PSession implements EventSource<SessionEventMap> {
   poll(): void {
     const now = this.clock.now();
     this.checkSilence(now);
+    if (this.finality.endReason !== undefined) return;
     this.leaves.finish();
     this.inputs.send(now);
   }
 
   /** Feeds one message received from `peer` on `channel`. Undecodable bytes are dropped and reported. */
   receive(peer: string, channel: string, data: Uint8Array): void {
+    if (this.finality.endReason !== undefined) return;
     const r = this.peers.byPeer.get(peer);
     try {
       if (r === undefined) {
@@ -301,7 +339,10 @@ export class P2PSession implements EventSource<SessionEventMap> {
         }
         throw new DecodeError('unknown-type', 0, `message from unknown peer ${peer}`);
       }
-      if (!r.connected) return;
+      if (!r.connected) {
+        this.leaves.tellRemoved(r, this.clock.now(), this.interruptMs);
+        return;
+      }
       this.peers.received(r, data.length);
       this.liveness.heard(r);
       if (data.length === 0) throw new DecodeError('truncated', 0, 'empty message');
@@ -313,9 +354,14 @@ export class P2PSession implements EventSource<SessionEventMap> {
           this.checksums.onMessage(r, data);
           break;
         case MessageType.Leave:
-          if (!this.fromHost(peer)) break;
-          this.role.applied();
-          this.leaves.onLeave(data);
+          if (this.fromHost(peer)) {
+            this.role.applied();
+            this.leaves.onLeave(data);
+          } else if (data[1] === this.localPlayer && (this.isHost || this.migration.hostLost)) {
+            // A host that was replaced (or a peer whose host is gone) learns from the new host that
+            // it was removed.
+            this.leaves.onLeave(data);
+          }
           break;
         case MessageType.Load:
           if (!this.fromHost(peer)) break;
@@ -362,7 +408,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
    * wait for that decision. A spectator is simply dropped.
    */
   disconnectPeer(peer: string): void {
-    if (this.spectators.remove(peer)) return;
+    if (this.spectators.remove(peer) || this.finality.endReason !== undefined) return;
     const r = this.peers.byPeer.get(peer);
     if (r === undefined || !r.connected) return;
     r.connected = false;
@@ -421,7 +467,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
     const t = this.timeline;
     return {
       currentFrame: t.currentFrame,
-      confirmedFrame: t.otherFrame,
+      confirmedFrame: this.finality.confirmedFrame,
       rollbacks: t.rollbacks,
       lastRollbackDepth: t.lastRollbackDepth,
       maxRollbackDepth: t.maxRollbackDepth,
@@ -459,8 +505,12 @@ export class P2PSession implements EventSource<SessionEventMap> {
   /** Host-only messages ignored because their sender is not this peer's host. */
   ignoredMessages = 0;
 
+  /** Liveness, then the quorum rule: a lost host is replaced only with quorum; without it finals stop, then the session ends. */
   private checkSilence(now: number): void {
+    if (this.finality.endReason !== undefined) return;
     this.liveness.checkSilence(now);
+    this.migration.retry();
+    this.finality.check(now);
     this.peers.updateRates(now);
   }
 }

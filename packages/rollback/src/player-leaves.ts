@@ -8,6 +8,7 @@ import type { InputExchange } from './input-exchange.js';
 import type { Liveness } from './liveness.js';
 import { decodeByteFrameTail, encodeByteFrameTail, MessageType } from './messages.js';
 import type { PeerSet } from './peer-set.js';
+import type { Quorum } from './quorum.js';
 import type { Remote } from './remote.js';
 import type { Timeline } from './timeline.js';
 
@@ -36,6 +37,8 @@ export class PlayerLeaves {
    * is gone; the request is answered when this peer follows that successor.
    */
   private readonly deferred = new Map<string, Set<number>>();
+  /** Host: the LEAVE of each player it removed, told again to that player's peer if it talks. */
+  private readonly told = new Map<number, Uint8Array>();
 
   constructor(
     private readonly timeline: Timeline,
@@ -44,6 +47,10 @@ export class PlayerLeaves {
     private readonly role: HostRole,
     private readonly liveness: Liveness,
     private readonly emitter: Emitter<SessionEventMap>,
+    private readonly quorum: Quorum,
+    private readonly localPlayer: number,
+    /** This peer's own player was removed at `frame` (the session ends with reason `removed`). */
+    private readonly removedSelf: (frame: number) => void,
   ) {}
 
   /**
@@ -66,9 +73,12 @@ export class PlayerLeaves {
     this.finish();
   }
 
-  /** Host: decides the pending leaves whose reports are all in (peers that left are not awaited). */
+  /**
+   * Host: decides the pending leaves whose reports are all in (peers that left are not awaited),
+   * only while its group has quorum (a host cut off from the majority decides nothing).
+   */
   finish(): void {
-    if (this.pending.size === 0) return;
+    if (this.pending.size === 0 || !this.quorum.has()) return;
     for (const [player, pending] of [...this.pending]) {
       if (pending.waiting.size > 0) continue;
       this.pending.delete(player);
@@ -149,6 +159,10 @@ export class PlayerLeaves {
     const player = m.byte;
     if (player >= this.timeline.players) throw new DecodeError('bad-value', 1, `player ${player}`);
     if (m.tail.length > 0) this.inputs.take(player, m.tail);
+    if (player === this.localPlayer) {
+      this.removedSelf(m.frame);
+      return;
+    }
     const q = this.timeline.queues[player]!;
     if (q.disconnectFrame !== Number.POSITIVE_INFINITY) return;
     if (q.lastFrame + 1 < m.frame)
@@ -159,14 +173,28 @@ export class PlayerLeaves {
     this.liveness.checkRunning();
   }
 
+  /**
+   * Host: a message came from `r`, whose player it removed: tells it again (at most once per
+   * `intervalMs`), so a peer that wakes from a pause learns it was removed.
+   */
+  tellRemoved(r: Remote, now: number, intervalMs: number): void {
+    const leave = this.told.get(r.player);
+    if (leave === undefined || !this.role.isHost || now - r.removedNoticeAt < intervalMs) return;
+    r.removedNoticeAt = now;
+    this.peers.send(r, CONTROL_CHANNEL, leave);
+  }
+
   /** Host: removes `player` at the frame after its last input held, and tells everybody. */
   private remove(player: number): void {
     const q = this.timeline.queues[player]!;
     if (q.disconnectFrame !== Number.POSITIVE_INFINITY) return;
     const frame = q.lastFrame + 1;
-    this.role.broadcastDecision(
-      encodeByteFrameTail(MessageType.Leave, player, frame, this.inputs.lastInputs(player, frame)),
-    );
+    const leave = encodeByteFrameTail(MessageType.Leave, player, frame, this.inputs.lastInputs(player, frame));
+    this.role.broadcastDecision(leave);
+    // The removed peer is told too, if its link still carries anything (it ends with `removed`).
+    this.told.set(player, leave);
+    for (const r of this.peers.list)
+      if (r.player === player && !r.connected) this.peers.send(r, CONTROL_CHANNEL, leave);
     this.timeline.disconnect(player, frame);
     this.emitter.emit('player-left', { player, frame });
   }

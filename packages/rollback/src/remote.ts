@@ -12,6 +12,22 @@ export class Remote {
   synchronized = false;
   interrupted = false;
   lastHeard: number;
+  /**
+   * Last time this peer counted as alive for liveness by progress: its confirmed inputs advanced,
+   * or a message came while the session was not waiting on it.
+   */
+  lastUseful: number;
+  /** The next frame of its player this peer had confirmed at the last liveness check. */
+  progressFrame = -1;
+  /** Last time an INPUT message newer (by its send time) than every earlier one came. */
+  freshInputAt: number;
+  /** The newest INPUT send time seen (u32 ms), and whether one was seen at all. */
+  newestSend = 0;
+  inputSeen = false;
+  /** The highest `held` it reported: it holds every player's input for every frame before this. */
+  held = 0;
+  /** Host: last time it told this (removed) peer so, to answer its messages at most once per interrupt time. */
+  removedNoticeAt = Number.NEGATIVE_INFINITY;
   /** Next frame of our local player the peer lacks. */
   ackNext = 0;
   remoteFrame = -1;
@@ -45,5 +61,7 @@ export class Remote {
     now: number,
   ) {
     this.lastHeard = now;
+    this.lastUseful = now;
+    this.freshInputAt = now;
   }
 }

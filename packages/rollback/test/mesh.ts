@@ -137,6 +137,7 @@ export class Mesh {
         'wait-recommended',
         'paused',
         'protocol-error',
+        'ended',
       ] as const) {
         session.on(type, (event) => events.push({ type, event }));
       }

@@ -73,8 +73,14 @@ describe('P2PSession inputs and rollback', () => {
     expect(reqs.slice(0, 3)).toEqual(['load 1', 'advance 1 (resim)', 'save 2']);
     expect(reqs.filter((r) => r.endsWith('(resim)')).length).toBe(7);
     expect(reqs.slice(-2)).toEqual(['advance 8', 'save 9']);
-    expect(a.stats).toMatchObject({ rollbacks: 1, lastRollbackDepth: 7, currentFrame: 9, confirmedFrame: 3 });
+    // Frames 0-2 have every input at a, but b has not yet reported holding a's inputs: not final.
+    expect(a.stats).toMatchObject({ rollbacks: 1, lastRollbackDepth: 7, currentFrame: 9, confirmedFrame: 0 });
     expect(a.unreadFrame).toBe(3);
+    deliver('a');
+    b.poll();
+    deliver('b');
+    a.poll();
+    expect(a.confirmedFrame).toBe(3);
     expect(a.peerStats()[0]).toMatchObject({ rollbacks: 1, maxRollbackDepth: 7 });
   });
 
@@ -212,11 +218,17 @@ describe('time sync, events and stats', () => {
     const types = mesh.rigs[0]!.events.map((e) => e.type);
     const order = ['synchronizing', 'synchronized', 'running', 'interrupted', 'resumed', 'interrupted', 'disconnected'];
     expect(types.filter((t) => order.includes(t))).toEqual(order);
-    // Split in two, each side goes on alone: the host removed player 1, and player 1 (now its
-    // own host) removed player 0.
+    // Split in two: the host (alone, it has quorum with 2 players) removed player 1 and goes on;
+    // player 1 (alone, no quorum) never takes over: it ends, its finals frozen (issue 13: it used
+    // to make itself host and mark frames final alone).
     expect(mesh.rigs[0]!.session.activePlayers()).toEqual([0]);
-    expect(mesh.rigs[1]!.events.map((e) => e.type)).toContain('host-changed');
-    expect(mesh.rigs[1]!.session.activePlayers()).toEqual([1]);
+    expect(mesh.rigs[0]!.session.endReason).toBeUndefined();
+    const client = mesh.rigs[1]!;
+    expect(client.events.map((e) => e.type)).not.toContain('host-changed');
+    expect(client.session.endReason).toBe('host-lost');
+    expect(client.events.filter((e) => e.type === 'ended')).toEqual([
+      { type: 'ended', event: { reason: 'host-lost', frame: client.session.confirmedFrame } },
+    ]);
   });
 
   it('the host pauses and resumes every peer, and loads a savestate on every peer', () => {

@@ -88,9 +88,10 @@ describe('session messages', () => {
       echoTime: fc.nat(),
       echoDelay: fc.integer({ min: 0, max: 0xffff }),
       epoch: fc.integer({ min: 0, max: 255 }),
+      held: fc.integer({ min: 0, max: 0xffffffff }),
     }),
   ])('INPUT headers round-trip', (h) => {
-    const b = new Uint8Array(23);
+    const b = new Uint8Array(27);
     writeInputHeader(b, h);
     const back: InputHeader = blankInputHeader();
     readInputHeader(b, back);
@@ -122,6 +123,7 @@ describe('session messages', () => {
       echoTime: 0,
       echoDelay: 0,
       epoch: 0,
+      held: 0,
     };
     for (const decode of [
       () => decodeChecksums(bytes),
