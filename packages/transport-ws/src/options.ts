@@ -15,8 +15,9 @@ export interface WsConnectionOptions {
   /** Liveness timeouts (default `DEFAULT_TIMEOUTS`: 750 ms, 5 s, 5 s). */
   readonly timeouts?: Partial<Timeouts>;
   /**
-   * Largest reliable message this end accepts and sends (default 16 MiB). The two ends exchange
-   * their limits in the handshake and both use the smaller one.
+   * Largest reliable message this end accepts and sends (default 8 MiB: our cores' savestates are
+   * KB to a few MB). The two ends exchange their limits in the handshake and both use the smaller
+   * one. A listener's worst-case receive memory grows with it (see the README).
    */
   readonly maxMessageBytes?: number;
   /** Largest unreliable message (default 64 KiB); negotiated like `maxMessageBytes`. */
@@ -60,8 +61,8 @@ export interface ResolvedOptions {
   readonly rateLimits: RateLimits | false;
 }
 
-/** Default largest reliable message: 16 MiB. */
-export const DEFAULT_MAX_MESSAGE_BYTES = 16 << 20;
+/** Default largest reliable message: 8 MiB. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 8 << 20;
 /** Default largest unreliable message: 64 KiB. */
 export const DEFAULT_MAX_UNRELIABLE_BYTES = 64 << 10;
 
