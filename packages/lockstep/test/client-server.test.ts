@@ -5,6 +5,16 @@ import { Prng } from '@netplay/transport';
 import { describe, expect, it } from 'vitest';
 import { CLIENT_SERVER_CHANNELS, ClientServerClient, ClientServerServer, LockstepRunner } from '../src/index.js';
 import { expectDeterministic, link, network, type SimPeer, scriptInputs } from './harness.js';
+import {
+  equalBytes,
+  expectEveryFrame,
+  frameChecksums,
+  inForce,
+  makeScript,
+  playScript,
+  replayGenerated,
+  scriptValue,
+} from './oracle.js';
 
 const FRAME_MS = 20;
 
@@ -78,15 +88,27 @@ describe('client-server (seed 002)', () => {
     },
     { numRuns: 25, endOnFailure: true },
   )(
-    'every peer runs the server frames and matches the offline replay',
+    'every peer, after every frame, matches an offline replay of the generated inputs at their stamped frames',
     ({ seed, players, inputBytes, links, commands }) => {
       const s = csSession(seed, players, inputBytes, (i) => links[i - 1]!);
       const t0 = s.net.now() + 500;
       const durationMs = 300 * FRAME_MS;
-      for (const [k, p] of s.peers.entries())
-        scriptInputs(s.net, p.runner, inputBytes, seed + k, FRAME_MS, t0, t0 + durationMs);
+      const scripts = s.peers.map((_, k) => makeScript(seed + k, inputBytes, FRAME_MS, t0, t0 + durationMs));
+      const sums = s.peers.map((p) => frameChecksums(p.core));
+      for (const [k, p] of s.peers.entries()) playScript(s.net, p.runner, scripts[k]!);
+      // The stamp of each input is the server frame that collates it: recorded from the server's
+      // public return (`poll`), with the time the frame ran.
+      const served: { frame: number; at: number; inputs: Uint8Array; command: number }[] = [];
+      const poll = s.server.poll.bind(s.server);
+      s.server.poll = (now: number) => {
+        const r = poll(now);
+        if (r) served.push({ frame: r.frame, at: now, inputs: r.inputs.slice(), command: r.command });
+        return r;
+      };
+      const requested: { at: number; code: number }[] = [];
       for (const [frame, code] of commands) {
         s.net.clock.setTimer(500 + frame * FRAME_MS, () => {
+          requested.push({ at: s.net.now(), code });
           const c = s.clients[frame % s.clients.length]!;
           if (frame % 2) c.requestCommand(code);
           else s.server.command(code);
@@ -96,9 +118,61 @@ describe('client-server (seed 002)', () => {
       // Inputs stop after `durationMs`; five more seconds let clients behind a retransmission catch up.
       s.net.advance(500 + durationMs + 5000);
       for (const p of s.peers) p.runner.stop();
-      expectDeterministic(s.peers, () => new TestCore({ players, inputBytes }), 100);
       // The server never waits: it ran every frame due.
-      expect(s.peers[0]!.runner.framesRun).toBe(Math.floor((durationMs + 5000) / FRAME_MS) + 1);
+      expect(served.length).toBe(Math.floor((durationMs + 5000) / FRAME_MS) + 1);
+      // Which generated input each port got on each frame, checked against seed 002's rule: the
+      // server's own input is the one in force when the frame runs; a client's is one it generated
+      // before the frame ran, never an older one than the previous frame's, and never one that was
+      // superseded more than STALE_MS before (the client sends its latest input on every change and
+      // after every frame; a server ignoring inputs leaves the port neutral and breaks this bound).
+      const STALE_MS = 2000;
+      const expected: Uint8Array[] = [];
+      const at = new Array<number>(players).fill(-1);
+      for (const f of served) {
+        const inputs = new Uint8Array(players * inputBytes);
+        for (let port = 0; port < players; port++) {
+          const script = scripts[port]!;
+          const got = f.inputs.subarray(port * inputBytes, (port + 1) * inputBytes);
+          let k: number;
+          if (port === 0) k = inForce(script, f.at);
+          else {
+            k = -2;
+            for (let i = inForce(script, f.at); i >= Math.max(at[port]!, -1); i--)
+              if (equalBytes(scriptValue(script, i, inputBytes), got)) {
+                k = i;
+                break;
+              }
+            if (k === -2) expect.fail(`frame ${f.frame}: port ${port} has no generated input in the rule's bounds`);
+            const newer = script.times[k + 1];
+            if (newer !== undefined && newer < f.at - STALE_MS)
+              expect.fail(
+                `frame ${f.frame}: port ${port} still has input #${k}, superseded at ${newer} (frame at ${f.at})`,
+              );
+          }
+          at[port] = k;
+          inputs.set(scriptValue(script, k, inputBytes), port * inputBytes);
+        }
+        expected.push(inputs);
+      }
+      // Commands: each generated one applies once, on a frame that ran after it was requested.
+      const applied = served.filter((f) => f.command !== 0);
+      expect(applied.map((f) => f.command).sort()).toEqual(requested.map((r) => r.code).sort());
+      for (const f of applied)
+        expect(
+          requested.some((r) => r.code === f.command && r.at <= f.at),
+          `command at frame ${f.frame}`,
+        ).toBe(true);
+      const replay = replayGenerated(
+        new TestCore({ players, inputBytes }),
+        served.length,
+        (f) => expected[f]!,
+        (f) => served[f]!.command,
+      );
+      expectEveryFrame(
+        s.peers.map((p, k) => ({ name: p.name, sums: sums[k]! })),
+        replay,
+        100,
+      );
     },
   );
 
