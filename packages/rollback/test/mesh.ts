@@ -1,12 +1,20 @@
 import { crc32 } from '@netplay/protocol';
 import type { Core } from '@netplay/state';
-import { type LinkConditions, type MemoryConnection, SimulatedNetwork, type Timeouts } from '@netplay/transport';
+import {
+  type Clock,
+  type LinkConditions,
+  type MemoryConnection,
+  SimulatedNetwork,
+  type Timeouts,
+  type Timer,
+} from '@netplay/transport';
 import {
   ConnectionSet,
   CoreDriver,
   P2PSession,
   type P2PSessionOptions,
   ROLLBACK_CHANNELS,
+  type SessionEndpoint,
   type SessionEventMap,
   SpectatorSession,
 } from '../src/index.js';
@@ -36,6 +44,36 @@ export interface Rig {
   gone: boolean;
   /** Wall ms spent in the session and the core (when `cpuClock` is given). */
   cpuMs: number;
+  /** Set while the peer is paused (its processing stops; see {@link Mesh.pause}). */
+  paused: boolean;
+  /** Messages and closes that arrived while paused, delivered on {@link Mesh.resume}. */
+  readonly inbox: Array<() => void>;
+  /** Its clock (the network's, minus the time it was paused when pauses stop its clock). */
+  readonly clock: PeerClock;
+}
+
+/**
+ * A peer's clock: the network's, except that while the peer is paused with `stopsClock`, it stands
+ * still, and it lags the network by every such pause afterwards.
+ */
+export class PeerClock implements Clock {
+  private lag = 0;
+  private stoppedAt = -1;
+  constructor(private readonly net: SimulatedNetwork) {}
+  now(): number {
+    return (this.stoppedAt >= 0 ? this.stoppedAt : this.net.clock.now()) - this.lag;
+  }
+  setTimer(delayMs: number, callback: () => void): Timer {
+    return this.net.clock.setTimer(delayMs, callback);
+  }
+  stop(): void {
+    if (this.stoppedAt < 0) this.stoppedAt = this.net.clock.now();
+  }
+  start(): void {
+    if (this.stoppedAt < 0) return;
+    this.lag += this.net.clock.now() - this.stoppedAt;
+    this.stoppedAt = -1;
+  }
 }
 
 /** A spectator of a mesh. */
@@ -64,6 +102,11 @@ export interface MeshOptions {
   readonly verify?: boolean;
   /** Wall-clock source for {@link Rig.cpuMs} (benches only; tests leave it out). */
   readonly cpuClock?: () => number;
+  /**
+   * Faults (tests only): rewrites or drops (undefined) what peer `from` sends to `to`; the
+   * adversary of the stall property. Without it, sessions send straight to their connections.
+   */
+  readonly outgoing?: (from: number, to: string, channel: string, data: Uint8Array) => Uint8Array | undefined;
 }
 
 /** Names of the mesh peers. */
@@ -105,6 +148,15 @@ export class Mesh {
       for (let j = 0; j < n; j++)
         if (j !== i) remotes.push({ peer: peerName(j), player: j, spectating: spectating.includes(j) });
       let driver: CoreDriver | undefined;
+      const clock = new PeerClock(this.net);
+      const outgoing = options.outgoing;
+      const send: P2PSessionOptions['send'] =
+        outgoing === undefined
+          ? conns.send
+          : (peer, channel, data) => {
+              const out = outgoing(i, peer, channel, data);
+              if (out !== undefined) conns.send(peer, channel, out);
+            };
       const session = new P2PSession({
         players: n,
         inputBytes: core.inputBytes,
@@ -112,8 +164,8 @@ export class Mesh {
         remotes,
         isHost: i === 0,
         hostPeer: peerName(0),
-        clock: this.net.clock,
-        send: conns.send,
+        clock,
+        send,
         fps: 1000 / FRAME_MS,
         stateSource: (f) => driver?.stateOf(f),
         spectating: spectating.includes(i),
@@ -155,6 +207,9 @@ export class Mesh {
         checked: 0,
         missing: 0,
         gone: false,
+        paused: false,
+        inbox: [],
+        clock,
         cpuMs: 0,
       };
       session.on('wait-recommended', ({ frames }) => {
@@ -185,8 +240,8 @@ export class Mesh {
           channels: ROLLBACK_CHANNELS,
           ...(options.timeouts ? { timeouts: options.timeouts } : {}),
         });
-        this.rigs[i]!.conns.bind(peerName(j), client, this.rigs[i]!.session);
-        this.rigs[j]!.conns.bind(peerName(i), server, this.rigs[j]!.session);
+        this.rigs[i]!.conns.bind(peerName(j), client, this.endpoint(this.rigs[i]!));
+        this.rigs[j]!.conns.bind(peerName(i), server, this.endpoint(this.rigs[j]!));
       }
     }
     if (options.link !== undefined) {
@@ -196,6 +251,43 @@ export class Mesh {
     this.offline = options.makeCore(-1);
     this.scratch = new Uint8Array(this.offline.inputBytes);
     this.offlineSums.push(this.stateCrc(this.offline));
+  }
+
+  /** The rig's session, or (while it is paused) a queue of what arrives for it. */
+  private endpoint(rig: Rig): SessionEndpoint {
+    return {
+      receive: (peer, channel, data) => {
+        if (!rig.paused) rig.session.receive(peer, channel, data);
+        else {
+          const copy = data.slice();
+          rig.inbox.push(() => rig.session.receive(peer, channel, copy));
+        }
+      },
+      disconnectPeer: (peer) => {
+        if (!rig.paused) rig.session.disconnectPeer(peer);
+        else rig.inbox.push(() => rig.session.disconnectPeer(peer));
+      },
+    };
+  }
+
+  /**
+   * Pauses peer `i` like SIGSTOP: it stops stepping and processing messages (they queue; its
+   * transport still acknowledges them, as a kernel buffers datagrams); with `stopsClock` its clock
+   * stands still too (else it jumps ahead on {@link resume}).
+   */
+  pause(i: number, stopsClock: boolean): void {
+    const rig = this.rigs[i]!;
+    rig.paused = true;
+    if (stopsClock) rig.clock.stop();
+  }
+
+  /** Wakes peer `i`: its clock runs again, and what arrived meanwhile is processed. */
+  resume(i: number): void {
+    const rig = this.rigs[i]!;
+    if (!rig.paused) return;
+    rig.paused = false;
+    rig.clock.start();
+    for (const deliver of rig.inbox.splice(0)) deliver();
   }
 
   private stateCrc(core: Core): number {
@@ -296,7 +388,7 @@ export class Mesh {
   /** One frame period: every peer steps (honouring time sync), then the network runs FRAME_MS. */
   tick(): void {
     for (const rig of this.rigs) {
-      if (rig.gone) continue;
+      if (rig.gone || rig.paused) continue;
       const s = rig.session;
       if (rig.wait > 0) {
         rig.wait--;
