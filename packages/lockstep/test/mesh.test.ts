@@ -6,6 +6,17 @@ import type { Connection, SimulatedNetwork } from '@netplay/transport';
 import { describe, expect, it } from 'vitest';
 import { LockstepRunner, MESH_CHANNELS, type MeshAction, MeshPeer } from '../src/index.js';
 import { expectDeterministic, mesh, meshLinksArb, network, type SimPeer, scriptInputs } from './harness.js';
+import {
+  expectEveryFrame,
+  frameChecksums,
+  inForce,
+  makeScript,
+  playScript,
+  replayGenerated,
+  type Script,
+  scriptValue,
+  tapSends,
+} from './oracle.js';
 
 const F = 20;
 const TIMEOUTS = { interruptMs: 100_000, disconnectMs: 1_000_000, connectMs: 2_000 };
@@ -123,6 +134,68 @@ function hostAccepts(s: MeshSession): void {
   });
 }
 
+/** A generated input as a mesh peer stamped it: the future input time of the packet that carried it. */
+interface MeshStamp {
+  readonly time: number;
+  readonly value: Uint8Array;
+}
+
+/**
+ * Records, from what each peer sends (its outbox, on one of its connections), the future input
+ * time every packet was stamped with, and checks the stamp and the packet against seed 000's rule:
+ * times never go back; a packet's time is beyond every frame the peer has run (`nextFrame` when it
+ * is sent) and at most `previous + 1` or the frame now plus the largest latency a link here can
+ * give (one-way under 400 ms plus the extra delay, in frames, plus one); the packet carries the
+ * GENERATED input in force when it was sent, on the sender's own port, zeros elsewhere. The
+ * replay then uses the generated value, not the packet's bytes.
+ */
+function recordMeshStamps(
+  s: MeshSession,
+  scripts: readonly Script[],
+  extraDelayMs: number,
+): { byPeer: MeshStamp[][]; violations: string[] } {
+  const byPeer: MeshStamp[][] = s.peers.map(() => []);
+  const violations: string[] = [];
+  const maxLatency = Math.ceil((400 + extraDelayMs) / F) + 1;
+  for (const [i, p] of s.peers.entries()) {
+    const [first] = s.conns[i]!.values();
+    let prev = -1;
+    tapSends(first!, (channel, data) => {
+      if (channel !== 'input' || data[0] !== 1) return;
+      const packet = decodeMameHubInputPacket(data.subarray(1));
+      const now = s.net.now();
+      const t = packet.futureInputTime;
+      const running = p.scheduler.nextFrame;
+      const nowFrame = Math.floor((now - s.t0) / F);
+      if (t < prev || t < running || t > Math.max(prev + 1, nowFrame + maxLatency))
+        violations.push(`${p.name}: packet time ${t} (previous ${prev}, next frame ${running}, frame now ${nowFrame})`);
+      const value = scriptValue(scripts[i]!, inForce(scripts[i]!, now), 2);
+      for (let port = 0; port < packet.state.length; port++) {
+        const want = port === i ? value[0]! | (value[1]! << 8) : 0;
+        if (packet.state[port]!.currentMask !== want)
+          violations.push(`${p.name}: packet ${packet.inputId} port ${port} is not the generated input`);
+      }
+      byPeer[i]!.push({ time: t, value });
+      prev = t;
+    });
+  }
+  return { byPeer, violations };
+}
+
+/** The inputs of frame `f` by the rule: each peer's port has its latest stamped input at or before `f` (neutral before the first). */
+function meshInputsAt(byPeer: readonly MeshStamp[][], f: number, ports: number): Uint8Array {
+  const out = new Uint8Array(ports * 2);
+  for (const [i, stamps] of byPeer.entries()) {
+    let v: Uint8Array | undefined;
+    for (const st of stamps) {
+      if (st.time > f) break;
+      v = st.value;
+    }
+    if (v) out.set(v, i * 2);
+  }
+  return out;
+}
+
 describe('P2P full mesh (seed 000)', () => {
   test.prop(
     {
@@ -133,16 +206,28 @@ describe('P2P full mesh (seed 000)', () => {
     },
     { numRuns: 20, endOnFailure: true },
   )(
-    'every peer applies the same OR-merged inputs on the same frames and matches the offline replay',
+    'every peer, after every frame, matches an offline replay of the generated inputs at their stamped times',
     ({ seed, n, links, extraDelayMs }) => {
       const net = network({ seed, link: { latencyMs: 10 } });
       let k = 0;
       for (let a = 0; a < n; a++) for (let b = 0; b < n; b++) if (a !== b) net.setLink(name(a), name(b), links[k++]!);
       const s = meshSession(net, n, n, { extraDelayMs });
       const until = s.t0 + 300 * F;
-      for (const [i, p] of s.peers.entries()) scriptInputs(net, p.runner, 2, seed + i, F, s.t0 - 200, until);
+      const scripts = s.peers.map((_, i) => makeScript(seed + i, 2, F, s.t0 - 200, until));
+      const sums = s.peers.map((p) => frameChecksums(p.core));
+      const stamps = recordMeshStamps(s, scripts, extraDelayMs);
+      for (const [i, p] of s.peers.entries()) playScript(net, p.runner, scripts[i]!);
       net.clock.advanceTo(until + 5000);
-      expectDeterministic(s.peers, () => new TestCore({ players: n, inputBytes: 2 }), 100);
+      expect(stamps.violations).toEqual([]);
+      const frames = Math.max(...sums.map((x) => x.length));
+      const replay = replayGenerated(new TestCore({ players: n, inputBytes: 2 }), frames, (f) =>
+        meshInputsAt(stamps.byPeer, f, n),
+      );
+      expectEveryFrame(
+        s.peers.map((p, i) => ({ name: p.name, sums: sums[i]! })),
+        replay,
+        100,
+      );
       // The player field map: each peer's input lands on its own port only.
       for (const [i, p] of s.peers.entries()) {
         const r = p.runner.report();
