@@ -1,11 +1,12 @@
 import { fc, test } from '@fast-check/vitest';
 import { TestCore } from '@netplay/state/testing';
-import type { SimulatedNetwork } from '@netplay/transport';
+import type { Connection, SimulatedNetwork } from '@netplay/transport';
 import { describe, expect, it } from 'vitest';
 import {
   CLIENT_SERVER_CHANNELS,
   ClientServerClient,
   ClientServerServer,
+  decodeFaMessage,
   FRAME_ADVANCE_CHANNELS,
   FrameAdvancePeer,
   LockstepRunner,
@@ -21,6 +22,18 @@ import {
   type SimPeer,
   scriptInputs,
 } from './harness.js';
+import {
+  equalBytes,
+  expectEveryFrame,
+  frameChecksums,
+  inForce,
+  makeScript,
+  playScript,
+  replayGenerated,
+  type Script,
+  scriptValue,
+  tapSends,
+} from './oracle.js';
 
 const F = 20;
 
@@ -28,6 +41,7 @@ interface FaSession {
   net: SimulatedNetwork;
   peers: SimPeer<TestCore>[];
   t0: number;
+  conns: Map<number, Connection>[];
 }
 
 function faSession(
@@ -70,7 +84,7 @@ function faSession(
     for (const [j, c] of conns[i]!) runner.addPeer(j, c);
     peers.push({ name: names[i]!, scheduler, core, runner });
   }
-  return { net, peers, t0 };
+  return { net, peers, t0, conns };
 }
 
 // Seed 004's topology: one-way A–B 20 ms, B–C 40 ms, A–C 60 ms.
@@ -219,7 +233,7 @@ describe('frame-advance (seed 004)', () => {
     },
     { numRuns: 25, endOnFailure: true },
   )(
-    'every peer applies the same inputs on the same frames and matches the offline replay',
+    'every peer, after every frame, matches an offline replay of the generated inputs at their stamped frames',
     ({ seed, n, links, extraDelayMs, equalize, shared }) => {
       const net = network({ seed, link: { latencyMs: 10 } });
       let k = 0;
@@ -228,13 +242,84 @@ describe('frame-advance (seed 004)', () => {
           if (a !== b) net.setLink(String.fromCharCode(65 + a), String.fromCharCode(65 + b), links[k++]!);
       const s = faSession(net, n, { extraDelayMs, equalize, seed, shared });
       const until = s.t0 + 300 * F;
-      for (const [i, p] of s.peers.entries()) scriptInputs(net, p.runner, 1, seed + i, F, s.t0 - 200, until);
+      const scripts = s.peers.map((_, i) => makeScript(seed + i, 1, F, s.t0 - 200, until));
+      const sums = s.peers.map((p) => frameChecksums(p.core));
+      const stamps = recordFaStamps(s, scripts, extraDelayMs, shared);
+      for (const [i, p] of s.peers.entries()) playScript(net, p.runner, scripts[i]!);
       // Inputs stop at `until`; a few more seconds let peers behind a retransmission catch up.
       net.clock.advanceTo(until + 5000);
-      expectDeterministic(s.peers, () => new TestCore({ players: n, inputBytes: 1 }), 100);
+      expect(stamps.violations).toEqual([]);
+      const frames = Math.max(...sums.map((x) => x.length));
+      const replay = replayGenerated(new TestCore({ players: n, inputBytes: 1 }), frames, faInputs(stamps.events, n));
+      expectEveryFrame(
+        s.peers.map((p, i) => ({ name: p.name, sums: sums[i]! })),
+        replay,
+        100,
+      );
     },
   );
 });
+
+/** A generated input as a frame-advance peer stamped it: the frame and order key of the event that carried it. */
+interface FaStamp {
+  readonly frame: number;
+  readonly key: number;
+  readonly client: number;
+  readonly port: number;
+  readonly value: Uint8Array;
+}
+
+/**
+ * Records, from what each peer sends when an input is handed in (its event, on one of its
+ * connections), the frame and order key every generated input was stamped with, and checks them
+ * against seed 004's rule: the frame starts after the moment the input was made (so no peer has
+ * run it) and at most the largest one-way time a link here can give (under 400 ms) plus the extra
+ * delay and one frame later; the event carries the GENERATED value in force at that moment, from
+ * this client, for its port. The replay then uses the generated value.
+ */
+function recordFaStamps(
+  s: FaSession,
+  scripts: readonly Script[],
+  extraDelayMs: number,
+  shared: boolean,
+): { events: FaStamp[]; violations: string[] } {
+  const events: FaStamp[] = [];
+  const violations: string[] = [];
+  for (const [i, p] of s.peers.entries()) {
+    const [first] = s.conns[i]!.values();
+    tapSends(first!, (channel, data) => {
+      if (channel !== 'sched') return;
+      const m = decodeFaMessage(data, 1);
+      if (m.type !== 'event') return;
+      const e = m.event;
+      const now = s.net.now();
+      const start = s.t0 + e.frame * F;
+      if (start <= now || start > now + 400 + extraDelayMs + F)
+        violations.push(`${p.name}: input made at ${now} stamped for frame ${e.frame} (starts at ${start})`);
+      const value = scriptValue(scripts[i]!, inForce(scripts[i]!, now), 1);
+      if (e.client !== i || e.port !== (shared ? 0 : i) || !equalBytes(e.input, value))
+        violations.push(`${p.name}: event for frame ${e.frame} is not the generated input of its port`);
+      events.push({ frame: e.frame, key: e.key, client: e.client, port: e.port, value });
+    });
+  }
+  return { events, violations };
+}
+
+/** The inputs of every frame by the rule: a frame's events apply in (key, client, port, input) order, each port keeps its last value. */
+function faInputs(events: readonly FaStamp[], ports: number): (f: number) => Uint8Array {
+  const sorted = [...events].sort(
+    (a, b) => a.frame - b.frame || a.key - b.key || a.client - b.client || a.port - b.port || a.value[0]! - b.value[0]!,
+  );
+  const current = new Uint8Array(ports);
+  let at = 0;
+  return (f) => {
+    while (at < sorted.length && sorted[at]!.frame <= f) {
+      const e = sorted[at++]!;
+      current.set(e.value, e.port);
+    }
+    return current.slice();
+  };
+}
 
 function faJoin(
   seed: number,
