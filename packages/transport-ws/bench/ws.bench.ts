@@ -75,12 +75,16 @@ async function netplayLink(channel: 'r' | 'u'): Promise<Link> {
     { name: 'u', kind: 'unreliable' as const },
   ];
   // A high-water mark above the bench's own pacing, so unreliable messages are not replaced.
-  const listener = await listen({ channels, highWaterBytes: 4 * HIGH_WATER });
+  const listener = await listen({ channels, highWaterBytes: 4 * HIGH_WATER, rateLimits: false });
   let server: Connection | undefined;
   listener.on('connection', (c) => {
     server = c;
   });
-  const client: WsConnection = connectNode(listener.url, { channels, highWaterBytes: 4 * HIGH_WATER });
+  const client: WsConnection = connectNode(listener.url, {
+    channels,
+    highWaterBytes: 4 * HIGH_WATER,
+    rateLimits: false,
+  });
   while (client.state === 'connecting' || !server) await tick();
   let handler: (d: Uint8Array) => void = () => {};
   server.on('message', (m) => handler(m.data));
