@@ -2,6 +2,22 @@ import { Z_FINISH, Z_OK, Z_STREAM_END, ZStream, zlibInflate, zlibInflateEnd, zli
 import { DeltaError } from './errors.js';
 
 /**
+ * The most bytes one byte of a zlib stream can inflate to: deflate's best case is a 258-byte match
+ * coded in 2 bits (a 1-bit length code and a 1-bit distance code), so no stream inflates to more
+ * than 1032 times its size.
+ */
+export const MAX_INFLATE_RATIO = 1032;
+
+/**
+ * An upper bound of what a zlib stream of `compressedBytes` bytes can inflate to
+ * ({@link MAX_INFLATE_RATIO} times its size). A size announced next to a stream that is larger
+ * than this is a lie, and can be refused before a buffer of that size is allocated.
+ */
+export function maxInflatedBytes(compressedBytes: number): number {
+  return compressedBytes * MAX_INFLATE_RATIO;
+}
+
+/**
  * Inflates the zlib stream `src` into `dst` and returns how many bytes it produced. The output
  * can never exceed `dst`: a stream that would produce more, ends early, is malformed or is
  * followed by extra bytes fails with `DeltaError('corrupt')`. Allocates only zlib's fixed

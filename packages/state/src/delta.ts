@@ -1,5 +1,5 @@
 import { Deflate, deflate } from 'pako';
-import { inflateBounded } from './bounded-inflate.js';
+import { inflateBounded, maxInflatedBytes } from './bounded-inflate.js';
 import { DeltaError } from './errors.js';
 import { hash64 } from './hash64.js';
 
@@ -307,10 +307,24 @@ export function applyDelta(
         options.maxTargetBytes === undefined ? "the base's size; pass maxTargetBytes to allow more" : 'maxTargetBytes'
       })`,
     );
+  // The stream inflates to the whole target (XOR), or to the page list and the listed pages, and no
+  // zlib stream inflates to more than 1032 times its size: a header stating more is refused here.
+  const n = info.targetBytes;
+  const { pageSize, pageCount } = info;
+  const indexBytes = pageCount * 4;
+  const least = info.kind === 'xor' ? n : indexBytes;
+  const most = Math.min(
+    info.kind === 'xor' ? n : indexBytes + Math.min(pageCount * pageSize, n),
+    maxInflatedBytes(info.compressedBytes),
+  );
+  if (least > most)
+    throw new DeltaError(
+      'corrupt',
+      `a ${info.compressedBytes}-byte zlib stream cannot inflate to the ${least} bytes stated`,
+    );
   if ((options.baseHash ?? hash64(base)) !== info.baseHash)
     throw new DeltaError('wrong-base', 'the base is not the one the delta was made from (hash differs)');
   const stream = delta.subarray(DELTA_HEADER_BYTES);
-  const n = info.targetBytes;
   const common = Math.min(n, base.length);
   const result = new Uint8Array(n);
   if (info.kind === 'xor') {
@@ -318,10 +332,8 @@ export function applyDelta(
     if (produced !== n) throw new DeltaError('corrupt', `XOR data of ${produced} bytes, the target has ${n}`);
     xorRange(base, result, 0, common, result);
   } else {
-    const { pageSize, pageCount } = info;
-    const indexBytes = pageCount * 4;
-    // Bound: the indexes plus every listed page at full size (never more than the target plus one page).
-    const body = new Uint8Array(indexBytes + Math.min(pageCount * pageSize, n));
+    // The indexes and every listed page at full size (never more than the target plus one page).
+    const body = new Uint8Array(most);
     const produced = inflateBounded(stream, body);
     if (produced < indexBytes) throw new DeltaError('corrupt', 'page list cut short');
     result.set(base.subarray(0, common));

@@ -2,7 +2,7 @@
  * @netplay/state: the savestate registry, snapshots, deltas, checksums and the `Core` contract.
  * @packageDocumentation
  */
-export { inflateBounded } from './bounded-inflate.js';
+export { inflateBounded, MAX_INFLATE_RATIO, maxInflatedBytes } from './bounded-inflate.js';
 export type { Core } from './core.js';
 export {
   type ApplyDeltaOptions,

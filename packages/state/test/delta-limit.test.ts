@@ -1,5 +1,6 @@
 import { fc, test } from '@fast-check/vitest';
 import { measureAllocation } from '@netplay/bench-kit';
+import { deflate } from 'pako';
 import { describe, expect, it } from 'vitest';
 import {
   applyDelta,
@@ -9,6 +10,8 @@ import {
   DeltaError,
   hash64,
   MAX_DELTA_TARGET_BYTES,
+  MAX_INFLATE_RATIO,
+  maxInflatedBytes,
   pageDelta,
   xorDelta,
 } from '../src/index.js';
@@ -106,6 +109,47 @@ describe('applyDelta target limit', () => {
       }
     },
   );
+
+  it('with a limit of 4 GiB, a 49-byte XOR delta announcing 1 GiB is corrupt before allocation: 1 byte of zlib cannot inflate to it', () => {
+    const base = new Uint8Array(100);
+    let error: unknown;
+    const bytes = allocatedBytes(() => {
+      error = outcome(() => applyDelta(base, hostile(base, 1), { maxTargetBytes: MAX_DELTA_TARGET_BYTES })).error;
+    });
+    expect((error as DeltaError).code).toBe('corrupt');
+    expect((error as DeltaError).message).toContain(`1-byte zlib stream cannot inflate to the ${2 ** 30} bytes`);
+    expect(bytes).toBeLessThan(FIXED_SLACK);
+  });
+
+  it('a delta compressed close to the 1032:1 limit still applies (8 MiB of zeros)', () => {
+    const base = new Uint8Array(8 << 20);
+    const d = xorDelta(base, base, { layoutHash: 0n, level: 9 });
+    expect((8 << 20) / (d.length - DELTA_HEADER_BYTES)).toBeGreaterThan(1000);
+    const rebuilt = applyDelta(base, d);
+    expect(rebuilt.length).toBe(base.length);
+    expect(rebuilt.every((b) => b === 0)).toBe(true);
+  });
+
+  test.prop(
+    [
+      fc.array(fc.tuple(fc.integer({ min: 0, max: 255 }), fc.integer({ min: 1, max: 1 << 16 })), {
+        minLength: 1,
+        maxLength: 8,
+      }),
+      fc.integer({ min: 0, max: 9 }),
+    ],
+    { numRuns: 40 },
+  )('no zlib stream pako writes inflates to more than maxInflatedBytes of its size', (runs, level) => {
+    const data = new Uint8Array(runs.reduce((n, [, len]) => n + len, 0));
+    let o = 0;
+    for (const [byte, len] of runs) {
+      data.fill(byte, o, o + len);
+      o += len;
+    }
+    const stream = deflate(data, { level });
+    expect(data.length).toBeLessThanOrEqual(maxInflatedBytes(stream.length));
+    expect(maxInflatedBytes(1)).toBe(MAX_INFLATE_RATIO);
+  });
 
   it("the default limit is the base's size: a target of that size applies, one byte more is too-large", () => {
     const base = new Uint8Array(1000).fill(3);
