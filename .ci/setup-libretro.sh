@@ -1,0 +1,22 @@
+#!/bin/sh
+# Installs the Debian libretro cores and the free NES ROM that @netplay/core-libretro's real-core
+# tests (npm run test:libretro -w @netplay/core-libretro) and benchmark use. Idempotent: does
+# nothing when everything is already there.
+set -eu
+PACKAGES="libretro-nestopia libretro-gambatte libretro-mgba efp"
+missing=""
+for p in $PACKAGES; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing="$missing $p"
+  fi
+done
+if [ -z "$missing" ]; then
+  echo "setup-libretro: all of $PACKAGES already installed"
+  exit 0
+fi
+SUDO=""
+if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
+echo "setup-libretro: installing$missing"
+$SUDO apt-get update
+# shellcheck disable=SC2086
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends $missing

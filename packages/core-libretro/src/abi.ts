@@ -1,0 +1,133 @@
+// Constants of libretro.h (API version 1) that this frontend uses.
+
+/** `RETRO_API_VERSION`. */
+export const RETRO_API_VERSION = 1;
+
+/** Environment calls marked experimental carry this bit. */
+export const ENV_EXPERIMENTAL = 0x10000;
+/** Frontend-private environment calls carry this bit. */
+export const ENV_PRIVATE = 0x20000;
+
+/** `RETRO_ENVIRONMENT_*` numbers, experimental bit stripped. */
+export const Env = {
+  SET_ROTATION: 1,
+  GET_OVERSCAN: 2,
+  GET_CAN_DUPE: 3,
+  SET_MESSAGE: 6,
+  SHUTDOWN: 7,
+  SET_PERFORMANCE_LEVEL: 8,
+  GET_SYSTEM_DIRECTORY: 9,
+  SET_PIXEL_FORMAT: 10,
+  SET_INPUT_DESCRIPTORS: 11,
+  SET_KEYBOARD_CALLBACK: 12,
+  SET_DISK_CONTROL_INTERFACE: 13,
+  SET_HW_RENDER: 14,
+  GET_VARIABLE: 15,
+  SET_VARIABLES: 16,
+  GET_VARIABLE_UPDATE: 17,
+  SET_SUPPORT_NO_GAME: 18,
+  GET_LIBRETRO_PATH: 19,
+  SET_FRAME_TIME_CALLBACK: 21,
+  SET_AUDIO_CALLBACK: 22,
+  GET_RUMBLE_INTERFACE: 23,
+  GET_INPUT_DEVICE_CAPABILITIES: 24,
+  GET_SENSOR_INTERFACE: 25,
+  GET_CAMERA_INTERFACE: 26,
+  GET_LOG_INTERFACE: 27,
+  GET_PERF_INTERFACE: 28,
+  GET_LOCATION_INTERFACE: 29,
+  GET_CORE_ASSETS_DIRECTORY: 30,
+  GET_SAVE_DIRECTORY: 31,
+  SET_SYSTEM_AV_INFO: 32,
+  SET_PROC_ADDRESS_CALLBACK: 33,
+  SET_SUBSYSTEM_INFO: 34,
+  SET_CONTROLLER_INFO: 35,
+  SET_MEMORY_MAPS: 36,
+  SET_GEOMETRY: 37,
+  GET_USERNAME: 38,
+  GET_LANGUAGE: 39,
+  GET_CURRENT_SOFTWARE_FRAMEBUFFER: 40,
+  GET_HW_RENDER_INTERFACE: 41,
+  SET_SUPPORT_ACHIEVEMENTS: 42,
+  SET_HW_RENDER_CONTEXT_NEGOTIATION_INTERFACE: 43,
+  /** 44 without the experimental bit; `SET_HW_SHARED_CONTEXT` with it. */
+  SET_SERIALIZATION_QUIRKS: 44,
+  GET_VFS_INTERFACE: 45,
+  GET_LED_INTERFACE: 46,
+  GET_AUDIO_VIDEO_ENABLE: 47,
+  GET_MIDI_INTERFACE: 48,
+  GET_FASTFORWARDING: 49,
+  GET_TARGET_REFRESH_RATE: 50,
+  GET_INPUT_BITMASKS: 51,
+  GET_CORE_OPTIONS_VERSION: 52,
+  SET_CORE_OPTIONS: 53,
+  SET_CORE_OPTIONS_INTL: 54,
+  SET_CORE_OPTIONS_DISPLAY: 55,
+  GET_PREFERRED_HW_RENDER: 56,
+  GET_DISK_CONTROL_INTERFACE_VERSION: 57,
+  SET_DISK_CONTROL_EXT_INTERFACE: 58,
+  GET_MESSAGE_INTERFACE_VERSION: 59,
+  SET_MESSAGE_EXT: 60,
+  GET_INPUT_MAX_USERS: 61,
+  SET_AUDIO_BUFFER_STATUS_CALLBACK: 62,
+  SET_MINIMUM_AUDIO_LATENCY: 63,
+  SET_FASTFORWARDING_OVERRIDE: 64,
+  SET_CONTENT_INFO_OVERRIDE: 65,
+  GET_GAME_INFO_EXT: 66,
+  SET_CORE_OPTIONS_V2: 67,
+  SET_CORE_OPTIONS_V2_INTL: 68,
+  SET_CORE_OPTIONS_UPDATE_DISPLAY_CALLBACK: 69,
+  SET_VARIABLE: 70,
+  GET_THROTTLE_STATE: 71,
+  GET_SAVESTATE_CONTEXT: 72,
+  GET_HW_RENDER_CONTEXT_NEGOTIATION_INTERFACE_SUPPORT: 73,
+  GET_JIT_CAPABLE: 74,
+  GET_MICROPHONE_INTERFACE: 75,
+  GET_DEVICE_POWER: 77,
+  SET_NETPACKET_INTERFACE: 78,
+  GET_PLAYLIST_DIRECTORY: 79,
+} as const;
+
+/** The name of an environment call number (experimental bit stripped), for messages. */
+export function envName(cmd: number): string {
+  const base = cmd & ~ENV_EXPERIMENTAL;
+  if (cmd & ENV_PRIVATE) return `private environment call ${cmd}`;
+  for (const [name, value] of Object.entries(Env)) if (value === base) return `RETRO_ENVIRONMENT_${name}`;
+  return `RETRO_ENVIRONMENT_${base}`;
+}
+
+/** `RETRO_DEVICE_JOYPAD`. */
+export const DEVICE_JOYPAD = 1;
+/** `RETRO_DEVICE_ID_JOYPAD_MASK`: the whole bitmask in one `input_state` call. */
+export const DEVICE_ID_JOYPAD_MASK = 256;
+
+/** `RETRO_MEMORY_SAVE_RAM`. */
+export const MEMORY_SAVE_RAM = 0;
+/** `RETRO_MEMORY_RTC`. */
+export const MEMORY_RTC = 1;
+/** `RETRO_MEMORY_SYSTEM_RAM`. */
+export const MEMORY_SYSTEM_RAM = 2;
+/** `RETRO_MEMORY_VIDEO_RAM`. */
+export const MEMORY_VIDEO_RAM = 3;
+
+/** `RETRO_SERIALIZATION_QUIRK_*` bits a core reports through `SET_SERIALIZATION_QUIRKS`. */
+export const SerializationQuirk = {
+  INCOMPLETE: 1 << 0,
+  MUST_INITIALIZE: 1 << 1,
+  CORE_VARIABLE_SIZE: 1 << 2,
+  FRONT_VARIABLE_SIZE: 1 << 3,
+  SINGLE_SESSION: 1 << 4,
+  ENDIAN_DEPENDENT: 1 << 5,
+  PLATFORM_DEPENDENT: 1 << 6,
+} as const;
+
+/** `RETRO_SAVESTATE_CONTEXT_*` values answered to `GET_SAVESTATE_CONTEXT`. */
+export const SavestateContextValue = {
+  normal: 0,
+  'runahead-same-instance': 1,
+  'runahead-same-binary': 2,
+  'rollback-netplay': 3,
+} as const;
+
+/** `RETRO_PIXEL_FORMAT_*`. */
+export const PixelFormatValue = { '0rgb1555': 0, xrgb8888: 1, rgb565: 2 } as const;
