@@ -21,7 +21,14 @@ export type SessionErrorCode =
   /** A bad option passed to a constructor or method. */
   | 'bad-argument'
   /** The connection closed (by the host, the transport or locally) without a typed refusal. */
-  | 'closed';
+  | 'closed'
+  /**
+   * Too many wrong passwords from this address: the host answers without checking the password
+   * until the back-off ends ({@link SessionError.retryAfterMs} says when).
+   */
+  | 'too-many-attempts'
+  /** The peer sent more messages or bytes per second than the host's rate limits allow. */
+  | 'flood';
 
 /** Every code, in wire order (the REFUSE message carries the index). */
 export const SESSION_ERROR_CODES: readonly SessionErrorCode[] = [
@@ -36,6 +43,8 @@ export const SESSION_ERROR_CODES: readonly SessionErrorCode[] = [
   'timeout',
   'bad-argument',
   'closed',
+  'too-many-attempts',
+  'flood',
 ];
 
 /**
@@ -45,12 +54,19 @@ export const SESSION_ERROR_CODES: readonly SessionErrorCode[] = [
  */
 export class SessionError extends Error {
   override readonly name = 'SessionError';
+  /**
+   * `too-many-attempts`: how long the address must wait before its next attempt, in ms (read
+   * back from the message `"… retry in N ms"` on the refused side).
+   */
+  readonly retryAfterMs: number | undefined;
   constructor(
     /** What kind of problem it is. */
     readonly code: SessionErrorCode,
     message: string,
   ) {
     super(message);
+    const m = code === 'too-many-attempts' ? /retry in (\d+) ms/.exec(message) : null;
+    this.retryAfterMs = m ? Number(m[1]) : undefined;
   }
 
   /** The close reason for this error: `"<code>: <message>"`. */

@@ -9,13 +9,16 @@ import {
   type EventSource,
   type Handler,
   type Listener,
+  type RateBudget,
   type Timer,
   TransportError,
   type Unsubscribe,
 } from '@netplay/transport';
+import { DEFAULT_HANDSHAKE_TIMEOUT_MS, type HostAdmissionOptions, HostGuard } from './admission.js';
 import { RELAY_CONTROL_CHANNEL, RELAY_INPUT_CHANNEL, SESSION_CONTROL_CHANNEL } from './channels.js';
 import type { ContentInfo } from './content.js';
 import { SessionError } from './errors.js';
+import { contentError, helloError, passwordMismatch } from './handshake-checks.js';
 import {
   decodeSessionMessage,
   encodeChallenge,
@@ -24,8 +27,6 @@ import {
   encodeWait,
   MAX_NICK_BYTES,
   type RosterEntry,
-  SESSION_MAGIC,
-  SESSION_PROTOCOL_VERSION,
   SessionMessageType,
   SPECTATOR_SLOT,
   utf8Length,
@@ -38,12 +39,11 @@ import {
   type P2PScheduler,
   p2pShape,
 } from './p2p-lockstep.js';
-import { equalBytes, passwordProof } from './password.js';
 import { RelayFramer, rollbackChannelOf } from './relay.js';
 import { BROADCAST_SLOT, ROUTE_HEADER_BYTES, RoutedConnection, routedChannelIndex } from './routed-connection.js';
 
 /** Options of {@link NetplayHost}. */
-export interface NetplayHostOptions {
+export interface NetplayHostOptions extends HostAdmissionOptions {
   /** The host's core (power-on or loaded state: frame 0 of the session is the state it holds). */
   readonly core: Core;
   /** What the host runs; clients must match it exactly. */
@@ -74,7 +74,10 @@ export interface NetplayHostOptions {
   readonly randomU32?: () => number;
   /** Frames per second of the game (default 60). */
   readonly fps?: number;
-  /** A client must finish the handshake within this many ms (default 10 000). */
+  /**
+   * A client must finish the handshake (the pre-auth timeout of {@link HostAdmissionOptions.admission})
+   * within this many ms (default 5 000).
+   */
   readonly handshakeTimeoutMs?: number;
   /** Rollback: prediction window (default the scheduler's, 8). */
   readonly maxPrediction?: number;
@@ -114,6 +117,10 @@ export interface NetplayHostEventMap {
 
 interface Peer {
   readonly conn: Connection;
+  /** `addressKey` of the remote address: the key of the per-address limits. */
+  readonly address: string;
+  /** Messages and bytes per second this client may still send (undefined: no limit). */
+  readonly budget: RateBudget | undefined;
   stage: 'hello' | 'info' | 'playing' | 'spectating' | 'closed';
   nick: string | undefined;
   spectate: boolean;
@@ -158,6 +165,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
   private readonly randomU32: () => number;
   private readonly maxSpectators: number;
   private readonly handshakeTimeoutMs: number;
+  private readonly guard: HostGuard<Peer>;
   private readonly peers = new Set<Peer>();
   private readonly byNick = new Map<string, Peer>();
   private session: P2PSession | undefined;
@@ -190,7 +198,8 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
     this.players = options.players ?? 2;
     this.inputDelay = options.inputDelay ?? 0;
     this.maxSpectators = options.maxSpectators ?? 8;
-    this.handshakeTimeoutMs = options.handshakeTimeoutMs ?? 10_000;
+    this.handshakeTimeoutMs = options.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS;
+    this.guard = new HostGuard<Peer>(options, this.handshakeTimeoutMs);
     this.randomU32 = options.randomU32 ?? defaultRandomU32;
     if (!SUPPORTED_MODES.includes(this.mode))
       throw new SessionError(
@@ -286,8 +295,11 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
       conn.close('closed: the host is closed');
       return;
     }
+    const now = this.clock.now();
     const peer: Peer = {
       conn,
+      address: HostGuard.addressOf(conn.remoteAddress),
+      budget: this.guard.budget(now),
       stage: 'hello',
       nick: undefined,
       spectate: false,
@@ -298,6 +310,12 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
       early: [],
     };
     this.peers.add(peer);
+    const arrival = this.guard.arrive(peer, peer.address, now);
+    if (!arrival.ok) {
+      this.refuse(peer, arrival.error);
+      return;
+    }
+    if (arrival.evicted !== undefined) this.refuse(arrival.evicted, this.guard.evictedError());
     peer.timer = this.clock.setTimer(this.handshakeTimeoutMs, () => {
       peer.timer = undefined;
       if (peer.stage === 'hello' || peer.stage === 'info')
@@ -347,6 +365,10 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
 
   private onMessage(peer: Peer, channel: string, data: Uint8Array): void {
     if (peer.stage === 'closed') return;
+    if (peer.budget !== undefined && !peer.budget.take(data.length, this.clock.now())) {
+      this.refuse(peer, this.guard.floodError(peer.budget));
+      return;
+    }
     if (channel !== SESSION_CONTROL_CHANNEL) {
       if (isP2PLockstep(this.mode)) {
         this.onRouted(peer, channel, data);
@@ -385,33 +407,13 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
       return;
     }
     if (peer.stage === 'hello' && m.type === SessionMessageType.Hello) {
-      if (m.magic !== SESSION_MAGIC) {
-        this.refuse(peer, new SessionError('version-mismatch', 'not a netplay session client (bad magic)'));
-        return;
-      }
-      if (m.version !== SESSION_PROTOCOL_VERSION) {
-        this.refuse(
-          peer,
-          new SessionError(
-            'version-mismatch',
-            `version mismatch: host speaks session protocol ${SESSION_PROTOCOL_VERSION}, you speak ${m.version}`,
-          ),
-        );
-        return;
-      }
-      const n = utf8Length(m.nick);
-      if (n === 0 || n > MAX_NICK_BYTES) {
-        this.refuse(peer, new SessionError('bad-nick', `nick must be 1..${MAX_NICK_BYTES} UTF-8 bytes, got ${n}`));
-        return;
-      }
       peer.spectate = m.spectate;
-      if (peer.spectate && this.mode !== 'rollback') {
-        this.refuse(peer, new SessionError('unsupported-mode', `spectators are not supported in mode ${this.mode}`));
-        return;
-      }
-      const full = this.fullError(peer.spectate);
-      if (full) {
-        this.refuse(peer, full);
+      const error =
+        helloError(m, this.mode) ??
+        this.fullError(peer.spectate) ??
+        (this.hasPassword() ? this.guard.blocked(peer.address, this.clock.now()) : undefined);
+      if (error) {
+        this.refuse(peer, error);
         return;
       }
       peer.nick = this.uniqueNick(m.nick);
@@ -431,35 +433,19 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
     }
     if (peer.stage === 'info' && m.type === SessionMessageType.Info) {
       if (this.hasPassword()) {
-        const expected = passwordProof(peer.salt, this.options.password ?? '');
-        if (m.passwordHash.length === 0) {
-          this.refuse(peer, new SessionError('bad-password', 'this session needs a password'));
+        // Blocked addresses are answered without checking the password.
+        const now = this.clock.now();
+        const blocked = this.guard.blocked(peer.address, now);
+        const wrong = blocked ? undefined : passwordMismatch(m, peer.salt, this.options.password ?? '');
+        if (blocked || wrong !== undefined) {
+          this.refuse(peer, blocked ?? this.guard.failed(peer.address, now, wrong ?? ''));
           return;
         }
-        if (!equalBytes(m.passwordHash, expected)) {
-          this.refuse(peer, new SessionError('bad-password', 'wrong password'));
-          return;
-        }
+        this.guard.succeeded(peer.address);
       }
-      const c = this.options.content;
-      if (m.coreId !== c.coreId || m.coreVersion !== c.coreVersion) {
-        this.refuse(
-          peer,
-          new SessionError(
-            'core-mismatch',
-            `core mismatch: host runs ${c.coreId} ${c.coreVersion}, you have ${m.coreId} ${m.coreVersion}`,
-          ),
-        );
-        return;
-      }
-      if (m.contentHash !== c.contentHash) {
-        this.refuse(
-          peer,
-          new SessionError(
-            'content-mismatch',
-            `content mismatch: host runs ${c.contentHash}, you have ${m.contentHash}`,
-          ),
-        );
+      const mismatch = contentError(m, this.options.content);
+      if (mismatch) {
+        this.refuse(peer, mismatch);
         return;
       }
       const full = this.fullError(peer.spectate, peer);
@@ -482,7 +468,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
     let spectators = 0;
     let players = 1;
     for (const p of this.peers) {
-      if (p === self || p.stage === 'closed' || p.stage === 'hello') continue;
+      if (p === self || (p.stage !== 'playing' && p.stage !== 'spectating')) continue;
       if (p.spectate) spectators++;
       else players++;
     }
@@ -505,6 +491,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
   }
 
   private admit(peer: Peer): void {
+    this.guard.authenticated(peer);
     peer.timer?.cancel();
     peer.timer = undefined;
     const nick = peer.nick ?? '';
@@ -692,6 +679,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
   private drop(peer: Peer): void {
     if (peer.slot !== undefined && this.bySlot.get(peer.slot) === peer) this.bySlot.delete(peer.slot);
     peer.stage = 'closed';
+    this.guard.gone(peer);
     peer.timer?.cancel();
     peer.timer = undefined;
     this.peers.delete(peer);
