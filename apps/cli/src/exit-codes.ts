@@ -24,6 +24,8 @@ export const ExitCode = {
   Unsupported: 9,
   /** The host runs another core, core version or ROM. */
   ContentMismatch: 10,
+  /** Too many wrong passwords from this address: the host answers without checking until the back-off ends. */
+  TooManyAttempts: 11,
   /** An unexpected internal error (a bug: please report it with the stack trace). */
   Internal: 70,
   /** Interrupted by the user (Ctrl-C). */

@@ -14,6 +14,8 @@ const BY_CODE: Readonly<Record<SessionErrorCode, ExitCodeValue>> = {
   timeout: ExitCode.Network,
   'bad-argument': ExitCode.Usage,
   closed: ExitCode.Network,
+  'too-many-attempts': ExitCode.TooManyAttempts,
+  flood: ExitCode.Network,
 };
 
 /** Short explanations printed before the session's own message. */
@@ -29,6 +31,8 @@ const HEADLINE: Readonly<Record<SessionErrorCode, string>> = {
   timeout: 'handshake timed out',
   'bad-argument': 'bad option',
   closed: 'connection closed',
+  'too-many-attempts': 'too many wrong passwords from this address',
+  flood: 'disconnected for flooding the host',
 };
 
 /**
