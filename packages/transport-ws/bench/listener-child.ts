@@ -15,6 +15,7 @@ process.on('message', () => {
     rss: process.memoryUsage().rss,
     receiveBufferBytes: listener.receiveBufferBytes,
     sockets: listener.socketCount,
+    paused: listener.pausedSocketCount,
   });
 });
 process.on('disconnect', () => {

@@ -1,15 +1,15 @@
 /**
  * Listener memory under attack (issue 13, finding 6): a netplay-ws listener in a child process
  * (so the RSS read is the listener's alone), 64 hostile connections from 64 loopback addresses,
- * each upgrading and then announcing a maximal message (the listener's `maxPayload`) and sending
- * all of it but the last byte. Figures: the child's RSS once the attack is in place, as a ratio to
+ * each upgrading, sending a valid HELLO and then announcing a maximal message (the listener's
+ * `maxPayload`) and sending all of it but the last byte. Figures: the child's RSS once the attack is in place, as a ratio to
  * the same listener idle (no connection) in the same run; default options, and the options this
  * package had before (16 MiB messages, no listener-wide receive cap) for comparison.
  */
 import { fork } from 'node:child_process';
 import { type Socket, connect as tcpConnect } from 'node:net';
 import { BenchSuite } from '@netplay/bench-kit';
-import { DEFAULT_MAX_MESSAGE_BYTES, UNRELIABLE_HEADER_BYTES } from '../src/server.js';
+import { DEFAULT_MAX_MESSAGE_BYTES, encodeHello, UNRELIABLE_HEADER_BYTES } from '../src/server.js';
 
 const CONNECTIONS = 64;
 const MiB = 1 << 20;
@@ -21,6 +21,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Report {
   rss: number;
+  paused: number;
   receiveBufferBytes: number;
   sockets: number;
 }
@@ -46,7 +47,19 @@ function header(length: number): Uint8Array {
   ]);
 }
 
-/** Upgrades, announces `announce` payload bytes and sends `announce - 1` of them (backpressure respected). */
+/** The child's HELLO as a masked frame (mask key 0: the payload goes as it is). */
+const HELLO = encodeHello({
+  maxMessageBytes: 64 * MiB,
+  maxUnreliableBytes: 1 << 16,
+  channels: [{ name: 'control', kind: 'reliable' }],
+});
+const HELLO_FRAME = Uint8Array.from([0x82, 0x80 | HELLO.length, 0, 0, 0, 0, ...HELLO]);
+
+/**
+ * Upgrades, sends a valid HELLO (so the connection is past the handshake, as a real attacker's
+ * would be), then announces `announce` payload bytes and sends `announce - 1` of them
+ * (backpressure respected).
+ */
 async function hostile(port: number, from: string, announce: number): Promise<Socket> {
   const s = tcpConnect({ host: '127.0.0.1', port, localAddress: from });
   s.on('error', () => {});
@@ -60,8 +73,14 @@ async function hostile(port: number, from: string, announce: number): Promise<So
     s.on('close', () => resolve());
   });
   if (!head.startsWith('HTTP/1.1 101')) return s;
+  s.write(HELLO_FRAME);
   s.write(header(announce));
-  let left = announce - 1;
+  void pump(s, announce - 1);
+  return s;
+}
+
+/** Writes `left` bytes to `s` as fast as TCP takes them. */
+async function pump(s: Socket, left: number): Promise<void> {
   while (left > 0 && !s.destroyed) {
     const n = Math.min(left, CHUNK.length);
     left -= n;
@@ -77,7 +96,6 @@ async function hostile(port: number, from: string, announce: number): Promise<So
       });
     }
   }
-  return s;
 }
 
 async function scenario(extra: Record<string, unknown>, attack: boolean): Promise<Report> {
@@ -94,7 +112,9 @@ async function scenario(extra: Record<string, unknown>, attack: boolean): Promis
     for (let i = 0; i < CONNECTIONS; i++) all.push(hostile(port, `127.0.0.${2 + i}`, max));
     sockets.push(...(await Promise.all(all)));
   }
-  await sleep(500); // let the listener read what is in flight
+  // Let the listener read what it will read (the senders are done or held back by TCP), well
+  // within the 5 s timeouts that close the hostile connections.
+  await sleep(1500);
   child.send('report');
   const report = (await next()) as unknown as Report;
   for (const s of sockets) s.destroy();
@@ -113,7 +133,7 @@ const attackedOld = await scenario(OLD, true);
 
 suite.record({ name: 'listener idle, default options: RSS', value: idle.rss / MiB, unit: 'MiB' });
 suite.record({
-  name: `64 hostile maximal messages, default options: RSS (${attacked.sockets} sockets kept, ${(attacked.receiveBufferBytes / MiB).toFixed(1)} MiB unfinished)`,
+  name: `64 hostile maximal messages, default options: RSS (${attacked.sockets} sockets, ${attacked.paused} paused, ${(attacked.receiveBufferBytes / MiB).toFixed(1)} MiB unfinished)`,
   value: attacked.rss / MiB,
   unit: 'MiB',
   baseline: 'listener idle, default options: RSS',

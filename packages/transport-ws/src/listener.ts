@@ -59,7 +59,8 @@ export interface WsListenOptions extends WsConnectionOptions {
   readonly upgradeTimeoutMs?: number;
   /**
    * Most bytes held in unfinished received messages, all connections together (default 32 MiB).
-   * Past it the connection whose unfinished message began earliest is dropped (close code 4003).
+   * Past it, a connection whose unfinished message is above 64 KiB stops being read until the
+   * total is back under (TCP backpressure; see the README).
    */
   readonly maxReceiveBufferBytes?: number;
 }
@@ -172,6 +173,11 @@ export class WsListener implements Listener {
     return this.memory.total;
   }
 
+  /** Connections not being read now because the unfinished messages are past `maxReceiveBufferBytes`. */
+  get pausedSocketCount(): number {
+    return this.memory.pausedCount;
+  }
+
   on<K extends keyof ListenerEventMap>(type: K, handler: Handler<ListenerEventMap, K>): Unsubscribe {
     return this.emitter.on(type, handler);
   }
@@ -235,10 +241,8 @@ export class WsListener implements Listener {
     this.perAddress.set(key, fromAddress + 1);
     const tracked: TrackedSocket = {
       tracker: new MessageTracker(),
-      evict: (why) => {
-        conn.fail(new TransportError('limit', why), WsCloseCode.tooLarge);
-        ws.terminate();
-      },
+      pause: () => raw.pause(),
+      resume: () => raw.resume(),
     };
     this.memory.add(tracked);
     raw.on('data', (chunk: Buffer) => this.memory.feed(tracked, chunk, resolved.clock.now()));

@@ -71,21 +71,35 @@ export class MessageTracker {
 /** One tracked connection of a {@link ReceiveMemory}. */
 export interface TrackedSocket {
   readonly tracker: MessageTracker;
-  /** Drops the connection at once (its unfinished message is freed). */
-  evict(reason: string): void;
+  /** Stops reading the socket (TCP then holds the sender back). */
+  pause(): void;
+  /** Reads the socket again. */
+  resume(): void;
 }
 
 /**
- * The listener-wide cap on bytes held in unfinished received messages. When a chunk takes the total
- * past `maxBytes`, the connection whose unfinished message began earliest is evicted (a slow or
- * stalled sender, not the one just started), until the total fits again.
+ * Unfinished messages up to this size never make their connection stop reading: a small message
+ * cut by a TCP segment boundary (inputs, unreliable state up to 64 KiB) always goes through.
+ */
+export const PAUSE_FLOOR_BYTES = 64 << 10;
+
+/**
+ * The listener-wide cap on bytes held in unfinished received messages. When a chunk leaves the
+ * total past `maxBytes` and its connection's unfinished message is above {@link PAUSE_FLOOR_BYTES},
+ * that connection stops being read (TCP backpressure holds the rest in the sender); every paused
+ * connection is read again once the total is back under `maxBytes` (a message completed or a
+ * connection closed). Nothing read is thrown away, so an attack leaves no garbage behind: the held
+ * total stays under `maxBytes + connections × (one socket read)`. A paused sender that never
+ * finishes is closed by its own timeouts (`connectMs` before HELLO; `disconnectMs` after, since no
+ * PING can pass the middle of a frame).
  */
 export class ReceiveMemory {
   /** Bytes held in unfinished messages now, all connections together. */
   total = 0;
-  /** Connections evicted so far because the total went past `maxBytes`. */
-  evictions = 0;
+  /** Times a connection was paused because the total was past `maxBytes`. */
+  pauses = 0;
   private readonly all = new Set<TrackedSocket>();
+  private readonly paused = new Set<TrackedSocket>();
 
   constructor(readonly maxBytes: number) {}
 
@@ -93,28 +107,37 @@ export class ReceiveMemory {
     this.all.add(socket);
   }
 
+  /** Connections not being read now. */
+  get pausedCount(): number {
+    return this.paused.size;
+  }
+
   /** The connection is gone: its unfinished bytes no longer count. */
   remove(socket: TrackedSocket): void {
     if (!this.all.delete(socket)) return;
+    this.paused.delete(socket);
     this.total -= socket.tracker.unfinished;
     socket.tracker.unfinished = 0;
+    this.resumeIfRoom();
   }
 
-  /** Accounts for `chunk` received by `socket` at `now`, evicting connections while over the cap. */
+  /** Accounts for `chunk` received by `socket` at `now`; pauses it if the total is past the cap. */
   feed(socket: TrackedSocket, chunk: Uint8Array, now: number): void {
     if (!this.all.has(socket)) return;
-    this.total += socket.tracker.feed(chunk, now);
-    while (this.total > this.maxBytes) {
-      let oldest: TrackedSocket | undefined;
-      for (const s of this.all) {
-        if (s.tracker.unfinished > 0 && (oldest === undefined || s.tracker.startedAt < oldest.tracker.startedAt)) {
-          oldest = s;
-        }
-      }
-      if (oldest === undefined) return;
-      this.remove(oldest);
-      this.evictions++;
-      oldest.evict(`receive buffers full: unfinished messages past ${this.maxBytes} bytes in total`);
+    const delta = socket.tracker.feed(chunk, now);
+    this.total += delta;
+    if (delta < 0) this.resumeIfRoom();
+    if (this.total > this.maxBytes && socket.tracker.unfinished > PAUSE_FLOOR_BYTES && !this.paused.has(socket)) {
+      this.paused.add(socket);
+      this.pauses++;
+      socket.pause();
     }
+  }
+
+  private resumeIfRoom(): void {
+    if (this.total > this.maxBytes || this.paused.size === 0) return;
+    const all = [...this.paused];
+    this.paused.clear();
+    for (const s of all) s.resume();
   }
 }
