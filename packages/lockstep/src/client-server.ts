@@ -25,6 +25,7 @@ import {
 import { applyDelta, DeltaError, pageDelta } from '@netplay/state';
 import type { ChannelSpec } from '@netplay/transport';
 import { LockstepError } from './errors.js';
+import { type EndReason, Liveness, type LivenessOptions, type LockstepEvent } from './liveness.js';
 import { type BufferPool, OutboxPool, readU32BE, readU32LE, writeU32BE } from './pool.js';
 import type { Envelope, FrameRequest, LockstepScheduler, StatefulScheduler } from './types.js';
 
@@ -59,7 +60,17 @@ export interface ClientServerOptions {
   readonly layoutHash?: bigint;
   /** Page size of late-join deltas (default 4096). */
   readonly pageSize?: number;
+  /**
+   * Liveness by progress (defaults: 750 / 5000 ms, as @netplay/transport's `DEFAULT_TIMEOUTS`).
+   * Server: a client whose input counter stops advancing is `interrupted`, then removed (with
+   * quorum; see the README, "Finality and partitions"). Client: a server whose frames stop coming
+   * is `interrupted`, then the client ends `host-lost`.
+   */
+  readonly liveness?: LivenessOptions;
 }
+
+/** Server → client on `control`: `0x52, u32 frame (BE)`: you were removed, your port is neutral from `frame`. */
+export const REMOVED = 0x52;
 
 /**
  * Whether a core shape uses FCE Ultra's own wire formats (seed 002: four 1-byte controllers and a
@@ -69,7 +80,7 @@ export function isFceuShape(ports: number, inputBytes: number): boolean {
   return ports <= 4 && inputBytes === 1;
 }
 
-function checkShape(o: ClientServerOptions): void {
+export function checkShape(o: ClientServerOptions): void {
   if (!Number.isInteger(o.ports) || o.ports < 1 || o.ports > 255)
     throw new LockstepError('bad-argument', `ports must be 1..255, got ${o.ports}`);
   if (!Number.isInteger(o.inputBytes) || o.inputBytes < 1 || o.inputBytes > 1024)
@@ -84,28 +95,19 @@ export interface ChatLine {
   readonly text: string;
 }
 
-const GENERIC_FRAME_HEADER = 5;
-/** Slots of the client's ring of early frames (frames further ahead go to a map). */
-const EARLY_RING = 64;
-
-interface EarlyFrame {
-  frame: number;
-  readonly inputs: Uint8Array;
-  command: number;
-}
-
+export const GENERIC_FRAME_HEADER = 5;
 const putU32 = writeU32BE;
 const getU32 = readU32BE;
 
 /** The request object a scheduler reuses from frame to frame. */
-interface MutableRequest {
+export interface MutableRequest {
   frame: number;
   inputs: Uint8Array;
   command: number;
 }
 
 /** Checks an FCE Ultra UDP datagram of `size` bytes (length, CRC32) as `decodeFceuUdpPacket` does. */
-function checkUdp(data: Uint8Array, size: number): void {
+export function checkUdp(data: Uint8Array, size: number): void {
   if (data.length < FCEU_UDP_HEADER_SIZE)
     throw new DecodeError('truncated', data.length, `FCEU UDP header needs 12 bytes, got ${data.length}`);
   if (crc32(data, 4) !== readU32LE(data, 0)) throw new DecodeError('bad-checksum', 0, 'FCEU UDP CRC32 mismatch');
@@ -113,7 +115,7 @@ function checkUdp(data: Uint8Array, size: number): void {
 }
 
 /** Chat text as the FCE Ultra codec accepts it: Latin-1 without NUL, at most 255 characters. */
-function cleanText(text: string): string {
+export function cleanText(text: string): string {
   let out = '';
   for (const ch of text) {
     const c = ch.codePointAt(0)!;
@@ -159,6 +161,9 @@ export class ClientServerServer implements LockstepScheduler, StatefulScheduler 
   private readonly pageSize: number;
   private initialState: Uint8Array | undefined;
   private readonly lateJoiners: number[] = [];
+  /** Interruptions, removals and the end (see {@link LockstepEvent}); the driver empties it. */
+  readonly events: LockstepEvent[] = [];
+  private readonly live: Liveness;
 
   constructor(
     options: ClientServerOptions & {
@@ -187,6 +192,7 @@ export class ClientServerServer implements LockstepScheduler, StatefulScheduler 
     this.reliablePool = this.pool.buffers(this.fceu ? FCEU_TCP_FRAME_SIZE : GENERIC_FRAME_HEADER + this.inputs.length);
     this.unreliablePool = this.fceu && this.udpCopy ? this.pool.buffers(FCEU_UDP_FRAME_SIZE) : undefined;
     this.request = { frame: 0, inputs: this.inputs, command: 0 };
+    this.live = new Liveness(options.liveness, this.events);
   }
 
   get port(): number {
@@ -195,6 +201,16 @@ export class ClientServerServer implements LockstepScheduler, StatefulScheduler 
 
   get nextFrame(): number {
     return this.next;
+  }
+
+  /** Why the server ended (it runs no more frames), or `undefined` while it runs. */
+  get endReason(): EndReason | undefined {
+    return this.live.ended;
+  }
+
+  /** The last frame final for every member: every frame run (-1 none); the server only runs frames while its group has quorum. */
+  get finalFrame(): number {
+    return this.live.ended ? this.live.finalFrame : this.next - 1;
   }
 
   /** Accepts peer `peer` as the player on `port` and sends it the init message. */
@@ -208,6 +224,7 @@ export class ClientServerServer implements LockstepScheduler, StatefulScheduler 
     const client = { id: peer, port, counter: -1 };
     this.clients.set(peer, client);
     this.clientList.push(client);
+    this.live.add(peer);
     let data: Uint8Array;
     if (this.fceu) {
       data = new Uint8Array(12);
@@ -249,6 +266,7 @@ export class ClientServerServer implements LockstepScheduler, StatefulScheduler 
     this.inputs.fill(0, c.port * this.inputBytes, (c.port + 1) * this.inputBytes);
     this.clients.delete(peer);
     this.clientList.splice(this.clientList.indexOf(c), 1);
+    this.live.remove(peer);
   }
 
   /** Queues a machine command (FCE Ultra command byte); it applies on a coming frame, one per frame. */
@@ -262,10 +280,10 @@ export class ClientServerServer implements LockstepScheduler, StatefulScheduler 
     this.relay(this.id, text);
   }
 
-  receive(from: number, channel: string, data: Uint8Array): void {
+  receive(from: number, channel: string, data: Uint8Array, now = 0): void {
     this.pool.recycle();
     const c = this.clients.get(from);
-    if (!c) {
+    if (!c || this.live.ended) {
       this.dropped++;
       return;
     }
@@ -287,17 +305,21 @@ export class ClientServerServer implements LockstepScheduler, StatefulScheduler 
           counter = getU32(data, 0);
           at = 4;
         }
-        // Seed 002: use the packet with the highest counter, and remember it.
+        // Seed 002: use the packet with the highest counter, and remember it. A replayed or older
+        // packet is not life; a new counter is (the client delivers its input).
         if (counter <= c.counter) return;
         c.counter = counter;
+        this.live.progress(from, now);
         const o = c.port * this.inputBytes;
         for (let i = 0; i < this.inputBytes; i++) this.inputs[o + i] = data[at + i]!;
       } else if (channel === 'chat') {
         this.relay(from, decodeFceuClientText(data));
+        this.live.heard(from, now);
       } else if (channel === 'control') {
         if (data.length !== 1 || !isFceuCommand(data[0]!) || data[0] === 0)
           throw new DecodeError('bad-value', 0, 'command');
         this.commands.push(data[0]!);
+        this.live.heard(from, now);
       } else this.dropped++;
     } catch (e) {
       if (e instanceof DecodeError) this.dropped++;
@@ -310,14 +332,50 @@ export class ClientServerServer implements LockstepScheduler, StatefulScheduler 
     this.local.set(input);
   }
 
-  tick(): void {}
+  tick(now = 0): void {
+    this.pool.recycle();
+    if (this.live.enabled && !this.live.ended) this.checkLiveness(now);
+  }
 
   dueAt(): number {
-    return this.startMs + this.next * this.frameMs;
+    return this.live.ended ? Infinity : this.startMs + this.next * this.frameMs;
   }
 
   nextWakeAt(): number {
-    return Infinity;
+    return this.live.enabled && !this.live.ended ? this.live.nextCheckAt() : Infinity;
+  }
+
+  /**
+   * The server needs every client's input every frame: a client whose counter has not advanced
+   * for `interruptMs` is `interrupted` and out of the group, for `disconnectMs` removed (if the
+   * group without it has quorum). Without quorum the server runs no frame; after `disconnectMs`
+   * without it, it ends `partitioned`.
+   */
+  private checkLiveness(now: number): void {
+    const live = this.live;
+    // Nobody is waited on before the game starts.
+    if (now < this.startMs) return;
+    for (let i = 0; i < this.clientList.length; i++) {
+      const w = live.get(this.clientList[i]!.id);
+      if (w) live.waiting(w, true, now);
+    }
+    live.check(now);
+    const lost = live.lost(now);
+    if (lost && live.hasQuorum(now, true, this.id, lost.id)) this.expel(lost.id, now);
+    if (live.hasQuorum(now, true, this.id)) live.noQuorumSince = Number.NaN;
+    else if (Number.isNaN(live.noQuorumSince)) live.noQuorumSince = now;
+    else if (now - live.noQuorumSince >= live.disconnectMs) live.end('partitioned', this.next - 1, now);
+  }
+
+  /** Host decision: removes a stalled client at the next frame and tells it so. */
+  private expel(peer: number, now: number): void {
+    const frame = this.next;
+    this.removeClient(peer);
+    const data = new Uint8Array(5);
+    data[0] = REMOVED;
+    putU32(data, 1, frame);
+    this.outbox.push({ to: peer, channel: 'control', data });
+    this.live.removed(peer, frame, now);
   }
 
   /**
@@ -327,6 +385,11 @@ export class ClientServerServer implements LockstepScheduler, StatefulScheduler 
   poll(now: number): FrameRequest | undefined {
     this.pool.recycle();
     if (now < this.dueAt()) return undefined;
+    if (this.live.enabled) {
+      this.checkLiveness(now);
+      // Without quorum no frame is final: the server does not play on alone.
+      if (this.live.ended || !Number.isNaN(this.live.noQuorumSince)) return undefined;
+    }
     if (this.localPort >= 0) this.inputs.set(this.local, this.localPort * this.inputBytes);
     const frame = this.next++;
     const command = this.commands.length > 0 ? this.commands.shift()! : 0;
@@ -371,259 +434,5 @@ export class ClientServerServer implements LockstepScheduler, StatefulScheduler 
     const data = new Uint8Array(fceuServerTextSize(line));
     encodeFceuServerText(line, data);
     for (const peer of this.clients.keys()) this.outbox.push({ to: peer, channel: 'chat', data });
-  }
-}
-
-/**
- * An FCE Ultra client (seed 002): sends its controller to the server on every change and every
- * frame, and runs frame N only once the server's data for frame N arrived (it blocks). Duplicates
- * are discarded; frames that arrive early are kept until their turn.
- */
-export class ClientServerClient implements LockstepScheduler, StatefulScheduler {
-  readonly id: number;
-  readonly outbox: Envelope[] = [];
-  /** Chat lines received from the server, in order (already prefixed with the author's id). */
-  readonly chat: string[] = [];
-  /** Messages dropped because they did not decode or broke the protocol. */
-  dropped = 0;
-  private readonly server: number;
-  private readonly ports: number;
-  private readonly inputBytes: number;
-  private readonly frameMs: number;
-  private readonly fceu: boolean;
-  private localPort = -1;
-  private magic = 0;
-  private next = 0;
-  private counter = 0;
-  private lastRunAt = Infinity;
-  private readonly local: Uint8Array;
-  /** Frames that arrived before their turn, at `frame % EARLY_RING` (those within reach of `next`). */
-  private readonly early: EarlyFrame[] = [];
-  /** Frames that arrived even earlier (rare: copies kept in a map). */
-  private readonly farEarly = new Map<number, { inputs: Uint8Array; command: number }>();
-  private readonly fd: FceuFrameData = { controllers: new Uint8Array(4), command: 0 };
-  private readonly pool: OutboxPool;
-  private readonly inputPool: BufferPool;
-  private readonly request: MutableRequest;
-  private readonly inputs: Uint8Array;
-  private readonly layoutHash: bigint;
-  private initialState: Uint8Array | undefined;
-  private load: { frame: number; state: Uint8Array } | undefined;
-  private synced = false;
-
-  constructor(options: ClientServerOptions & { /** Peer id of the server. */ readonly server: number }) {
-    checkShape(options);
-    this.id = options.id;
-    this.server = options.server;
-    this.ports = options.ports;
-    this.inputBytes = options.inputBytes;
-    this.frameMs = options.frameMs;
-    this.fceu = isFceuShape(options.ports, options.inputBytes);
-    this.local = new Uint8Array(this.inputBytes);
-    this.inputs = new Uint8Array(this.ports * this.inputBytes);
-    this.layoutHash = options.layoutHash ?? 0n;
-    for (let i = 0; i < EARLY_RING; i++)
-      this.early.push({ frame: -1, inputs: new Uint8Array(this.inputs.length), command: 0 });
-    this.pool = new OutboxPool(this.outbox);
-    this.inputPool = this.pool.buffers(this.fceu ? FCEU_UDP_INPUT_SIZE : 4 + this.inputBytes);
-    this.request = { frame: 0, inputs: this.inputs, command: 0 };
-  }
-
-  wantsState(frame: number): boolean {
-    return frame === 0 && this.initialState === undefined;
-  }
-
-  storeState(frame: number, state: Uint8Array): void {
-    if (frame === 0 && this.initialState === undefined) this.initialState = state;
-  }
-
-  takeLoad(): { frame: number; state: Uint8Array } | undefined {
-    const l = this.load;
-    this.load = undefined;
-    return l;
-  }
-
-  get port(): number {
-    return this.localPort;
-  }
-
-  get nextFrame(): number {
-    return this.next;
-  }
-
-  /** Asks the server to apply a machine command on a coming frame. */
-  requestCommand(code: number): void {
-    if (!isFceuCommand(code) || code === 0) throw new LockstepError('bad-argument', `unknown command ${code}`);
-    this.outbox.push({ to: this.server, channel: 'control', data: Uint8Array.of(code) });
-  }
-
-  /** Sends a chat line (Latin-1; other characters become `?`; at most 200 characters). */
-  say(text: string): void {
-    const t = cleanText(text);
-    const data = new Uint8Array(t.length + 1);
-    encodeFceuClientText(t, data);
-    this.outbox.push({ to: this.server, channel: 'chat', data });
-  }
-
-  receive(from: number, channel: string, data: Uint8Array, now: number): void {
-    this.pool.recycle();
-    if (from !== this.server) {
-      this.dropped++;
-      return;
-    }
-    try {
-      if (channel === 'frame' || channel === 'frame-u') this.onFrame(channel, data, now);
-      else if (channel === 'sync') {
-        // Late join: the state at the start of frame S, as a page delta against power-on.
-        if (this.synced || this.next !== 0 || !this.initialState || data.length < 4)
-          throw new DecodeError('bad-value', 0, 'unexpected sync');
-        const frame = getU32(data, 0);
-        // The state keeps the core's size (the power-on state's): a delta announcing more is refused
-        // before anything is allocated (a hostile server cannot make us reserve a huge target).
-        const state = applyDelta(this.initialState, data.subarray(4), {
-          layoutHash: this.layoutHash,
-          maxTargetBytes: this.initialState.length,
-        });
-        this.synced = true;
-        this.load = { frame, state };
-        this.next = frame;
-        for (const e of this.early) if (e.frame < frame) e.frame = -1;
-        for (const f of [...this.farEarly.keys()]) if (f < frame) this.farEarly.delete(f);
-      } else if (channel === 'control') {
-        if (this.fceu) {
-          const init = decodeFceuServerInit(data);
-          this.localPort = init.player;
-          this.magic = init.magic;
-        } else {
-          if (data.length !== 8) throw new DecodeError('bad-length', 0, 'init is 8 bytes');
-          const port = getU32(data, 0);
-          if (port >= this.ports) throw new DecodeError('bad-value', 0, 'port');
-          this.localPort = port;
-          this.magic = getU32(data, 4);
-        }
-        this.sendInput();
-      } else if (channel === 'chat') {
-        const m = decodeFceuServerTcpMessage(data);
-        if (m.kind === 'text') this.chat.push(m.text);
-        else this.dropped++;
-      } else this.dropped++;
-    } catch (e) {
-      if (e instanceof DecodeError || e instanceof EncodeError || e instanceof DeltaError) this.dropped++;
-      else throw e;
-    }
-  }
-
-  setLocalInput(input: Uint8Array): void {
-    this.pool.recycle();
-    if (input.length !== this.inputBytes) throw new LockstepError('bad-argument', 'input size');
-    let changed = false;
-    for (let i = 0; i < input.length; i++) if (input[i] !== this.local[i]) changed = true;
-    this.local.set(input);
-    if (changed) this.sendInput();
-  }
-
-  tick(): void {}
-
-  dueAt(): number {
-    return this.lastRunAt + this.frameMs;
-  }
-
-  nextWakeAt(): number {
-    return Infinity;
-  }
-
-  /**
-   * The next frame, once the server's data for it arrived. The returned object (and its
-   * `inputs`) is reused by the next call: copy what you keep (see `logEntry`).
-   */
-  poll(now: number): FrameRequest | undefined {
-    this.pool.recycle();
-    if (this.load) return undefined;
-    let command: number;
-    const slot = this.early[this.next % EARLY_RING]!;
-    if (slot.frame === this.next) {
-      slot.frame = -1;
-      if (this.farEarly.size > 0) this.farEarly.delete(this.next);
-      this.inputs.set(slot.inputs);
-      command = slot.command;
-    } else {
-      const f = this.farEarly.size > 0 ? this.farEarly.get(this.next) : undefined;
-      if (!f) return undefined;
-      this.farEarly.delete(this.next);
-      this.inputs.set(f.inputs);
-      command = f.command;
-    }
-    const frame = this.next++;
-    this.lastRunAt = now;
-    this.sendInput();
-    const r = this.request;
-    r.frame = frame;
-    r.command = command;
-    return r;
-  }
-
-  private onFrame(channel: string, data: Uint8Array, _now: number): void {
-    // Decoded in place, into reused objects (the protocol's message decoders allocate).
-    let frame: number;
-    let command: number;
-    let inputs: Uint8Array;
-    let at: number;
-    if (this.fceu) {
-      const fd = this.fd;
-      if (channel === 'frame') {
-        // As decodeFceuServerTcpMessage: a text (counter 0xFFFFFFFF) is not a frame; 9 bytes exactly.
-        if (data.length < FCEU_TCP_HEADER_SIZE) throw new DecodeError('truncated', data.length, 'FCEU TCP message');
-        if (readU32LE(data, 0) === FCEU_TEXT_COUNTER)
-          throw new DecodeError('bad-value', 0, 'text on the frame channel');
-        if (data.length !== FCEU_TCP_FRAME_SIZE) throw new DecodeError('bad-length', 0, 'FCEU TCP frame size');
-        decodeFceuFrameData(data, FCEU_TCP_HEADER_SIZE, fd);
-        frame = readU32LE(data, 0);
-      } else {
-        checkUdp(data, FCEU_UDP_FRAME_SIZE);
-        decodeFceuFrameData(data, FCEU_UDP_HEADER_SIZE, fd);
-        if (readU32LE(data, 4) !== this.magic) {
-          this.dropped++;
-          return;
-        }
-        frame = readU32LE(data, 8);
-      }
-      command = fd.command;
-      inputs = fd.controllers;
-      at = 0;
-    } else {
-      if (data.length !== GENERIC_FRAME_HEADER + this.inputs.length)
-        throw new DecodeError('bad-length', 0, 'frame size');
-      frame = getU32(data, 0);
-      command = data[4]!;
-      inputs = data;
-      at = GENERIC_FRAME_HEADER;
-    }
-    // Duplicates (the other channel's copy) and frames already run are discarded.
-    if (frame < this.next) return;
-    const n = this.inputs.length;
-    if (frame < this.next + EARLY_RING) {
-      const slot = this.early[frame % EARLY_RING]!;
-      if (slot.frame === frame) return;
-      slot.frame = frame;
-      slot.command = command;
-      for (let i = 0; i < n; i++) slot.inputs[i] = inputs[at + i]!;
-      return;
-    }
-    if (this.farEarly.has(frame)) return;
-    if (frame > this.next + 1_000_000) throw new DecodeError('bad-value', 0, 'frame too far ahead');
-    this.farEarly.set(frame, { inputs: inputs.slice(at, at + n), command });
-  }
-
-  private sendInput(): void {
-    if (this.localPort < 0) return;
-    const counter = this.counter++;
-    const data = this.inputPool.take();
-    if (this.fceu) {
-      encodeFceuUdpInput(this.magic, counter, this.local[0]!, data);
-    } else {
-      putU32(data, 0, counter);
-      data.set(this.local, 4);
-    }
-    this.pool.push(this.server, 'input', data);
   }
 }

@@ -8,11 +8,11 @@
 export {
   type ChatLine,
   CLIENT_SERVER_CHANNELS,
-  ClientServerClient,
   type ClientServerOptions,
   ClientServerServer,
   isFceuShape,
 } from './client-server.js';
+export { ClientServerClient } from './client-server-client.js';
 export { LockstepError, type LockstepErrorCode } from './errors.js';
 export { FRAME_ADVANCE_CHANNELS, type FrameAdvanceOptions, FrameAdvancePeer } from './frame-advance.js';
 export {

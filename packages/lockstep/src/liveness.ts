@@ -1,0 +1,244 @@
+import { DEFAULT_TIMEOUTS } from '@netplay/transport';
+import { LockstepError } from './errors.js';
+
+/**
+ * Liveness by progress (issue 13) and the finality rule, shared by the three schedulers. A member
+ * counts as alive while it delivers what the game needs: while the scheduler waits on it, only
+ * progress of its inputs counts (a new packet time, a new advance, a new input counter), not
+ * pings, acks, replays or undecodable bytes. See the README, "Finality and partitions".
+ */
+export interface LivenessOptions {
+  /**
+   * A member whose needed inputs have not advanced for this long while the scheduler waits on it
+   * is reported `interrupted` (default 750 ms, as `DEFAULT_TIMEOUTS.interruptMs` of @netplay/transport).
+   */
+  readonly interruptMs?: number;
+  /**
+   * After this long the host removes it at an agreed frame (if its group has quorum; otherwise
+   * the host ends `partitioned`), and a non-host that cannot hear the host usefully ends
+   * `host-lost` (default 5000 ms, as `DEFAULT_TIMEOUTS.disconnectMs`).
+   */
+  readonly disconnectMs?: number;
+  /**
+   * Extra time a non-host, frozen on another member, waits for the host's decision (the LEAVE
+   * travels) before it ends `host-lost` (default 1000 ms).
+   */
+  readonly slackMs?: number;
+  /** `false` turns liveness off: the scheduler waits forever, as before issue 13 (default true). */
+  readonly enabled?: boolean;
+}
+
+/** Why a scheduler ended (it runs no more frames): see the README, "Finality and partitions". */
+export type EndReason =
+  /** A non-host could not hear the host usefully for `disconnectMs` (or the host did not settle a stalled member in time). */
+  | 'host-lost'
+  /** The host's group lacked quorum for `disconnectMs` (it stopped running frames at once). */
+  | 'partitioned'
+  /** The host removed this peer (it learnt so from the host). */
+  | 'removed';
+
+/** What a scheduler reports in its `events` array (the driver empties it, as it does the outbox). */
+export type LockstepEvent =
+  /** Peer `peer` delivered nothing usable for `interruptMs` while we waited on it. */
+  | { readonly type: 'interrupted'; readonly peer: number; readonly at: number }
+  /** Peer `peer` delivers again. */
+  | { readonly type: 'resumed'; readonly peer: number; readonly at: number }
+  /** (Host) peer `peer` was removed: its port reads neutral from `frame` on. */
+  | { readonly type: 'removed'; readonly peer: number; readonly frame: number; readonly at: number }
+  /** This scheduler ended: it runs no more frames; frames up to `finalFrame` are final (-1: none). */
+  | { readonly type: 'ended'; readonly reason: EndReason; readonly finalFrame: number; readonly at: number };
+
+/** Liveness of one member, as this peer sees it. */
+export interface Watch {
+  readonly id: number;
+  /** Last time its needed inputs advanced (NaN until the first check). */
+  progressAt: number;
+  /** Last time a valid message came from it (NaN until the first check). */
+  heardAt: number;
+  /** Since when the scheduler waits on it (NaN: it does not). */
+  waitingSince: number;
+  interrupted: boolean;
+}
+
+/** At most this many events are kept when the driver does not empty `events` (the oldest go). */
+const MAX_EVENTS = 256;
+
+/** The liveness state machine of one scheduler (a helper: the schedulers own the protocol). */
+export class Liveness {
+  readonly interruptMs: number;
+  readonly disconnectMs: number;
+  readonly slackMs: number;
+  readonly enabled: boolean;
+  /** Why this scheduler ended, once it did. */
+  ended: EndReason | undefined;
+  /** The last final frame once ended (-1 none). */
+  finalFrame = -1;
+  /** Since when this peer's due frame cannot run (NaN: it is not blocked). */
+  blockedSince = Number.NaN;
+  /** Since when this peer's group lacks quorum (NaN: it has it). */
+  noQuorumSince = Number.NaN;
+  private readonly watches = new Map<number, Watch>();
+  private readonly list: Watch[] = [];
+
+  constructor(
+    options: LivenessOptions | undefined,
+    readonly events: LockstepEvent[],
+  ) {
+    this.interruptMs = options?.interruptMs ?? DEFAULT_TIMEOUTS.interruptMs;
+    this.disconnectMs = options?.disconnectMs ?? DEFAULT_TIMEOUTS.disconnectMs;
+    this.slackMs = options?.slackMs ?? 1000;
+    this.enabled = options?.enabled !== false;
+    if (!(this.interruptMs > 0) || !(this.disconnectMs >= this.interruptMs) || !(this.slackMs >= 0))
+      throw new LockstepError('bad-argument', 'liveness needs 0 < interruptMs <= disconnectMs and slackMs >= 0');
+  }
+
+  /** Members watched (this peer excluded). */
+  get size(): number {
+    return this.list.length;
+  }
+
+  /** The watch of `id`, if it is a member. */
+  get(id: number): Watch | undefined {
+    return this.watches.get(id);
+  }
+
+  /** Starts watching member `id` (its clocks start at the next check). */
+  add(id: number): void {
+    if (this.watches.has(id)) return;
+    const w: Watch = {
+      id,
+      progressAt: Number.NaN,
+      heardAt: Number.NaN,
+      waitingSince: Number.NaN,
+      interrupted: false,
+    };
+    this.watches.set(id, w);
+    this.list.push(w);
+  }
+
+  /** Stops watching `id` (it left the membership). */
+  remove(id: number): void {
+    const w = this.watches.get(id);
+    if (!w) return;
+    this.watches.delete(id);
+    this.list.splice(this.list.indexOf(w), 1);
+  }
+
+  /** `id` delivered what the game needs (its inputs advanced). */
+  progress(id: number, now: number): void {
+    const w = this.watches.get(id);
+    if (!w) return;
+    w.progressAt = now;
+    w.heardAt = now;
+    if (w.interrupted) {
+      w.interrupted = false;
+      this.emit({ type: 'resumed', peer: id, at: now });
+    }
+  }
+
+  /** A valid message came from `id` (life only while nothing of it is waited on). */
+  heard(id: number, now: number): void {
+    const w = this.watches.get(id);
+    if (w) w.heardAt = now;
+  }
+
+  /** Whether the scheduler waits on `w` now (its inputs for the due frame are missing). */
+  waiting(w: Watch, waiting: boolean, now: number): void {
+    if (!waiting) w.waitingSince = Number.NaN;
+    else if (Number.isNaN(w.waitingSince)) w.waitingSince = now;
+  }
+
+  /** The due frame ran (or could): not blocked. */
+  ran(): void {
+    this.blockedSince = Number.NaN;
+  }
+
+  /** The due frame cannot run. */
+  blocked(now: number): void {
+    if (Number.isNaN(this.blockedSince)) this.blockedSince = now;
+  }
+
+  /** How long `w` has been stalled: waited on without progress (0 when not waited on). */
+  stalledMs(w: Watch, now: number): number {
+    if (Number.isNaN(w.waitingSince)) return 0;
+    return now - Math.max(w.waitingSince, w.progressAt);
+  }
+
+  /** Whether `w` is in this peer's group: heard within `interruptMs` and not stalled that long. */
+  inGroup(w: Watch, now: number): boolean {
+    return now - w.heardAt < this.interruptMs && this.stalledMs(w, now) < this.interruptMs;
+  }
+
+  /**
+   * Whether this peer's group (itself and the members it hears usefully, `except` left out) has
+   * quorum over the membership (this peer and every watched member): a strict majority, or
+   * exactly half with the host in it.
+   */
+  hasQuorum(now: number, selfIsHost: boolean, hostId: number, except = -1): boolean {
+    const members = this.list.length + 1;
+    let group = 1;
+    let hostIn = selfIsHost;
+    for (let i = 0; i < this.list.length; i++) {
+      const w = this.list[i]!;
+      if (w.id === except || !this.inGroup(w, now)) continue;
+      group++;
+      if (w.id === hostId) hostIn = true;
+    }
+    return 2 * group > members || (2 * group === members && hostIn);
+  }
+
+  /** Starts the clocks of members seen for the first time; emits `interrupted` events. */
+  check(now: number): void {
+    for (let i = 0; i < this.list.length; i++) {
+      const w = this.list[i]!;
+      if (Number.isNaN(w.progressAt)) w.progressAt = now;
+      if (Number.isNaN(w.heardAt)) w.heardAt = now;
+      if (!w.interrupted && (this.stalledMs(w, now) >= this.interruptMs || now - w.heardAt >= this.interruptMs)) {
+        w.interrupted = true;
+        this.emit({ type: 'interrupted', peer: w.id, at: now });
+      }
+    }
+  }
+
+  /** The first member stalled (or silent) for `disconnectMs`, if any. */
+  lost(now: number): Watch | undefined {
+    for (let i = 0; i < this.list.length; i++) {
+      const w = this.list[i]!;
+      if (this.stalledMs(w, now) >= this.disconnectMs || now - w.heardAt >= this.disconnectMs) return w;
+    }
+    return undefined;
+  }
+
+  /** The next time a threshold may be crossed (Infinity when nothing is pending). */
+  nextCheckAt(): number {
+    let at = Infinity;
+    for (let i = 0; i < this.list.length; i++) {
+      const w = this.list[i]!;
+      const base = !Number.isNaN(w.waitingSince) ? Math.max(w.waitingSince, w.progressAt) : w.heardAt;
+      if (Number.isNaN(base)) continue;
+      at = Math.min(at, base + (w.interrupted ? this.disconnectMs : this.interruptMs));
+      if (Number.isNaN(w.waitingSince)) at = Math.min(at, w.heardAt + this.disconnectMs);
+    }
+    if (!Number.isNaN(this.blockedSince)) at = Math.min(at, this.blockedSince + this.disconnectMs + this.slackMs);
+    if (!Number.isNaN(this.noQuorumSince)) at = Math.min(at, this.noQuorumSince + this.disconnectMs);
+    return at;
+  }
+
+  /** Ends the scheduler: no more frames; frames up to `finalFrame` stay final. */
+  end(reason: EndReason, finalFrame: number, now: number): void {
+    if (this.ended) return;
+    this.ended = reason;
+    this.finalFrame = finalFrame;
+    this.emit({ type: 'ended', reason, finalFrame, at: now });
+  }
+
+  /** Reports a removal decided by the host. */
+  removed(peer: number, frame: number, now: number): void {
+    this.emit({ type: 'removed', peer, frame, at: now });
+  }
+
+  private emit(e: LockstepEvent): void {
+    if (this.events.length >= MAX_EVENTS) this.events.shift();
+    this.events.push(e);
+  }
+}
