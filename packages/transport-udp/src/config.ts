@@ -1,18 +1,32 @@
-import { DEFAULT_TIMEOUTS, type Timeouts, TransportError } from '@netplay/transport';
+import {
+  DEFAULT_RATE_LIMITS,
+  DEFAULT_TIMEOUTS,
+  type RateLimits,
+  type Timeouts,
+  TransportError,
+  validateRateLimits,
+} from '@netplay/transport';
 import { DATA_HEADER_BYTES, FRAGMENT_HEADER_BYTES, UNRELIABLE_HEADER_BYTES } from './wire.js';
 
 /** Tunables of a UDP connection (both ends should use the same values). */
 export interface UdpConfig {
   /** Largest datagram sent, in bytes of UDP payload (default 1200). */
   readonly mtu: number;
-  /** Largest reliable message (default 4 MiB). */
+  /** Largest reliable message (default 4 MiB: our cores' savestates are KB to a few MB). */
   readonly maxMessageBytes: number;
   /**
    * Most bytes a connection may hold in messages being reassembled or waiting for an earlier one
-   * (default 16 MiB, at least 2 × maxMessageBytes). A peer exceeding it is disconnected with
-   * `TransportError('limit')`.
+   * (default 8 MiB, at least 2 × maxMessageBytes), counted as the fragments actually received plus
+   * a fixed overhead per message and per fragment (the announced size reserves nothing). A peer
+   * exceeding it is disconnected with `TransportError('limit')`.
    */
   readonly maxReassemblyBytes: number;
+  /**
+   * Each connection's budget for what its peer sends (one unit per valid datagram and one per
+   * message delivered; the datagrams' bytes), default `DEFAULT_RATE_LIMITS` of @netplay/transport.
+   * A peer over it is closed with `flood`. `false` disables it (throughput benchmarks).
+   */
+  readonly rateLimits: RateLimits | false;
   /** Most reliable messages queued or unacknowledged; `send` throws `limit` beyond (default 65 536). */
   readonly maxSendQueue: number;
   /** Liveness timeouts. */
@@ -46,7 +60,7 @@ export function resolveConfig(options: UdpConfigOptions = {}): UdpConfig {
   const c: UdpConfig = {
     mtu,
     maxMessageBytes,
-    maxReassemblyBytes: options.maxReassemblyBytes ?? Math.max(16 << 20, 2 * maxMessageBytes),
+    maxReassemblyBytes: options.maxReassemblyBytes ?? Math.max(8 << 20, 2 * maxMessageBytes),
     maxSendQueue: options.maxSendQueue ?? 65_536,
     timeouts,
     keepaliveMs: options.keepaliveMs ?? Math.max(1, Math.min(250, timeouts.interruptMs / 3)),
@@ -56,11 +70,19 @@ export function resolveConfig(options: UdpConfigOptions = {}): UdpConfig {
     maxWindowBytes: options.maxWindowBytes ?? 4 << 20,
     expressBytes: options.expressBytes ?? 2 * mtu,
     minRtoMs: options.minRtoMs ?? 20,
+    rateLimits: options.rateLimits ?? DEFAULT_RATE_LIMITS,
   };
   const bad = (why: string) => new TransportError('invalid-argument', why);
   if (!Number.isInteger(mtu) || mtu < 256 || mtu > 65_507) throw bad('mtu must be an integer in [256, 65507]');
   if (!(c.maxMessageBytes >= 1) || c.maxMessageBytes > 0xffff_ffff) throw bad('maxMessageBytes out of range');
   if (!(c.maxReassemblyBytes >= 2 * c.maxMessageBytes)) throw bad('maxReassemblyBytes must be >= 2 × maxMessageBytes');
+  if (c.rateLimits !== false) {
+    try {
+      validateRateLimits(c.rateLimits);
+    } catch (e) {
+      throw bad(`rateLimits: ${(e as Error).message}`);
+    }
+  }
   if (!(c.tickMs > 0) || !(c.keepaliveMs > 0)) throw bad('tickMs and keepaliveMs must be positive');
   if (!(timeouts.interruptMs > 0 && timeouts.disconnectMs > timeouts.interruptMs && timeouts.connectMs > 0)) {
     throw bad('timeouts: need 0 < interruptMs < disconnectMs and connectMs > 0');

@@ -7,7 +7,9 @@
 export { formatAddress, parseAddress } from './address.js';
 export { fragmentSize, maxUnreliable, resolveConfig, type UdpConfig, type UdpConfigOptions } from './config.js';
 export { type DropCounters, newDropCounters } from './counters.js';
-export { channelHash, type PeerIo, UdpPeer, type UdpPeerCounters } from './peer.js';
+export { UdpPeer } from './peer.js';
+export { channelHash, type PeerIo, type UdpPeerCounters } from './peer-io.js';
+export { FRAGMENT_OVERHEAD, MESSAGE_OVERHEAD, ReassemblyBudget } from './reassembly.js';
 export { type ServerIo, type ServerOptions, UdpServerCore } from './server.js';
 export { connectUdp, listenUdp, type UdpConnectOptions, UdpListener, type UdpListenOptions } from './socket.js';
 export {

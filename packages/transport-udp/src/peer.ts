@@ -1,19 +1,17 @@
-import { crc32 } from '@netplay/protocol';
 import {
   type ChannelSpec,
-  type Clock,
   type CloseCode,
   type Connection,
   type ConnectionEventMap,
   type ConnectionLimits,
   type ConnectionState,
   type ConnectionStats,
-  channelSignature,
   decodeCloseReason,
   Emitter,
   encodeCloseReason,
   type Handler,
   MutableConnectionStats,
+  RateBudget,
   RttEstimator,
   type Timer,
   TransportError,
@@ -24,6 +22,8 @@ import { fragmentSize, maxUnreliable, type UdpConfig } from './config.js';
 import type { DropCounters } from './counters.js';
 import { Deque } from './deque.js';
 import { MessagePool, type OutMessage } from './out-message.js';
+import { channelHash, type PeerIo, type UdpPeerCounters } from './peer-io.js';
+import { AddResult, Reassembly } from './reassembly.js';
 import { SentPacket } from './sent-packet.js';
 import {
   ACK_BITS,
@@ -47,30 +47,6 @@ import {
   u32,
 } from './wire.js';
 
-/** What a {@link UdpPeer} needs from its shell (a socket, or a simulated link in tests). */
-export interface PeerIo {
-  /** Time and timers. */
-  readonly clock: Clock;
-  /**
-   * Sends one datagram to the peer. `datagram` is lent for the duration of the call: the peer
-   * encodes every DATA packet into one reused buffer, so send it at once or copy it.
-   */
-  output(datagram: Uint8Array): void;
-  /** Runs `fn` soon, after the current call returns (default `queueMicrotask`). Used to batch sends. */
-  readonly defer?: (fn: () => void) => void;
-  /** Where dropped datagrams are counted. */
-  readonly drops: DropCounters;
-  /** Called once when the peer has finished (closed and done lingering): release the socket. */
-  onDead?(): void;
-  /** Random bytes for the client nonce (default: `crypto.getRandomValues`). */
-  readonly random?: (n: number) => Uint8Array;
-}
-
-/** Hash of a channel list, exchanged in the handshake. */
-export function channelHash(channels: readonly ChannelSpec[]): number {
-  return crc32(new TextEncoder().encode(channelSignature(channels)));
-}
-
 interface OutChannel {
   readonly index: number;
   readonly reliable: boolean;
@@ -90,30 +66,10 @@ interface OutChannel {
   readonly unsent: Deque<OutMessage>;
 }
 
-interface Partial {
-  readonly buf: Uint8Array;
-  readonly fragSize: number;
-  readonly got: Uint8Array;
-  missing: number;
-}
-
 interface InChannel {
   readonly reliable: boolean;
   nextDeliver: number;
-  readonly partial: Map<number, Partial>;
   lastUnreliable: number;
-}
-
-/** Extra counters of a UDP connection beyond {@link ConnectionStats}. */
-export interface UdpPeerCounters {
-  /** Packets declared lost (by the ack bitfield or the RTO). */
-  packetsLost: number;
-  /** Ack-only packets sent. */
-  acksSent: number;
-  /** Current congestion window in bytes. */
-  windowBytes: number;
-  /** Bytes held by reassembly buffers. */
-  reassemblyBytes: number;
 }
 
 const MAX_UNRELIABLE_QUEUE = 64;
@@ -153,6 +109,9 @@ export class UdpPeer implements Connection {
   private readonly inp: InChannel[];
   private readonly byName = new Map<string, OutChannel>();
   private readonly rtt: RttEstimator;
+  private readonly reassembly: Reassembly;
+  /** What the peer may send us (undefined: `rateLimits: false`). Past it: {@link flooded}. */
+  private readonly budget: RateBudget | undefined;
   private readonly fragSize: number;
   private readonly hash: number;
   private currentState: ConnectionState;
@@ -203,6 +162,8 @@ export class UdpPeer implements Connection {
 
   // closing
   private lingering = false;
+  /** Closing after a flood: the Close goes out without waiting for the send queue. */
+  private abandon = false;
   private dead = false;
   private closeReason: Uint8Array | undefined;
   private closeSentCount = 0;
@@ -248,17 +209,15 @@ export class UdpPeer implements Connection {
       unsent: new Deque<OutMessage>(),
     }));
     for (const c of this.out) this.byName.set(this.channels[c.index]!.name, c);
-    this.inp = this.channels.map((c) => ({
-      reliable: c.kind === 'reliable',
-      nextDeliver: 0,
-      partial: new Map(),
-      lastUnreliable: -1,
-    }));
+    this.inp = this.channels.map((c) => ({ reliable: c.kind === 'reliable', nextDeliver: 0, lastUnreliable: -1 }));
     this.currentState = state;
     this.sessionId = sessionId;
     this.lastHeard = io.clock.now();
-
     this.lastTrackedSent = this.lastHeard;
+    this.reassembly = new Reassembly(config.maxReassemblyBytes, io.reassemblyBudget, () =>
+      this.fail(new TransportError('limit', 'listener reassembly limit: this connection held the most')),
+    );
+    this.budget = config.rateLimits ? new RateBudget(config.rateLimits, this.lastHeard) : undefined;
   }
 
   /** Starts the client side: sends HELLO and retries until ACCEPT, REFUSE or `connectMs`. */
@@ -358,9 +317,14 @@ export class UdpPeer implements Connection {
   }
 
   close(reason = ''): void {
+    this.end('local', reason, undefined);
+  }
+
+  /** Closes, sending `reason` to the peer (after the reliable queue unless {@link abandon}). */
+  private end(code: CloseCode, reason: string, error: TransportError | undefined): void {
     if (this.currentState === 'closed') return;
     if (this.currentState === 'connecting') {
-      this.finish('local', reason, undefined);
+      this.finish(code, reason, error);
       return;
     }
     this.closeReason = encodeCloseReason(reason);
@@ -375,7 +339,25 @@ export class UdpPeer implements Connection {
       }
     }
     this.scheduleFlush();
-    this.emitClose('local', reason, undefined);
+    this.emitClose(code, reason, error);
+  }
+
+  /**
+   * Charges one unit of `bytes` to the peer's rate budget; past it (now or before), closes with
+   * `flood` (the first time) and returns true: whatever the peer sends from then on is ignored.
+   */
+  private overBudget(bytes: number): boolean {
+    // Whole milliseconds: a small integer, which V8 passes without boxing (a double would allocate).
+    if (!this.budget || this.budget.take(bytes, Math.floor(this.io.clock.now()))) return false;
+    const reason = this.budget.describe();
+    this.abandon = true;
+    this.end('error', reason, new TransportError('flood', reason));
+    return true;
+  }
+
+  /** Delivers a message, charging it to the peer's rate budget. */
+  private deliver(channel: string, data: Uint8Array): void {
+    if (!this.overBudget(0)) this.emitter.emit('message', { channel, data });
   }
 
   // ------------------------------------------------------------------ input
@@ -406,6 +388,8 @@ export class UdpPeer implements Connection {
       this.io.drops.malformed++;
       return;
     }
+    // Valid datagrams only are charged: an off-path spoofer cannot get an honest peer closed.
+    if (this.overBudget(d.length)) return;
     const seq = u32(d, 9);
     if (seq !== 0 && !this.noteReceived(seq)) {
       this.io.drops.duplicate++;
@@ -698,8 +682,7 @@ export class UdpPeer implements Connection {
       this.malformed('fragment index past the end of the message');
       return -1;
     }
-    const start = idx * fragSize;
-    const len = Math.min(fragSize, msgLen - start);
+    const len = Math.min(fragSize, msgLen - idx * fragSize);
     const dataAt = o + FRAGMENT_HEADER_BYTES;
     if (dataAt + len > d.length) {
       this.malformed('truncated fragment');
@@ -716,28 +699,22 @@ export class UdpPeer implements Connection {
     if (fragCount === 1 && ahead === 0) {
       // The common case (inputs): a whole message that is next in order; no reassembly state.
       ch.nextDeliver = (ch.nextDeliver + 1) >>> 0;
-      this.emitter.emit('message', { channel: this.channels[chIndex]!.name, data: d.slice(dataAt, next) });
+      this.deliver(this.channels[chIndex]!.name, d.slice(dataAt, next));
       if (this.currentState === 'open') this.deliverReliable(chIndex, ch);
       return next;
     }
-    let part = ch.partial.get(msgSeq);
-    if (!part) {
-      const cost = msgLen + fragCount;
-      if (this.counters.reassemblyBytes + cost > this.config.maxReassemblyBytes) {
-        this.fail(new TransportError('limit', `reassembly memory limit (${this.config.maxReassemblyBytes} bytes)`));
-        return -1;
-      }
-      this.counters.reassemblyBytes += cost;
-      part = { buf: new Uint8Array(msgLen), fragSize, got: new Uint8Array(fragCount), missing: fragCount };
-      ch.partial.set(msgSeq, part);
-    } else if (part.fragSize !== fragSize || part.buf.length !== msgLen) {
-      this.malformed('fragments of one message disagree on its size');
+    const added = this.reassembly.add(chIndex, msgSeq, msgLen, fragSize, fragCount, idx, d, dataAt, next);
+    this.counters.reassemblyBytes = this.reassembly.held;
+    if (added !== AddResult.Held) {
+      if (added === AddResult.Mismatch) this.malformed('fragments of one message disagree on its size');
+      else
+        this.fail(
+          new TransportError(
+            'limit',
+            `reassembly memory limit (${added === AddResult.OverConnection ? `${this.config.maxReassemblyBytes} bytes` : 'listener-wide'})`,
+          ),
+        );
       return -1;
-    }
-    if (part.got[idx] === 0) {
-      part.got[idx] = 1;
-      part.missing--;
-      part.buf.set(d.subarray(dataAt, next), start);
     }
     if (msgSeq === ch.nextDeliver) this.deliverReliable(chIndex, ch);
     return next;
@@ -746,12 +723,11 @@ export class UdpPeer implements Connection {
   private deliverReliable(chIndex: number, ch: InChannel): void {
     const name = this.channels[chIndex]!.name;
     for (;;) {
-      const part = ch.partial.get(ch.nextDeliver);
-      if (!part || part.missing > 0) return;
-      ch.partial.delete(ch.nextDeliver);
+      const data = this.reassembly.take(chIndex, ch.nextDeliver);
+      if (!data) return;
       ch.nextDeliver = (ch.nextDeliver + 1) >>> 0;
-      this.counters.reassemblyBytes -= part.buf.length + part.got.length;
-      this.emitter.emit('message', { channel: name, data: part.buf });
+      this.counters.reassemblyBytes = this.reassembly.held;
+      this.deliver(name, data);
       if (this.currentState !== 'open') return;
     }
   }
@@ -770,7 +746,7 @@ export class UdpPeer implements Connection {
       return; // stale or duplicate
     }
     ch.lastUnreliable = seq;
-    this.emitter.emit('message', { channel: this.channels[chIndex]!.name, data: d.slice(start, end) });
+    this.deliver(this.channels[chIndex]!.name, d.slice(start, end));
   }
 
   // ------------------------------------------------------------------ handshake (client)
@@ -816,6 +792,7 @@ export class UdpPeer implements Connection {
       this.handshakeTimer?.cancel();
       this.connectDeadline?.cancel();
       this.currentState = 'open';
+      this.pingDue = true; // at once: the server admits the session when it hears from us
       this.heard();
       this.startTicking();
       this.emitter.emit('open', undefined);
@@ -950,7 +927,7 @@ export class UdpPeer implements Connection {
       // 4. Close, once every reliable message is acknowledged.
       if (
         this.lingering &&
-        this.mstats.sendQueueLength === 0 &&
+        (this.mstats.sendQueueLength === 0 || this.abandon) &&
         this.closeReason &&
         o + 2 + this.closeReason.length <= mtu
       ) {
@@ -1187,7 +1164,7 @@ export class UdpPeer implements Connection {
       ch.resendIdx.clear();
       ch.unsent.clear();
     }
-    for (const ch of this.inp) ch.partial.clear();
+    this.reassembly.clear();
     this.counters.reassemblyBytes = 0;
     this.mstats.sendQueueLength = 0;
     this.mstats.sendQueueBytes = 0;

@@ -1,5 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import {
+  type AdmissionLimits,
+  addressKey,
   type ChannelSpec,
   type Clock,
   type Connection,
@@ -13,7 +15,10 @@ import {
 } from '@netplay/transport';
 import type { UdpConfig } from './config.js';
 import { type DropCounters, newDropCounters } from './counters.js';
-import { channelHash, UdpPeer } from './peer.js';
+import { UdpPeer } from './peer.js';
+import { channelHash } from './peer-io.js';
+import { PendingSessions, UDP_ADMISSION_LIMITS } from './pending-sessions.js';
+import { ReassemblyBudget } from './reassembly.js';
 import {
   COOKIE_BYTES,
   crcOk,
@@ -47,8 +52,25 @@ export interface ServerIo {
 
 /** Server options beyond {@link UdpConfig}. */
 export interface ServerOptions {
-  /** Most simultaneous sessions; further clients get REFUSE (default 64). */
+  /** Most simultaneous (confirmed) sessions; further clients get REFUSE (default 64). */
   readonly maxConnections?: number;
+  /**
+   * Most confirmed sessions from one source address (host without port); further clients from it
+   * get REFUSE `full` (default 16).
+   */
+  readonly maxConnectionsPerAddress?: number;
+  /**
+   * Caps on sessions that passed the cookie handshake but were not heard on their session yet
+   * (pending: not announced, not counted in `maxConnections`). Default {@link UDP_ADMISSION_LIMITS}:
+   * 64 in total, 8 per address, aborted after 2 s.
+   */
+  readonly admission?: Partial<AdmissionLimits>;
+  /**
+   * Most reassembly bytes all sessions together may hold (default 32 MiB). Past it, the session
+   * holding the most is closed with `limit`. With the defaults the listener's worst-case buffered
+   * memory stays under 64 MiB (see the README).
+   */
+  readonly maxListenerReassemblyBytes?: number;
   /** Cookies are valid for the current and the previous bucket of this many ms (default 10 000). */
   readonly cookieBucketMs?: number;
 }
@@ -78,7 +100,12 @@ export class UdpServerCore implements Listener {
   private readonly hash: number;
   private readonly secret: Uint8Array;
   private readonly maxConnections: number;
+  private readonly maxPerAddress: number;
   private readonly bucketMs: number;
+  /** Sessions accepted but not yet heard on their session id. */
+  readonly pending: PendingSessions;
+  /** The listener-wide reassembly account (`held` bytes now, `evictions` so far). */
+  readonly reassembly: ReassemblyBudget;
   private closed = false;
 
   constructor(
@@ -92,7 +119,21 @@ export class UdpServerCore implements Listener {
     this.hash = channelHash(this.channels);
     this.secret = io.random(32);
     this.maxConnections = options.maxConnections ?? 64;
+    this.maxPerAddress = options.maxConnectionsPerAddress ?? 16;
     this.bucketMs = options.cookieBucketMs ?? 10_000;
+    const total = options.maxListenerReassemblyBytes ?? 32 << 20;
+    if (!(this.maxPerAddress >= 1) || !(total >= config.maxMessageBytes)) {
+      throw new TransportError(
+        'invalid-argument',
+        'need maxConnectionsPerAddress >= 1 and maxListenerReassemblyBytes >= maxMessageBytes',
+      );
+    }
+    this.reassembly = new ReassemblyBudget(total);
+    try {
+      this.pending = new PendingSessions({ ...UDP_ADMISSION_LIMITS, ...options.admission }, io.clock);
+    } catch (e) {
+      throw new TransportError('invalid-argument', (e as Error).message);
+    }
   }
 
   get connections(): readonly Connection[] {
@@ -120,6 +161,7 @@ export class UdpServerCore implements Listener {
     if (this.closed && !known) return;
     if (known) {
       if (session === known.session) {
+        if (this.pending.has(known)) this.confirm(known);
         known.input(d);
         return;
       }
@@ -208,6 +250,11 @@ export class UdpServerCore implements Listener {
       this.refuse(address, nonce, RefuseReason.Full, `${address}: listener full (${this.maxConnections})`);
       return;
     }
+    if (this.connectedFrom(addressKey(address)) >= this.maxPerAddress) {
+      const why = `${address}: listener full for its address (${this.maxPerAddress})`;
+      this.refuse(address, nonce, RefuseReason.Full, why);
+      return;
+    }
     let id = 0;
     while (id === 0) id = u32(this.io.random(4), 0);
     const peer = UdpPeer.server(
@@ -216,6 +263,7 @@ export class UdpServerCore implements Listener {
         output: (datagram) => this.io.output(datagram, address),
         drops: this.drops,
         onDead: () => this.forget(address, peer),
+        reassemblyBudget: this.reassembly,
         ...(this.io.defer ? { defer: this.io.defer } : {}),
       },
       this.config,
@@ -225,13 +273,33 @@ export class UdpServerCore implements Listener {
       nonce,
     );
     this.sessions.set(address, peer);
-    this.accepted.push(peer);
     peer.on('close', () => {
+      this.pending.release(peer);
       const i = this.accepted.indexOf(peer);
       if (i >= 0) this.accepted.splice(i, 1);
     });
     this.reply(address, PacketType.Accept, id, nonce);
+    // Pending until the client is heard on its session (it answers ACCEPT at once).
+    this.pending.admit(peer);
+  }
+
+  /** A pending session was heard on its session id: announce it, or close it if full by now. */
+  private confirm(peer: UdpPeer): void {
+    this.pending.release(peer);
+    const full = this.accepted.length >= this.maxConnections;
+    if (full || this.connectedFrom(addressKey(peer.remoteAddress)) >= this.maxPerAddress) {
+      peer.close(full ? 'listener full' : 'listener full for this address');
+      return;
+    }
+    this.accepted.push(peer);
     this.emitter.emit('connection', peer);
+  }
+
+  /** Confirmed sessions from address key `key`. */
+  private connectedFrom(key: string): number {
+    let n = 0;
+    for (const p of this.accepted) if (addressKey(p.remoteAddress) === key) n++;
+    return n;
   }
 
   private refuse(address: string, nonce: number, reason: number, message: string): void {
@@ -251,6 +319,7 @@ export class UdpServerCore implements Listener {
   }
 
   private forget(address: string, peer: UdpPeer): void {
+    this.pending.release(peer);
     if (this.sessions.get(address) === peer) this.sessions.delete(address);
     const i = this.accepted.indexOf(peer);
     if (i >= 0) this.accepted.splice(i, 1);
@@ -270,6 +339,7 @@ export class UdpServerCore implements Listener {
   close(reason = 'listener closed'): void {
     if (this.closed) return;
     for (const p of [...this.accepted]) p.close(reason);
+    this.pending.drain(reason);
     this.closed = true;
     this.emitter.emit('close', undefined);
   }

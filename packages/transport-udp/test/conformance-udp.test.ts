@@ -8,14 +8,16 @@ let seed = 1;
 
 const harness: ConformanceHarness = {
   name: 'UDP (node:dgram) through a seeded loopback relay',
-  async pair({ channels, timeouts }) {
-    const listener = await listenUdp({ channels, timeouts, host: '127.0.0.1' });
+  async pair({ channels, timeouts, rateLimits }) {
+    // The kit's rate limits go to both ends when it gives them; the transport's defaults otherwise.
+    const limits = rateLimits === undefined ? {} : { rateLimits };
+    const listener = await listenUdp({ channels, timeouts, host: '127.0.0.1', ...limits });
     const relay = await UdpRelay.start({ targetHost: '127.0.0.1', targetPort: listener.port, seed: seed++ });
     let server: Connection | undefined;
     listener.on('connection', (c) => {
       server ??= c;
     });
-    const client = await connectUdp({ channels, timeouts, host: relay.host, port: relay.port });
+    const client = await connectUdp({ channels, timeouts, host: relay.host, port: relay.port, ...limits });
     await pollUntil(() => server !== undefined, 2000);
     if (!server) throw new Error('the listener never saw the connection');
     return {

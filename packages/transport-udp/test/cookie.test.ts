@@ -2,7 +2,7 @@ import type { ChannelSpec } from '@netplay/transport';
 import { ManualClock, Prng } from '@netplay/transport';
 import { describe, expect, it } from 'vitest';
 import { resolveConfig } from '../src/config.js';
-import { channelHash } from '../src/peer.js';
+import { channelHash } from '../src/peer-io.js';
 import { UdpServerCore } from '../src/server.js';
 import { COOKIE_BYTES, HELLO_BYTES, PacketType, PROTOCOL_MAGIC, putU32, seal, u32 } from '../src/wire.js';
 

@@ -76,9 +76,16 @@ export class SimUdp {
   pair(name = 'client', config?: UdpConfigOptions): { client: UdpPeer; server: UdpPeer } {
     const client = this.connect(name, config);
     const limit = (config?.timeouts?.connectMs ?? 5000) + 5000;
-    this.net.runUntil(() => client.state !== 'connecting' && this.server.session(name) !== undefined, limit);
+    // The server announces a session once it hears the client on it (one round trip after ACCEPT).
+    const announced = () => {
+      const s = this.server.session(name);
+      return s !== undefined && this.server.connections.includes(s);
+    };
+    this.net.runUntil(() => client.state !== 'connecting' && announced(), limit);
     const server = this.server.session(name);
-    if (client.state !== 'open' || !server) throw new Error(`handshake of ${name} failed (${client.state})`);
+    if (client.state !== 'open' || !server || !announced()) {
+      throw new Error(`handshake of ${name} failed (${client.state})`);
+    }
     return { client, server };
   }
 }

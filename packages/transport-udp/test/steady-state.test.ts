@@ -5,7 +5,7 @@ import { newDropCounters } from '../src/counters.js';
 import { UdpPeer } from '../src/peer.js';
 import { ACK_BITS_AT, ACK_DELAY_AT, DATA_HEADER_BYTES, PacketType, putU32, seal, u32 } from '../src/wire.js';
 import { Deferred } from './core-harness.js';
-import { openCoreRig } from './core-rig.js';
+import { openCoreRig, STEADY_RATE_LIMITS } from './core-rig.js';
 import { leastBytesPer } from './heap.js';
 import { ReusingClock } from './reusing-clock.js';
 
@@ -40,7 +40,7 @@ const channels: readonly ChannelSpec[] = [
 describe('steady state allocation of the UDP core', () => {
   it(`a reliable sender allocates at most ${SENDER_BOUND} B per message (acks every 4 packets)`, () => {
     const clock = new ReusingClock();
-    const config = resolveConfig();
+    const config = resolveConfig({ rateLimits: STEADY_RATE_LIMITS });
     const deferred = new Deferred();
     // The receiving end is scripted: it records the highest packet sequence number and answers
     // with an ack-only DATA packet (all 128 bits set: nothing is lost) after every 4 packets.

@@ -1,0 +1,118 @@
+import {
+  AdmissionGate,
+  type AdmissionLimits,
+  addressKey,
+  type Clock,
+  DEFAULT_ADMISSION_LIMITS,
+  type Timer,
+  TransportError,
+} from '@netplay/transport';
+import type { UdpPeer } from './peer.js';
+
+/**
+ * UDP's admission defaults: `AdmissionGate`'s caps (64 in total, 8 per address) with a 2 s
+ * timeout. A session is pending between the server's ACCEPT and the first datagram carrying its
+ * session id, which an honest client sends at once (one round trip), so 2 s covers lossy links.
+ */
+export const UDP_ADMISSION_LIMITS: AdmissionLimits = Object.freeze({
+  ...DEFAULT_ADMISSION_LIMITS,
+  pendingTimeoutMs: 2000,
+});
+
+/**
+ * Server sessions that passed the cookie handshake (the client proved its address) but have not
+ * been heard on their session yet, counted apart from `maxConnections` in an `AdmissionGate`: at
+ * most `maxPendingPerAddress` per source address (host without port) and `maxPending` in total,
+ * each aborted (nothing sent) when still pending after `pendingTimeoutMs`. A pending session is
+ * not announced (`connection`) until it is confirmed.
+ *
+ * When an address already holds its share, its oldest pending session is aborted to make room
+ * (the gate itself would refuse the newcomer): a client behind the same address as an attacker
+ * then needs only to answer one ACCEPT before that address fills its share again.
+ */
+export class PendingSessions {
+  private readonly gate: AdmissionGate<UdpPeer>;
+  /** Pending sessions in arrival order, with their address key. */
+  private readonly order = new Map<UdpPeer, string>();
+  private timer: Timer | undefined;
+  private readonly expired: UdpPeer[] = [];
+  /** Sessions aborted so far: evicted to make room, or still pending at the timeout. */
+  dropped = 0;
+
+  constructor(
+    limits: AdmissionLimits,
+    private readonly clock: Clock,
+  ) {
+    this.gate = new AdmissionGate<UdpPeer>(limits);
+  }
+
+  /** Sessions pending now. */
+  get count(): number {
+    return this.gate.pending;
+  }
+
+  /** Sessions pending now from `address` (host without port). */
+  countFor(address: string): number {
+    return this.gate.pendingFor(address);
+  }
+
+  /** Whether `peer` is pending. */
+  has(peer: UdpPeer): boolean {
+    return this.gate.has(peer);
+  }
+
+  /** A session was accepted: count it as pending (making room as the class says). */
+  admit(peer: UdpPeer): void {
+    const key = addressKey(peer.remoteAddress);
+    const now = this.clock.now();
+    let result = this.gate.admit(key, peer, now);
+    if (!result.ok) {
+      for (const [p, k] of this.order) {
+        if (k !== key) continue;
+        this.drop(p, 'evicted: its address opened newer sessions');
+        break;
+      }
+      result = this.gate.admit(key, peer, now);
+      if (!result.ok) {
+        this.drop(peer, 'refused: too many pending sessions from its address');
+        return;
+      }
+    }
+    this.order.set(peer, key);
+    if (result.evicted) this.drop(result.evicted, 'evicted: too many pending sessions');
+    this.arm();
+  }
+
+  /** The session was heard (confirmed), or ended: it is no longer pending. */
+  release(peer: UdpPeer): void {
+    this.gate.release(peer);
+    this.order.delete(peer);
+  }
+
+  /** Closes every pending session with `reason` (the listener is closing). */
+  drain(reason: string): void {
+    this.timer?.cancel();
+    this.timer = undefined;
+    this.order.clear();
+    for (const p of this.gate.drain()) p.close(reason);
+  }
+
+  private drop(peer: UdpPeer, why: string): void {
+    this.release(peer);
+    this.dropped++;
+    peer.abort(new TransportError('timeout', `pending session ${peer.remoteAddress} ${why}`));
+  }
+
+  private arm(): void {
+    if (this.timer || this.gate.pending === 0) return;
+    const period = Math.max(20, Math.min(500, this.gate.limits.pendingTimeoutMs / 10));
+    this.timer = this.clock.setTimer(period, () => {
+      this.timer = undefined;
+      this.expired.length = 0;
+      this.gate.expire(this.clock.now(), this.expired);
+      for (const p of this.expired) this.drop(p, 'timed out before it was heard');
+      this.expired.length = 0;
+      this.arm();
+    });
+  }
+}
