@@ -54,6 +54,7 @@ export class HostMigration {
       this.leaves.became();
       this.emitter.emit('host-changed', { peer: undefined, frame: this.timeline.currentFrame });
       this.leaves.start(oldHost.player);
+      this.leaves.startAllLost();
     } else {
       this.role.follow(next.peer);
       this.leaves.followed(next);

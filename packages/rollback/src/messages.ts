@@ -43,6 +43,8 @@ import { DecodeError, EncodeError } from '@netplay/protocol';
  *                 inputs and report them
  *   REPORT (13)   (peer → host) u8 player, u32 next frame missing, then its last inputs held as
  *                 an input stream
+ *   DROPPED (14)  (any peer → a peer) no body: the sender no longer takes this peer's messages
+ *                 (it was silent or stalled too long); the receiver drops the sender too
  */
 
 /** Message type bytes. */
@@ -60,6 +62,7 @@ export const MessageType = {
   ModeRequest: 11,
   ReportRequest: 12,
   Report: 13,
+  Dropped: 14,
 } as const;
 
 /** Bytes before the input stream of an INPUT message. */

@@ -25,6 +25,9 @@ import { checkDelay, checkPlayer } from './sync-test-session.js';
 import { TimeSync } from './time-sync.js';
 import { Timeline } from './timeline.js';
 
+/** The DROPPED message (no body). */
+const DROPPED = new Uint8Array([MessageType.Dropped]);
+
 /** Extra snapshot slots in {@link P2PSession.ringFrames} for the finality lag (≈ 0.5 s at 60 fps). */
 export const FINALITY_LAG_FRAMES = 32;
 
@@ -340,7 +343,11 @@ export class P2PSession implements EventSource<SessionEventMap> {
         throw new DecodeError('unknown-type', 0, `message from unknown peer ${peer}`);
       }
       if (!r.connected) {
-        this.leaves.tellRemoved(r, this.clock.now(), this.interruptMs);
+        // A peer this one dropped: the host tells it that it was removed; a LEAVE naming this
+        // peer's own player still counts (this peer may have dropped the host that removed it).
+        if (channel === CONTROL_CHANNEL && data[0] === MessageType.Leave && data[1] === this.localPlayer)
+          this.leaves.onLeave(data);
+        else this.leaves.tellRemoved(r, this.clock.now(), this.interruptMs);
         return;
       }
       this.peers.received(r, data.length);
@@ -357,9 +364,9 @@ export class P2PSession implements EventSource<SessionEventMap> {
           if (this.fromHost(peer)) {
             this.role.applied();
             this.leaves.onLeave(data);
-          } else if (data[1] === this.localPlayer && (this.isHost || this.migration.hostLost)) {
-            // A host that was replaced (or a peer whose host is gone) learns from the new host that
-            // it was removed.
+          } else if (data[1] === this.localPlayer) {
+            // Removed by a host this peer does not follow (it was replaced, or this peer elected
+            // another): ending is always safe.
             this.leaves.onLeave(data);
           }
           break;
@@ -386,6 +393,9 @@ export class P2PSession implements EventSource<SessionEventMap> {
         case MessageType.Report:
           this.leaves.onReport(peer, data);
           break;
+        case MessageType.Dropped:
+          this.disconnectPeer(peer);
+          break;
         case MessageType.Joined: {
           if (!this.fromHost(peer)) break;
           const m = decodeByteFrameTail(data, 'JOINED');
@@ -411,6 +421,10 @@ export class P2PSession implements EventSource<SessionEventMap> {
     if (this.spectators.remove(peer) || this.finality.endReason !== undefined) return;
     const r = this.peers.byPeer.get(peer);
     if (r === undefined || !r.connected) return;
+    // It may still hear us (a one-sided timeout): it drops us too, at once, instead of waiting
+    // for its own timeout (so a host that came back from a pause removes this peer without delay).
+    // The host says LEAVE instead, once the removal is agreed.
+    if (!this.isHost) this.peers.send(r, CONTROL_CHANNEL, DROPPED);
     r.connected = false;
     this.emitter.emit('disconnected', { peer });
     this.leaves.forget(peer);

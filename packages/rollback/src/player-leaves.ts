@@ -74,6 +74,14 @@ export class PlayerLeaves {
   }
 
   /**
+   * New host: starts the leave of every player whose peer this one lost (the old host's, and those
+   * of earlier hosts that lost their link before deciding: a chain of lost hosts).
+   */
+  startAllLost(): void {
+    for (const r of this.peers.list) if (!r.connected) this.start(r.player);
+  }
+
+  /**
    * Host: decides the pending leaves whose reports are all in (peers that left are not awaited),
    * only while its group has quorum (a host cut off from the majority decides nothing).
    */
