@@ -238,9 +238,10 @@ export class ClientServerClient implements LockstepScheduler, StatefulScheduler 
     return this.lastRunAt + this.frameMs;
   }
 
-  nextWakeAt(): number {
+  nextWakeAt(now = 0): number {
     if (!this.started || this.live.ended || !this.live.enabled) return Infinity;
-    return Math.min(this.live.nextCheckAt(), this.lastSentAt + this.keepaliveMs);
+    const keepalive = this.lastSentAt + this.keepaliveMs;
+    return Math.min(this.live.nextCheckAt(now), keepalive > now ? keepalive : now + this.keepaliveMs);
   }
 
   /** The server spoke: its frames are waited for from now on. */

@@ -341,8 +341,8 @@ export class ClientServerServer implements LockstepScheduler, StatefulScheduler 
     return this.live.ended ? Infinity : this.startMs + this.next * this.frameMs;
   }
 
-  nextWakeAt(): number {
-    return this.live.enabled && !this.live.ended ? this.live.nextCheckAt() : Infinity;
+  nextWakeAt(now = 0): number {
+    return this.live.enabled && !this.live.ended ? this.live.nextCheckAt(now) : Infinity;
   }
 
   /**

@@ -28,6 +28,7 @@ export {
   toMicros,
 } from './frame-advance-wire.js';
 export { PingHistory, type PingHistoryOptions } from './latency.js';
+export type { EndReason, LivenessOptions, LockstepEvent } from './liveness.js';
 export { defaultCommandHandler, type LoggedFrame, logEntry, replayLog, runFrame } from './log.js';
 export { MESH_CHANNELS, type MeshAction, type MeshMember, type MeshOptions, MeshPeer } from './mesh.js';
 export type { PeerReport } from './report.js';

@@ -209,18 +209,23 @@ export class Liveness {
     return undefined;
   }
 
-  /** The next time a threshold may be crossed (Infinity when nothing is pending). */
-  nextCheckAt(): number {
+  /** The next time after `now` a threshold may be crossed (Infinity when nothing is pending). */
+  nextCheckAt(now: number): number {
     let at = Infinity;
     for (let i = 0; i < this.list.length; i++) {
       const w = this.list[i]!;
-      const base = !Number.isNaN(w.waitingSince) ? Math.max(w.waitingSince, w.progressAt) : w.heardAt;
+      const waited = !Number.isNaN(w.waitingSince);
+      const base = waited ? Math.max(w.waitingSince, w.progressAt) : w.heardAt;
       if (Number.isNaN(base)) continue;
-      at = Math.min(at, base + (w.interrupted ? this.disconnectMs : this.interruptMs));
-      if (Number.isNaN(w.waitingSince)) at = Math.min(at, w.heardAt + this.disconnectMs);
+      at = after(now, at, base + this.interruptMs);
+      at = after(now, at, base + this.disconnectMs);
+      if (waited) {
+        at = after(now, at, w.heardAt + this.interruptMs);
+        at = after(now, at, w.heardAt + this.disconnectMs);
+      }
     }
-    if (!Number.isNaN(this.blockedSince)) at = Math.min(at, this.blockedSince + this.disconnectMs + this.slackMs);
-    if (!Number.isNaN(this.noQuorumSince)) at = Math.min(at, this.noQuorumSince + this.disconnectMs);
+    if (!Number.isNaN(this.blockedSince)) at = after(now, at, this.blockedSince + this.disconnectMs + this.slackMs);
+    if (!Number.isNaN(this.noQuorumSince)) at = after(now, at, this.noQuorumSince + this.disconnectMs);
     return at;
   }
 
@@ -241,4 +246,9 @@ export class Liveness {
     if (this.events.length >= MAX_EVENTS) this.events.shift();
     this.events.push(e);
   }
+}
+
+/** `t` if it is after `now` and before `at`, else `at` (the earliest future threshold). */
+function after(now: number, at: number, t: number): number {
+  return t > now && t < at ? t : at;
 }

@@ -128,3 +128,12 @@ export function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
 }
+
+/** Replaces what is sent on `conn`: `fn` returns the bytes to send instead, or `undefined` to send nothing. */
+export function filterSends(conn: Connection, fn: (channel: string, data: Uint8Array) => Uint8Array | undefined): void {
+  const send = conn.send.bind(conn);
+  conn.send = ((channel: string, data: Uint8Array) => {
+    const out = fn(channel, data);
+    if (out) send(channel, out);
+  }) as Connection['send'];
+}
