@@ -14,6 +14,7 @@ import {
 import { type WebSocket, WebSocketServer } from 'ws';
 import { WsCloseCode } from './close-codes.js';
 import { WsConnection, type WsServerHooks } from './connection.js';
+import { FrameType } from './frame.js';
 import { MessageTracker, ReceiveMemory, type TrackedSocket } from './message-tracker.js';
 import { attachNodeSocket, nodeSocket } from './node-socket.js';
 import { type ResolvedOptions, resolveOptions, type WsConnectionOptions, wsMaxPayload } from './options.js';
@@ -36,8 +37,10 @@ export interface WsListenOptions extends WsConnectionOptions {
   /** An existing HTTP(S) server to attach to instead of creating one. */
   readonly server?: HttpServer;
   /**
-   * Most sockets at once, handshaking ones included (default 64). Further clients are closed with
-   * code 4001 and a reason, and the listener emits `error` with code `limit`.
+   * Most open connections (default 64). A socket in its handshake is pending (see `admission`) and
+   * takes a place only when its HELLO is accepted; one that finds the listener full (at the upgrade
+   * or at its HELLO) is closed with code 4001 and a reason, and the listener emits `error` with code
+   * `limit`.
    */
   readonly maxConnections?: number;
   /**
@@ -46,15 +49,16 @@ export interface WsListenOptions extends WsConnectionOptions {
    */
   readonly maxConnectionsPerAddress?: number;
   /**
-   * Caps on TCP sockets that have not finished the HTTP upgrade (default
-   * `DEFAULT_ADMISSION_LIMITS`: 64 in total, 8 per address). They do not count toward
-   * `maxConnections`; see `upgradeTimeoutMs` for how long they may stay.
+   * Caps on pending sockets, i.e. TCP connections whose WebSocket upgrade and netplay HELLO are not
+   * both done yet (default `DEFAULT_ADMISSION_LIMITS`: 64 in total, 8 per address). They do not
+   * count toward `maxConnections`; see `upgradeTimeoutMs` for how long they may stay.
    */
   readonly admission?: Partial<AdmissionLimits>;
   /**
-   * A TCP socket still without its WebSocket upgrade after this many ms is destroyed (default
-   * `admission.pendingTimeoutMs`, 5000). With a TLS `server`, this counts from the end of the TLS
-   * handshake (Node's `handshakeTimeout` bounds that one).
+   * A socket still pending this many ms after it connected (no upgrade yet, or upgraded but its
+   * HELLO not accepted) is destroyed (default `admission.pendingTimeoutMs`, 5000). With a TLS
+   * `server`, this counts from the end of the TLS handshake (Node's `handshakeTimeout` bounds that
+   * one). The HELLO must also come within `timeouts.connectMs` of the upgrade.
    */
   readonly upgradeTimeoutMs?: number;
   /**
@@ -86,6 +90,7 @@ export class WsListener implements Listener {
   private readonly open: WsConnection[] = [];
   private readonly strays = new Set<WebSocket>();
   private readonly perAddress = new Map<string, number>();
+  private readonly rawOf = new Map<WsConnection, Socket>();
   private readonly pending: PendingSockets;
   private readonly memory: ReceiveMemory;
   private closed = false;
@@ -118,6 +123,9 @@ export class WsListener implements Listener {
     });
     this.hooks = {
       accepted: (conn) => {
+        // Authenticated: no longer pending; from now on it counts toward maxConnections.
+        const raw = this.rawOf.get(conn);
+        if (raw) this.pending.release(raw);
         this.open.push(conn);
         this.emitter.emit('connection', conn);
       },
@@ -126,6 +134,7 @@ export class WsListener implements Listener {
       },
       closed: (conn) => {
         this.all.delete(conn);
+        this.rawOf.delete(conn);
         const i = this.open.indexOf(conn);
         if (i >= 0) this.open.splice(i, 1);
       },
@@ -207,6 +216,10 @@ export class WsListener implements Listener {
     return this.done;
   }
 
+  private fullReason(): string {
+    return `listener full (${this.maxConnections} connections)`;
+  }
+
   private refuse(ws: WebSocket, address: string, reason: string): void {
     this.strays.add(ws);
     ws.on('error', () => {});
@@ -218,16 +231,16 @@ export class WsListener implements Listener {
   }
 
   private onSocket(ws: WebSocket, req: IncomingMessage): void {
+    // The socket stays pending (in the admission gate, with its timeout) until its HELLO is accepted.
     const raw = req.socket;
-    this.pending.release(raw);
     const address = `${raw.remoteAddress ?? '?'}:${raw.remotePort ?? '?'}`;
     const key = addressKey(raw.remoteAddress ?? '?');
     if (this.closed) {
       this.refuse(ws, address, 'listener closed');
       return;
     }
-    if (this.all.size >= this.maxConnections) {
-      this.refuse(ws, address, `listener full (${this.maxConnections} connections)`);
+    if (this.open.length >= this.maxConnections) {
+      this.refuse(ws, address, this.fullReason());
       return;
     }
     const fromAddress = this.perAddress.get(key) ?? 0;
@@ -238,7 +251,16 @@ export class WsListener implements Listener {
     const resolved = this.parts.resolved;
     const conn = new WsConnection(nodeSocket(ws), 'server', address, this.options, this.hooks);
     this.all.add(conn);
+    this.rawOf.set(conn, raw);
     this.perAddress.set(key, fromAddress + 1);
+    // Checked again at the HELLO (before the core answers it): handshaking sockets are pending, not
+    // connections, so several may race for the last place.
+    ws.on('message', (data, isBinary) => {
+      if (!isBinary || conn.state !== 'connecting' || this.open.length < this.maxConnections) return;
+      const first = Array.isArray(data) ? data[0]?.[0] : new Uint8Array(data as ArrayBuffer | Buffer)[0];
+      if (first !== FrameType.hello) return;
+      conn.fail(new TransportError('limit', this.fullReason()), WsCloseCode.refused);
+    });
     const tracked: TrackedSocket = {
       tracker: new MessageTracker(),
       pause: () => raw.pause(),

@@ -2,11 +2,11 @@ import type { Socket } from 'node:net';
 import { AdmissionGate, type AdmissionLimits, addressKey, type Clock, type Timer } from '@netplay/transport';
 
 /**
- * TCP sockets of the listener's HTTP server that have not finished the WebSocket upgrade yet
- * (silent, or half an HTTP request), counted apart from WebSocket connections in an
- * `AdmissionGate`: at most `maxPendingPerAddress` per source address and `maxPending` in total,
- * each destroyed when it is still pending after `pendingTimeoutMs`. They count toward nothing
- * else (`maxConnections` counts upgraded sockets). Node only.
+ * TCP sockets of the listener's HTTP server that are not authenticated yet (no WebSocket upgrade:
+ * silent, or half an HTTP request; or upgraded without an accepted HELLO), counted apart from
+ * connections in an `AdmissionGate`: at most `maxPendingPerAddress` per source address and
+ * `maxPending` in total, each destroyed when it is still pending after `pendingTimeoutMs`. They
+ * count toward nothing else (`maxConnections` counts accepted connections). Node only.
  *
  * When an address already holds its share, its oldest pending socket is destroyed to make room
  * (rather than refusing the newcomer, as the gate does): a client behind the same address as an
@@ -62,7 +62,7 @@ export class PendingSockets {
     this.arm();
   }
 
-  /** The socket finished its upgrade (or its HTTP request), or closed: it is no longer pending. */
+  /** The socket's HELLO was accepted (or it made a plain HTTP request), or it closed: no longer pending. */
   release(socket: Socket): void {
     this.gate.release(socket);
     this.order.delete(socket);

@@ -2,7 +2,7 @@ import type { ChannelSpec } from '@netplay/transport';
 import { pollUntil } from '@netplay/transport/conformance';
 import { afterEach, describe, expect, it } from 'vitest';
 import { connectNode, listen, type WsConnection, type WsListener, type WsListenOptions } from '../src/server.js';
-import { HALF_REQUEST, type RawClient, rawClient } from './raw-sockets.js';
+import { HALF_REQUEST, type RawClient, rawClient, rawUpgrade } from './raw-sockets.js';
 
 const CHANNELS: readonly ChannelSpec[] = [{ name: 'control', kind: 'reliable' }];
 
@@ -118,6 +118,25 @@ describe('admission of sockets that have not finished the WebSocket upgrade', ()
     c.send('control', new Uint8Array([1]));
     expect(await pollUntil(() => echoed, 2000)).toBe(true);
   }, 30_000);
+
+  it('upgraded sockets that never send HELLO stay pending: they do not fill maxConnections and time out', async () => {
+    const listener = await server({ maxConnections: 2, upgradeTimeoutMs: 600 });
+    const raws = keep([]);
+    for (let a = 2; a < 7; a++) for (let i = 0; i < 4; i++) raws.push(await rawUpgrade(listener.port, `127.0.0.${a}`));
+    expect(listener.pendingSocketCount).toBe(20);
+    const t0 = performance.now();
+    const cs = [client(listener.url), client(listener.url)];
+    expect(await pollUntil(() => cs.every((c) => c.state === 'open'), 2000)).toBe(true);
+    expect(performance.now() - t0).toBeLessThan(1000);
+    expect(listener.connections).toHaveLength(2);
+    // A third is refused: the two places are taken by connections, not by the 20 silent sockets.
+    const third = client(listener.url);
+    expect(await pollUntil(() => third.state === 'closed', 2000)).toBe(true);
+    // The silent ones are destroyed after upgradeTimeoutMs (connectMs is the default 5 s).
+    expect(await pollUntil(() => raws.every((r) => r.closed), 3000)).toBe(true);
+    expect(listener.pendingSocketCount).toBe(0);
+    expect(cs.every((c) => c.state === 'open')).toBe(true);
+  });
 
   it('caps WebSocket connections per address (maxConnectionsPerAddress)', async () => {
     const listener = await server({ maxConnectionsPerAddress: 2 });
