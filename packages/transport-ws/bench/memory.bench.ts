@@ -140,7 +140,7 @@ suite.record({
 });
 suite.record({ name: 'listener idle, previous defaults: RSS', value: idleOld.rss / MiB, unit: 'MiB' });
 suite.record({
-  name: `64 hostile maximal messages, previous defaults (16 MiB, no total cap): RSS (${attackedOld.sockets} sockets kept)`,
+  name: `64 hostile maximal messages, previous defaults emulated (16 MiB, no total cap): RSS (${attackedOld.sockets} sockets kept)`,
   value: attackedOld.rss / MiB,
   unit: 'MiB',
   baseline: 'listener idle, previous defaults: RSS',
