@@ -21,7 +21,13 @@ export type RetroArchErrorCode =
   /** The connection closed before the session ended cleanly. */
   | 'closed'
   /** An API call that is not allowed in the current state (e.g. input before playing). */
-  | 'state';
+  | 'state'
+  /** Host: too many wrong passwords from this address; refused without checking until the back-off ends. */
+  | 'too-many-attempts'
+  /** Host: the client sent more messages or bytes per second than the rate limits allow. */
+  | 'flood'
+  /** Host: the listener holds its maximum of connections (total, or still in the handshake from this address). */
+  | 'full';
 
 /** The error the RetroArch client, host and recorder report: a typed `code` and a message. */
 export class RetroArchError extends Error {

@@ -11,6 +11,7 @@ import {
   retroArchHostHeader,
   retroArchPasswordHash,
 } from '@netplay/protocol';
+import { type AttemptLimiter, DEFAULT_RATE_LIMITS, RateBudget, type RateLimits } from '@netplay/transport';
 import type { RetroArchCoreInfo } from './client.js';
 import { RetroArchError } from './errors.js';
 import { OutputQueue } from './output.js';
@@ -41,8 +42,18 @@ export interface RetroArchHostOptions {
   readonly devices?: readonly number[];
   /** Sent as SETTING_ALLOW_PAUSING. Default false. */
   readonly allowPausing?: boolean;
-  /** Milliseconds to finish the handshake. Default 10 000. */
+  /** Milliseconds to finish the handshake, counted from {@link RetroArchHostConnection.start}. Default 10 000. */
   readonly handshakeTimeoutMs?: number;
+  /**
+   * The client's budget of frames and bytes per second (default {@link DEFAULT_RATE_LIMITS}); past
+   * it the connection fails with `flood`. `false` disables it.
+   */
+  readonly rateLimits?: RateLimits | false;
+  /**
+   * Password attempts: a limiter shared by every connection of a listener and this client's
+   * address (its key). A blocked address fails with `too-many-attempts` before its password is checked.
+   */
+  readonly attempts?: { readonly limiter: AttemptLimiter; readonly address: string };
   /** Receives every event synchronously. */
   readonly onEvent?: (event: RetroArchHostEvent) => void;
   /** Called when output becomes pending. */
@@ -106,6 +117,10 @@ export class RetroArchHostConnection {
   private clientNick = '';
   private nextFrame: number;
   private _error: RetroArchError | undefined;
+  private readonly rateLimits: RateLimits | undefined;
+  private budget: RateBudget | undefined;
+  /** The time of the chunk being read. */
+  private now = 0;
 
   constructor(
     private readonly options: RetroArchHostOptions,
@@ -124,6 +139,18 @@ export class RetroArchHostConnection {
     this.devices = options.devices ?? new Array<number>(RETROARCH_MAX_DEVICES).fill(1);
     this.handshakeTimeoutMs = options.handshakeTimeoutMs ?? 10_000;
     this.nextFrame = startFrame;
+    const r = options.rateLimits ?? DEFAULT_RATE_LIMITS;
+    this.rateLimits = r === false ? undefined : r;
+  }
+
+  /** The transport connected at `now` (ms): the handshake timeout counts from here, even if the client never speaks. */
+  start(now: number): void {
+    this.startedAt ??= now;
+  }
+
+  /** Closes the connection with `error` (the listener's admission: `timeout`, `full`), sending NAK. */
+  abort(error: RetroArchError): void {
+    this.fail(error, this.step !== 'header');
   }
 
   get state(): RetroArchHostState {
@@ -171,16 +198,20 @@ export class RetroArchHostConnection {
   receive(chunk: Uint8Array, now: number): void {
     if (this._state === 'closed') return;
     this.startedAt ??= now;
+    this.now = now;
+    if (this.rateLimits !== undefined) this.budget ??= new RateBudget(this.rateLimits, now);
     try {
       this.decoder.push(chunk);
       if (this.step === 'header') {
         const raw = this.decoder.readRaw(RETROARCH_HEADER_SIZE);
         if (raw === undefined) return;
+        if (!this.charge(RETROARCH_HEADER_SIZE)) return;
         this.onHeader(raw);
         if (this.isClosed()) return;
       }
       const d = this.decoder;
       while (d.readFrame()) {
+        if (!this.charge(8 + d.payloadLength)) return;
         this.onFrame(d.command, d.bytes, d.payloadOffset, d.payloadLength);
         if (this.isClosed()) return;
       }
@@ -214,6 +245,13 @@ export class RetroArchHostConnection {
     this._state = 'closed';
     this.pending();
     this.emit({ type: 'closed' });
+  }
+
+  /** Charges one frame of `bytes` to the client's budget; false (and closed with `flood`) when over it. */
+  private charge(bytes: number): boolean {
+    if (this.budget === undefined || this.budget.take(bytes, this.now)) return true;
+    this.fail(new RetroArchError('flood', this.budget.describe()));
+    return false;
   }
 
   private isClosed(): boolean {
@@ -331,10 +369,31 @@ export class RetroArchHostConnection {
       return;
     }
     if (this.step === 'password' && m.type === 'password') {
-      if (m.hash !== retroArchPasswordHash(this.options.salt ?? 0, this.options.password ?? '')) {
-        this.fail(new RetroArchError('password-rejected', 'wrong password'), true);
+      const a = this.options.attempts;
+      const wait = a?.limiter.waitMs(a.address, this.now) ?? 0;
+      if (wait > 0) {
+        // Blocked: answered without checking the password.
+        this.fail(
+          new RetroArchError(
+            'too-many-attempts',
+            `too many wrong passwords from ${a?.address}: retry in ${Math.ceil(wait)} ms`,
+          ),
+          true,
+        );
         return;
       }
+      if (m.hash !== retroArchPasswordHash(this.options.salt ?? 0, this.options.password ?? '')) {
+        const next = a?.limiter.fail(a.address, this.now) ?? 0;
+        this.fail(
+          new RetroArchError(
+            'password-rejected',
+            next > 0 ? `wrong password (next attempt in ${Math.ceil(next)} ms)` : 'wrong password',
+          ),
+          true,
+        );
+        return;
+      }
+      a?.limiter.succeed(a.address);
       this.out.message({ type: 'info', ...info });
       this.step = 'info';
       this.pending();

@@ -5,6 +5,12 @@
  * @packageDocumentation
  */
 export {
+  DEFAULT_MAX_RETROARCH_CONNECTIONS,
+  RetroArchAdmission,
+  type RetroArchAdmissionOptions,
+  type RetroArchArrival,
+} from './admission.js';
+export {
   RetroArchClient,
   type RetroArchClientEvent,
   type RetroArchClientOptions,

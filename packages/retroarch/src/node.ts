@@ -5,6 +5,8 @@
  */
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { addressKey, type RateLimits } from '@netplay/transport';
+import { RetroArchAdmission, type RetroArchAdmissionOptions } from './admission.js';
 import { RetroArchClient, type RetroArchClientEvent, type RetroArchClientOptions } from './client.js';
 import { RetroArchError } from './errors.js';
 import { RetroArchHostConnection, type RetroArchHostEvent, type RetroArchHostOptions } from './host.js';
@@ -16,6 +18,8 @@ export interface ConnectRetroArchOptions extends Omit<RetroArchClientOptions, 'o
   /** Host address (default 127.0.0.1). */
   readonly host?: string;
   readonly port: number;
+  /** Local address to connect from (default: the system's choice). */
+  readonly localAddress?: string;
 }
 
 /** A {@link RetroArchClient} on a TCP socket. */
@@ -37,7 +41,11 @@ export interface RetroArchConnection {
  */
 export function connectRetroArch(options: ConnectRetroArchOptions): Promise<RetroArchConnection> {
   return new Promise((resolve, reject) => {
-    const socket = connect(options.port, options.host ?? '127.0.0.1');
+    const socket = connect({
+      port: options.port,
+      host: options.host ?? '127.0.0.1',
+      ...(options.localAddress !== undefined ? { localAddress: options.localAddress } : {}),
+    });
     socket.setNoDelay(true);
     let scheduled = false;
     let resolveClosed: (e: RetroArchError | undefined) => void = () => undefined;
@@ -108,7 +116,7 @@ export interface RetroArchHostSocket {
 }
 
 /** Options of {@link listenRetroArchHost}. */
-export interface ListenRetroArchHostOptions {
+export interface ListenRetroArchHostOptions extends RetroArchAdmissionOptions {
   /** Address to listen on. Default 127.0.0.1. */
   readonly address?: string;
   /** Port (0 = any free one). */
@@ -124,16 +132,47 @@ export interface ListenRetroArchHostOptions {
   readonly frame?: () => number;
   /** Every event of every connection. */
   readonly onEvent?: (connection: RetroArchHostSocket, event: RetroArchHostEvent) => void;
+  /**
+   * Each client's budget of frames and bytes per second (default `DEFAULT_RATE_LIMITS` of
+   * @netplay/transport: 4 000 frames/s, 4 MiB/s, 2 s burst); past it the client is closed with
+   * `flood`. `false` disables it.
+   */
+  readonly rateLimits?: RateLimits | false;
 }
 
 /**
  * Listens for RetroArch clients and runs a {@link RetroArchHostConnection} for each (client
  * numbers 1, 2, … in connection order). Resolves with the server once it listens.
+ *
+ * Admission: at most `maxConnections` connections; those still in the handshake are capped per
+ * address and in total and closed with `timeout` after `admission.pendingTimeoutMs` (a timer
+ * checks them, and ticks every connection, 4 times per timeout and at least every 250 ms);
+ * password failures back off per address; each client has a rate budget. A refused or closed
+ * connection gets a `closed` event with the error, then its socket is ended and destroyed.
+ * @throws RangeError (rejects) for a limit out of range.
  */
 export function listenRetroArchHost(options: ListenRetroArchHostOptions): Promise<Server> {
   let next = 1;
+  let guard: RetroArchAdmission<RetroArchHostConnection>;
+  try {
+    guard = new RetroArchAdmission<RetroArchHostConnection>(options);
+  } catch (e) {
+    return Promise.reject(e);
+  }
+  const hosts = new Set<RetroArchHostConnection>();
+  const sweep = setInterval(
+    () => {
+      const now = performance.now();
+      for (const h of guard.expire(now)) h.abort(guard.expiredError());
+      for (const h of hosts) h.tick(now);
+    },
+    Math.min(250, guard.gate.limits.pendingTimeoutMs / 4),
+  );
+  sweep.unref();
   const server = createServer((socket) => {
     socket.setNoDelay(true);
+    const now = performance.now();
+    const address = addressKey(socket.remoteAddress ?? '');
     const flush = (): void => {
       const bytes = host.takeOutput();
       if (bytes !== undefined && !socket.destroyed) socket.write(bytes);
@@ -154,11 +193,16 @@ export function listenRetroArchHost(options: ListenRetroArchHostOptions): Promis
       {
         ...hostOptions,
         clientNumber: hostOptions.clientNumber ?? next++,
+        ...(options.rateLimits !== undefined ? { rateLimits: options.rateLimits } : {}),
+        attempts: { limiter: guard.attempts, address },
         onEvent: (e) => {
+          if (e.type === 'joined') guard.joined(host);
           options.onEvent?.(conn, e);
           if (e.type === 'closed') {
             flush();
-            socket.end();
+            guard.gone(host);
+            hosts.delete(host);
+            socket.end(() => socket.destroy());
           }
         },
         onOutput: () => {
@@ -173,13 +217,22 @@ export function listenRetroArchHost(options: ListenRetroArchHostOptions): Promis
       },
       options.frame?.() ?? 0,
     );
+    host.start(now);
+    socket.on('close', () => host.connectionClosed());
+    socket.on('error', () => undefined);
+    const arrival = guard.arrive(host, address, now);
+    if (!arrival.ok) {
+      host.abort(arrival.error);
+      return;
+    }
+    hosts.add(host);
+    arrival.evicted?.abort(guard.evictedError());
     socket.on('data', (chunk: Buffer) => {
       host.receive(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength), performance.now());
       flush();
     });
-    socket.on('close', () => host.connectionClosed());
-    socket.on('error', () => undefined);
   });
+  server.on('close', () => clearInterval(sweep));
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.address ?? '127.0.0.1', () => resolve(server));
