@@ -4,6 +4,7 @@
  * then run the scheduler the host chose over the same connection. See the package README.
  * @packageDocumentation
  */
+export { DEFAULT_HANDSHAKE_TIMEOUT_MS, type HostAdmissionOptions } from './admission.js';
 export {
   RELAY_CONTROL_CHANNEL,
   RELAY_INPUT_CHANNEL,
