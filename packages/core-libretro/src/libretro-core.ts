@@ -482,6 +482,16 @@ export class LibretroCore implements Core {
     return crc32(this.cache.bytes, STATE_HEADER_BYTES, this.cacheLen);
   }
 
+  /**
+   * A fresh `retro_serialize` of the machine now, ignoring the checksum rule: for diagnosis only
+   * (right after a load it may differ from the bytes loaded, which is why checksums never use it).
+   */
+  serializeFresh(): Uint8Array {
+    this.cacheValid = false;
+    this.ensureSerialized();
+    return this.cache.bytes.slice(STATE_HEADER_BYTES, this.cacheLen);
+  }
+
   // --- Memory ---
 
   /** The save RAM (`RETRO_MEMORY_SAVE_RAM`) as a live view; empty when the game has none. Persist it apart from states. */
