@@ -86,12 +86,12 @@ async function rawPipe(replyEvery = 0): Promise<Pipe> {
 }
 
 async function udpPipe(channel: 'input' | 'state'): Promise<Pipe> {
-  const listener = await listenUdp({ channels });
+  const listener = await listenUdp({ channels, rateLimits: false });
   let server: Connection | undefined;
   listener.on('connection', (c) => {
     server = c;
   });
-  const client = await connectUdp({ channels, host: '127.0.0.1', port: listener.port });
+  const client = await connectUdp({ channels, host: '127.0.0.1', port: listener.port, rateLimits: false });
   await pollUntil(() => server !== undefined, 2000);
   return {
     send: (data) => client.send(channel, data),
@@ -153,13 +153,13 @@ async function latency(pipe: Pipe, count: number, samples: number[]): Promise<vo
 }
 
 async function transferTime(loss: number, seed: number): Promise<number> {
-  const listener = await listenUdp({ channels });
+  const listener = await listenUdp({ channels, rateLimits: false });
   const relay = await UdpRelay.start({ targetHost: '127.0.0.1', targetPort: listener.port, seed });
   let server: Connection | undefined;
   listener.on('connection', (c) => {
     server = c;
   });
-  const client = await connectUdp({ channels, host: relay.host, port: relay.port });
+  const client = await connectUdp({ channels, host: relay.host, port: relay.port, rateLimits: false });
   await pollUntil(() => server !== undefined, 2000);
   relay.impair({ loss });
   const data = new Prng(seed).fill(new Uint8Array(1 << 20));

@@ -215,7 +215,9 @@ export class UdpPeer implements Connection {
     this.lastHeard = io.clock.now();
     this.lastTrackedSent = this.lastHeard;
     this.reassembly = new Reassembly(config.maxReassemblyBytes, io.reassemblyBudget, () =>
-      this.fail(new TransportError('limit', 'listener reassembly limit: this connection held the most')),
+      this.fail(
+        new TransportError('limit', 'listener reassembly limit: this connection held the oldest unfinished message'),
+      ),
     );
     this.budget = config.rateLimits ? new RateBudget(config.rateLimits, this.lastHeard) : undefined;
   }

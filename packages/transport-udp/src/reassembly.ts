@@ -21,6 +21,8 @@ interface PartialMessage {
   missing: number;
   /** Bytes charged for this message. */
   charged: number;
+  /** Arrival order of its first fragment (a listener-wide serial number). */
+  readonly born: number;
 }
 
 /** What {@link Reassembly.add} did. */
@@ -31,21 +33,24 @@ export const AddResult = {
   Mismatch: 1,
   /** Holding it would exceed the connection's `maxReassemblyBytes`. */
   OverConnection: 2,
-  /** Holding it would exceed the listener-wide budget, and this connection holds the most. */
+  /** Holding it would exceed the listener-wide budget, and this connection's oldest message is the oldest. */
   OverListener: 3,
 } as const;
 export type AddResult = (typeof AddResult)[keyof typeof AddResult];
 
 /**
  * A listener-wide cap on the reassembly bytes of all its connections. When a fragment would take
- * the total past it, the connection holding the most is evicted (its `onEvict` ends it with
- * `limit`) until the fragment fits; if that connection is the one receiving, the fragment is
- * refused instead. So hostile connections that announce large messages evict each other, and an
- * honest transfer smaller than its share is never the one to go.
+ * the total past it, the connection whose oldest unfinished message started first is evicted (its
+ * `onEvict` ends it with `limit`) until the fragment fits; if that connection is the one receiving,
+ * the fragment is refused instead (and that connection ends). A stalled announcement (a hostile
+ * peer that never finishes its messages) thus goes before a transfer in progress that started
+ * after it: an honest savestate completes unless the cap is filled anew while it is in flight.
  */
 export class ReassemblyBudget {
   /** Bytes held by all member accounts. */
   held = 0;
+  /** @internal Serial number of the next message started. */
+  serial = 0;
   /** Connections evicted to make room so far. */
   evictions = 0;
   private readonly members = new Set<Reassembly>();
@@ -62,11 +67,18 @@ export class ReassemblyBudget {
     this.members.delete(r);
   }
 
-  /** Makes room for `bytes` more on behalf of `r`; false when `r` itself holds the most. */
+  /** Makes room for `bytes` more on behalf of `r`; false when `r`'s oldest message is the oldest. */
   reserve(r: Reassembly, bytes: number): boolean {
     while (this.held + bytes > this.maxBytes) {
       let top = r;
-      for (const m of this.members) if (m.held > top.held) top = m;
+      let topBorn = r.oldest();
+      for (const m of this.members) {
+        const born = m.oldest();
+        if (born < topBorn) {
+          top = m;
+          topBorn = born;
+        }
+      }
       if (top === r) return false;
       const before = this.held;
       this.evictions++;
@@ -118,7 +130,8 @@ export class Reassembly {
     if (this.held + cost > this.maxBytes) return AddResult.OverConnection;
     if (this.budget && !this.budget.reserve(this, cost)) return AddResult.OverListener;
     if (!part) {
-      part = { length, fragSize, frags: new Map(), missing: fragCount, charged: 0 };
+      const born = this.budget ? this.budget.serial++ : 0;
+      part = { length, fragSize, frags: new Map(), missing: fragCount, charged: 0, born };
       map.set(seq, part);
     }
     part.frags.set(idx, d.slice(start, end));
@@ -142,6 +155,19 @@ export class Reassembly {
     const out = new Uint8Array(part.length);
     for (const [idx, bytes] of part.frags) out.set(bytes, idx * part.fragSize);
     return out;
+  }
+
+  /** Serial number of the oldest message held (+Infinity when none). */
+  oldest(): number {
+    let born = Number.POSITIVE_INFINITY;
+    for (const map of this.channels) {
+      if (!map) continue;
+      for (const part of map.values()) {
+        if (part.born < born) born = part.born;
+        break; // maps keep insertion order: the first is the oldest of its channel
+      }
+    }
+    return born;
   }
 
   /** Drops everything and leaves the listener's budget (the connection ended). */
