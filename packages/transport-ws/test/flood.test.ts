@@ -2,7 +2,9 @@ import type { ChannelSpec, CloseEvent } from '@netplay/transport';
 import { DEFAULT_RATE_LIMITS } from '@netplay/transport';
 import { pollUntil } from '@netplay/transport/conformance';
 import { afterEach, describe, expect, it } from 'vitest';
-import { connectNode, listen, type WsConnection, type WsListener } from '../src/server.js';
+import { WebSocket } from 'ws';
+import { connect } from '../src/index.js';
+import { connectNode, listen, type WebSocketConstructor, type WsConnection, type WsListener } from '../src/server.js';
 
 const CHANNELS: readonly ChannelSpec[] = [{ name: 'control', kind: 'reliable' }];
 const tick = () => new Promise<void>((r) => setImmediate(r));
@@ -104,6 +106,39 @@ describe('rate limits', () => {
     for (let i = 0; i < 20_000; i++) c.send('control', new Uint8Array(8));
     expect(await pollUntil(() => received === 20_000, 10_000)).toBe(true);
     expect(c.state).toBe('open');
+  });
+
+  it('the browser client applies its budget too: a flooding server is closed with flood', async () => {
+    const listener = await listen({ channels: CHANNELS, rateLimits: false });
+    cleanups.push(async () => {
+      listener.close();
+      await listener.whenClosed();
+    });
+    let serverClose: CloseEvent | undefined;
+    listener.on('connection', (c) => {
+      c.on('close', (e) => {
+        serverClose = e;
+      });
+      for (let i = 0; i < 1000 && c.state === 'open'; i++) c.send('control', new Uint8Array(8));
+    });
+    const c = connect(listener.url, {
+      channels: CHANNELS,
+      WebSocket: WebSocket as unknown as WebSocketConstructor,
+      rateLimits: { messagesPerSecond: 100, bytesPerSecond: 1 << 20, burstSeconds: 1 },
+    });
+    cleanups.push(() => c.close());
+    let received = 0;
+    c.on('message', () => received++);
+    let clientClose: CloseEvent | undefined;
+    c.on('close', (e) => {
+      clientClose = e;
+    });
+    expect(await pollUntil(() => clientClose !== undefined && serverClose !== undefined, 5000)).toBe(true);
+    expect(clientClose?.code).toBe('error');
+    expect(clientClose?.error?.code).toBe('flood');
+    expect(serverClose?.code).toBe('remote');
+    expect(serverClose?.reason.startsWith('flood')).toBe(true);
+    expect(received).toBeLessThan(1000);
   });
 
   it('rejects bad rate limits with invalid-argument', async () => {
