@@ -251,12 +251,12 @@ export class P2PSession implements EventSource<SessionEventMap> {
   /**
    * Sets this peer's input for the current frame plus the input delay. Inputs for frames that
    * already have one (a stalled frame, or after the delay shrank) are dropped. Ignored until
-   * the session runs.
+   * the session runs, and once it ended.
    */
   addLocalInput(input: Uint8Array): void {
     if (input.length !== this.timeline.inputBytes)
       throw new RollbackError('bad-argument', `input of ${input.length} bytes, expected ${this.timeline.inputBytes}`);
-    if (!this.liveness.running) return;
+    if (!this.liveness.running || this.finality.endReason !== undefined) return;
     this.timeline.addLocal(this.localPlayer, this.timeline.currentFrame + this.delay, input);
   }
 
