@@ -39,7 +39,8 @@ export interface WsConnectionOptions {
   readonly clock?: Clock;
   /**
    * The peer's budget of received WebSocket messages and bytes per second (default
-   * `DEFAULT_RATE_LIMITS`: 4,000 messages and 4 MiB a second, 2 s burst). A peer over it is closed
+   * `DEFAULT_RATE_LIMITS`: 4,000 messages and 4 MiB a second, 2 s burst, with the byte rate raised
+   * to `maxMessageBytes` when that is larger: 8 MiB/s by default). A peer over it is closed
    * with close code 4004 and a `flood: …` reason (locally: code `error`, `TransportError('flood')`).
    * `false` disables it (throughput benches).
    */
@@ -80,8 +81,17 @@ function positive(
   return value;
 }
 
-function rateLimits(limits: RateLimits | false | undefined): RateLimits | false {
-  if (limits === undefined) return DEFAULT_RATE_LIMITS;
+/**
+ * The budget: `DEFAULT_RATE_LIMITS` when none is given, with `bytesPerSecond` raised to at least
+ * `maxMessageBytes`, so that the burst (2 s) holds two messages of the largest size: a savestate
+ * followed by inputs never looks like a flood.
+ */
+function rateLimits(limits: RateLimits | false | undefined, maxMessageBytes: number): RateLimits | false {
+  if (limits === undefined) {
+    return DEFAULT_RATE_LIMITS.bytesPerSecond >= maxMessageBytes
+      ? DEFAULT_RATE_LIMITS
+      : Object.freeze({ ...DEFAULT_RATE_LIMITS, bytesPerSecond: maxMessageBytes });
+  }
   if (limits === false) return false;
   try {
     return validateRateLimits(limits);
@@ -101,12 +111,13 @@ export function resolveOptions(options: WsConnectionOptions, channels: readonly 
   positive(timeouts.connectMs, 1, 'timeouts.connectMs');
   // The HELLO must be encodable: fail here rather than inside a socket callback.
   encodeHello({ maxMessageBytes: 0, maxUnreliableBytes: 0, channels });
+  const maxMessageBytes = Math.floor(
+    positive(options.maxMessageBytes, DEFAULT_MAX_MESSAGE_BYTES, 'maxMessageBytes', MAX_LIMIT - 16),
+  );
   return {
     channels,
     timeouts,
-    maxMessageBytes: Math.floor(
-      positive(options.maxMessageBytes, DEFAULT_MAX_MESSAGE_BYTES, 'maxMessageBytes', MAX_LIMIT - 16),
-    ),
+    maxMessageBytes,
     maxUnreliableBytes: Math.floor(
       positive(options.maxUnreliableBytes, DEFAULT_MAX_UNRELIABLE_BYTES, 'maxUnreliableBytes', MAX_LIMIT - 16),
     ),
@@ -120,7 +131,7 @@ export function resolveOptions(options: WsConnectionOptions, channels: readonly 
     pollMs: positive(options.pollMs, 5, 'pollMs'),
     closeGraceMs: positive(options.closeGraceMs, 1000, 'closeGraceMs'),
     clock: options.clock ?? systemClock,
-    rateLimits: rateLimits(options.rateLimits),
+    rateLimits: rateLimits(options.rateLimits, maxMessageBytes),
   };
 }
 

@@ -92,6 +92,33 @@ describe('rate limits', () => {
     expect(1920).toBeLessThan(DEFAULT_RATE_LIMITS.messagesPerSecond * DEFAULT_RATE_LIMITS.burstSeconds);
   });
 
+  it('with the default budget, a maximal message followed by more messages is not a flood', async () => {
+    const listener = await listen({ channels: CHANNELS });
+    cleanups.push(async () => {
+      listener.close();
+      await listener.whenClosed();
+    });
+    let bytes = 0;
+    let closed: CloseEvent | undefined;
+    listener.on('connection', (c) => {
+      c.on('message', (m) => {
+        bytes += m.data.length;
+      });
+      c.on('close', (e) => {
+        closed = e;
+      });
+    });
+    const c = connectNode(listener.url, { channels: CHANNELS });
+    cleanups.push(() => c.close());
+    expect(await pollUntil(() => c.state === 'open', 3000)).toBe(true);
+    const max = c.limits.maxMessageBytes; // 8 MiB by default: a savestate of the largest size
+    c.send('control', new Uint8Array(max));
+    for (let i = 0; i < 100; i++) c.send('control', new Uint8Array(1024));
+    expect(await pollUntil(() => bytes === max + 100 * 1024, 10_000)).toBe(true);
+    expect(closed).toBeUndefined();
+    expect(c.state).toBe('open');
+  });
+
   it('rateLimits: false disables the budget', async () => {
     const listener = await listen({ channels: CHANNELS, rateLimits: false });
     cleanups.push(async () => {
