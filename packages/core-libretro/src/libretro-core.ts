@@ -33,7 +33,7 @@ import {
 } from './options.js';
 import { PrivateCopy } from './private-copy.js';
 import { RETROPAD_INPUT_BYTES } from './retropad.js';
-import { readStateHeader, STATE_HEADER_BYTES, writeStateHeader } from './state-header.js';
+import { checkStateHeader, HeaderFields, STATE_HEADER_BYTES, writeHeaderFields } from './state-header.js';
 
 /** What the core says about itself and its content, read at load. */
 export interface LibretroCoreInfo {
@@ -97,6 +97,8 @@ export class LibretroCore implements Core {
   private cacheValid = false;
   private readonly payloadCapacity: number;
   private powerOn: Uint8Array;
+  private readonly cachePayload: Pointer;
+  private readonly header = new HeaderFields();
   private readonly audioPair = new Int16Array(2);
 
   private constructor(o: LibretroCoreOptions) {
@@ -294,6 +296,7 @@ export class LibretroCore implements Core {
     this.stateBytes = STATE_HEADER_BYTES + this.payloadCapacity;
     this.cache = new NativeBuffer(this.stateBytes);
     this.backup = new NativeBuffer(this.stateBytes);
+    this.cachePayload = this.cache.ptr + BigInt(STATE_HEADER_BYTES);
     cleanup.push(() => {
       this.cache.free();
       this.backup.free();
@@ -362,14 +365,9 @@ export class LibretroCore implements Core {
         `the core's state grew to ${size} B, over the ${this.payloadCapacity} B fixed at load (raise stateSlack)`,
         this.coreFile,
       );
-    if (!(size > 0) || !lib.retro_serialize(this.cache.ptr + BigInt(STATE_HEADER_BYTES), size))
+    if (!(size > 0) || !lib.retro_serialize(this.cachePayload, size))
       throw new LibretroError('no-savestates', `retro_serialize failed at frame ${this.frame}`, this.coreFile);
-    writeStateHeader(this.cache.bytes, {
-      coreId: this.coreId,
-      contentId: this.contentId,
-      frame: this.frame >>> 0,
-      payloadBytes: size,
-    });
+    writeHeaderFields(this.cache.bytes, this.coreId, this.contentId, this.frame >>> 0, size);
     this.cacheLen = STATE_HEADER_BYTES + size;
     this.cacheValid = true;
   }
@@ -380,7 +378,9 @@ export class LibretroCore implements Core {
     const n = this.cacheLen;
     if (target.length < n)
       throw new LibretroError('buffer-too-small', `target of ${target.length} B, the state needs ${n} B`);
-    target.set(this.cache.bytes.subarray(0, n));
+    // The whole buffer when it fits (a ring slot is stateBytes long): no subarray object per save.
+    if (target.length >= this.stateBytes) target.set(this.cache.bytes);
+    else target.set(this.cache.bytes.subarray(0, n));
     return n;
   }
 
@@ -398,33 +398,33 @@ export class LibretroCore implements Core {
    */
   load(state: Uint8Array): void {
     this.live();
-    const h = readStateHeader(state, this.coreId, this.contentId, this.contentFile);
-    this.loadPayload(state.subarray(STATE_HEADER_BYTES, STATE_HEADER_BYTES + h.payloadBytes), h.frame);
+    const h = this.header;
+    checkStateHeader(state, this.coreId, this.contentId, this.contentFile, h);
+    this.loadPayload(state, STATE_HEADER_BYTES, h.payloadBytes, h.frame);
   }
 
-  private loadPayload(payload: Uint8Array, frame: number): void {
+  /** Loads `length` payload bytes of `source` from `offset`; copies, allocates nothing. */
+  private loadPayload(source: Uint8Array, offset: number, length: number, frame: number): void {
     const lib = this.live();
-    if (payload.length > this.payloadCapacity)
+    if (length > this.payloadCapacity)
       throw new LibretroError(
         'state-too-large',
-        `state payload of ${payload.length} B, this core holds at most ${this.payloadCapacity} B`,
+        `state payload of ${length} B, this core holds at most ${this.payloadCapacity} B`,
         this.contentFile,
       );
     this.ensureSerialized();
     const backupLen = this.cacheLen;
-    this.backup.bytes.set(this.cache.bytes.subarray(0, backupLen));
-    writeStateHeader(this.cache.bytes, {
-      coreId: this.coreId,
-      contentId: this.contentId,
-      frame: frame >>> 0,
-      payloadBytes: payload.length,
-    });
-    this.cache.bytes.set(payload, STATE_HEADER_BYTES);
-    this.cacheLen = STATE_HEADER_BYTES + payload.length;
-    if (!lib.retro_unserialize(this.cache.ptr + BigInt(STATE_HEADER_BYTES), payload.length)) {
-      this.cache.bytes.set(this.backup.bytes.subarray(0, backupLen));
+    this.backup.bytes.set(this.cache.bytes);
+    // Copies without a subarray object where the shapes allow (a whole state, or a whole raw state).
+    if (offset === STATE_HEADER_BYTES && source.length <= this.stateBytes) this.cache.bytes.set(source);
+    else if (offset === 0 && source.length === length) this.cache.bytes.set(source, STATE_HEADER_BYTES);
+    else this.cache.bytes.set(source.subarray(offset, offset + length), STATE_HEADER_BYTES);
+    writeHeaderFields(this.cache.bytes, this.coreId, this.contentId, frame >>> 0, length);
+    this.cacheLen = STATE_HEADER_BYTES + length;
+    if (!lib.retro_unserialize(this.cachePayload, length)) {
+      this.cache.bytes.set(this.backup.bytes);
       this.cacheLen = backupLen;
-      lib.retro_unserialize(this.cache.ptr + BigInt(STATE_HEADER_BYTES), backupLen - STATE_HEADER_BYTES);
+      lib.retro_unserialize(this.cachePayload, backupLen - STATE_HEADER_BYTES);
       throw new LibretroError(
         'state-rejected',
         `${this.info.libraryName} refused the state (retro_unserialize returned false)`,
@@ -473,7 +473,7 @@ export class LibretroCore implements Core {
   loadRaw(state: Uint8Array, frame: number = this.frame): void {
     if (!Number.isInteger(frame) || frame < 0 || frame > 0xffffffff)
       throw new LibretroError('bad-input', `frame must be 0..2^32-1, got ${frame}`);
-    this.loadPayload(state, frame);
+    this.loadPayload(state, 0, state.length, frame);
   }
 
   /** CRC-32 (zlib) of the raw state under the checksum rule: RetroArch's netplay frame CRC. */
