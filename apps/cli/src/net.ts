@@ -1,5 +1,11 @@
 import { SESSION_CHANNELS } from '@netplay/session';
-import { type Clock, type Connection, type Listener, TransportError } from '@netplay/transport';
+import {
+  type Clock,
+  type Connection,
+  DEFAULT_ADMISSION_LIMITS,
+  type Listener,
+  TransportError,
+} from '@netplay/transport';
 import { connectUdp, listenUdp } from '@netplay/transport-udp';
 import { connectNode, listen as listenWs } from '@netplay/transport-ws/server';
 import { CliError, ExitCode } from './exit-codes.js';
@@ -18,6 +24,24 @@ export interface BoundListener {
   readonly port: number;
 }
 
+/** Spectators a CLI host admits (the session host's default). */
+export const MAX_SPECTATORS = 8;
+
+/**
+ * Transport connections a CLI host's listener takes: every admitted client (`players - 1` and
+ * `maxSpectators`), plus the session host's cap on connections still in the session handshake
+ * (`maxPending`, default 64), plus a margin of 8 for connections the host is closing. The
+ * session host evicts the oldest pending connection past `maxPending`, so half-open connections
+ * can never fill the transport's slots and lock a player out.
+ */
+export function listenerSlots(
+  players: number,
+  maxSpectators = MAX_SPECTATORS,
+  maxPending = DEFAULT_ADMISSION_LIMITS.maxPending,
+): number {
+  return players - 1 + maxSpectators + maxPending + 8;
+}
+
 function isAddressInUse(e: unknown): boolean {
   for (let c: unknown = e; c !== undefined && c !== null; c = (c as { cause?: unknown }).cause) {
     if ((c as { code?: unknown }).code === 'EADDRINUSE') return true;
@@ -27,7 +51,8 @@ function isAddressInUse(e: unknown): boolean {
 }
 
 /**
- * Listens for session connections (declaring `SESSION_CHANNELS`).
+ * Listens for session connections (declaring `SESSION_CHANNELS`), at most `maxConnections`
+ * (default {@link listenerSlots} of 2 players).
  * @throws CliError `Network`: "port N is busy" on EADDRINUSE, or the transport's message.
  */
 export async function listenSession(
@@ -35,7 +60,7 @@ export async function listenSession(
   host: string,
   port: number,
   clock: Clock,
-  maxConnections = 16,
+  maxConnections = listenerSlots(2),
 ): Promise<BoundListener> {
   try {
     if (transport === 'udp') {

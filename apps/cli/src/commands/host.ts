@@ -7,7 +7,7 @@ import { chip8Content } from '../content.js';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import type { CliIo } from '../io.js';
 import type { RawInput } from '../keyboard.js';
-import { DEFAULT_PORT, listenSession, TRANSPORTS } from '../net.js';
+import { DEFAULT_PORT, listenerSlots, listenSession, MAX_SPECTATORS, TRANSPORTS } from '../net.js';
 import { Display, inputSource, paceFrames } from '../play.js';
 import { lockstepStatsLine, statsLine } from '../render.js';
 import { makeCore, readRom } from '../rom.js';
@@ -91,6 +91,7 @@ export async function hostCommand(argv: string[], io: CliIo, deps: HostDeps = {}
       clock,
       mode,
       players,
+      maxSpectators: MAX_SPECTATORS,
       inputDelay: delay,
       ...(values.nick !== undefined ? { nick: values.nick } : {}),
       ...(values.password ? { password: values.password } : {}),
@@ -98,7 +99,7 @@ export async function hostCommand(argv: string[], io: CliIo, deps: HostDeps = {}
   } catch (e) {
     throw sessionFailure(e);
   }
-  const bound = await listenSession(transport, bind, port, clock);
+  const bound = await listenSession(transport, bind, port, clock, listenerSlots(players));
   const finals = new FinalStates(host.nick);
   const input = inputSource(values.bot ? { bot: 1 } : deps.stdin ? { stdin: deps.stdin } : {}, clock);
   const display = new Display(io, {
