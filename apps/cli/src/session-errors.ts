@@ -31,7 +31,7 @@ const HEADLINE: Readonly<Record<SessionErrorCode, string>> = {
   timeout: 'handshake timed out',
   'bad-argument': 'bad option',
   closed: 'connection closed',
-  'too-many-attempts': 'too many wrong passwords from this address',
+  'too-many-attempts': 'password attempts blocked',
   flood: 'disconnected for flooding the host',
 };
 

@@ -97,4 +97,29 @@ describe('netplay host admission', () => {
     // The host told the flood why: evicted (timeout) or over the per-address cap (server-full).
     expect(out).toMatch(/refused 127\.0\.0\.\d+:\d+: (timeout: handshake not done in time|server-full: server busy)/);
   });
+
+  it('wrong passwords back off: exit TooManyAttempts once blocked, and the host prints why', async () => {
+    const host = startHost(['--password', 'sesame'], 3);
+    const port = await host.port;
+    const codes: number[] = [];
+    let last = '';
+    for (let i = 0; i < 6; i++) {
+      const intruder = join_(port, ['--password', `guess-${i}`]);
+      codes.push(await intruder.done);
+      last = intruder.io.stderr.join('');
+    }
+    expect(codes).toEqual([
+      ExitCode.PasswordRefused,
+      ExitCode.PasswordRefused,
+      ExitCode.PasswordRefused,
+      ExitCode.PasswordRefused,
+      ExitCode.TooManyAttempts,
+      ExitCode.TooManyAttempts,
+    ]);
+    expect(last).toMatch(
+      /password attempts blocked: too many wrong passwords from 127\.0\.0\.1: retry in \d+ ms/,
+    );
+    expect(await host.done).toBe(ExitCode.Ok);
+    expect(host.io.stdout.join('')).toMatch(/refused .*too-many-attempts/);
+  });
 });
