@@ -123,8 +123,9 @@ export class InputExchange {
     if (h.held > r.held) r.held = h.held;
     if (h.ack > r.ackNext) r.ackNext = h.ack;
     // Host inputs made after a decision this peer has not applied yet wait for it (they are resent).
-    if (r.peer === this.role.hostPeer && h.epoch !== this.role.epoch) return;
-    if (this.frozen[r.player] === 1) return;
+    // Inputs this peer does not take now (not the sender's fault: it is not suspected for them).
+    r.inputsHeld = (r.peer === this.role.hostPeer && h.epoch !== this.role.epoch) || this.frozen[r.player] === 1;
+    if (r.inputsHeld) return;
     if (data.length > INPUT_HEADER_BYTES) this.take(r.player, data, INPUT_HEADER_BYTES);
   }
 

@@ -59,7 +59,7 @@ export class Liveness {
 
   /** Whether playing peer `r` (its next missing frame `next`) gives reason to suspect it stalls the game. */
   private suspect(r: Remote, next: number, now: number): boolean {
-    return next < r.remoteFrame || now - r.freshInputAt >= this.interruptMs;
+    return (next < r.remoteFrame && !r.inputsHeld) || now - r.freshInputAt >= this.interruptMs;
   }
 
   /**

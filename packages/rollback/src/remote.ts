@@ -24,6 +24,11 @@ export class Remote {
   /** The newest INPUT send time seen (u32 ms), and whether one was seen at all. */
   newestSend = 0;
   inputSeen = false;
+  /**
+   * True while this peer does not take its INPUT's inputs (a decision of the host it has not
+   * applied yet, or its player's leave is being decided): it is not suspected of withholding them.
+   */
+  inputsHeld = false;
   /** The highest `held` it reported: it holds every player's input for every frame before this. */
   held = 0;
   /** Host: last time it told this (removed) peer so, to answer its messages at most once per interrupt time. */
