@@ -25,7 +25,7 @@ function benchCore(label: string, options: LibretroCoreOptions, note: string): v
     name: `${label} state size`,
     value: n,
     unit: 'bytes',
-    note: `${core.info.libraryName} ${core.info.libraryVersion}; ${note}`,
+    note: `${core.info.libraryName} ${core.info.libraryVersion.trim()}; ${note}`,
   });
 
   // Baselines: one FFI call, the core's own frame, a copy of the state's bytes.

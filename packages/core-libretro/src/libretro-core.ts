@@ -38,6 +38,7 @@ import { checkStateHeader, HeaderFields, STATE_HEADER_BYTES, writeHeaderFields }
 /** What the core says about itself and its content, read at load. */
 export interface LibretroCoreInfo {
   readonly libraryName: string;
+  /** Exactly as the core reports it (Nestopia's ends in a space): RetroArch compares it byte for byte. */
   readonly libraryVersion: string;
   readonly validExtensions: string;
   readonly needFullpath: boolean;
@@ -77,6 +78,8 @@ export class LibretroCore implements Core {
   readonly coreFile: string;
   /** The content path as given, or `contentName` for content given as bytes. */
   readonly contentFile: string;
+  /** CRC-32 (zlib) of the content bytes: what RetroArch's netplay INFO command carries. */
+  readonly contentCrc32: number;
 
   private exports: LibretroExports | null;
   private readonly copy: PrivateCopy;
@@ -215,6 +218,7 @@ export class LibretroCore implements Core {
     const libraryVersion = sys.library_version ?? '';
     this.coreId = low32(hash64(new TextEncoder().encode(`${libraryName}\0${libraryVersion}`)));
     this.contentId = low32(hash64(contentBytes));
+    this.contentCrc32 = crc32(contentBytes);
 
     // Content: a path for cores that need one (bytes given are written to the private folder).
     let path: string | null = typeof o.content === 'string' ? o.content : null;
@@ -262,7 +266,7 @@ export class LibretroCore implements Core {
     lib.retro_get_system_av_info(av);
     this.info = {
       libraryName,
-      libraryVersion: libraryVersion.trim(),
+      libraryVersion,
       validExtensions: sys.valid_extensions ?? '',
       needFullpath: sys.need_fullpath === true,
       fps: av.fps ?? 60,
