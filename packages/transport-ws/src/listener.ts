@@ -91,6 +91,7 @@ export class WsListener implements Listener {
   private readonly strays = new Set<WebSocket>();
   private readonly perAddress = new Map<string, number>();
   private readonly rawOf = new Map<WsConnection, Socket>();
+  private readonly connOf = new Map<Socket, WsConnection>();
   private readonly pending: PendingSockets;
   private readonly memory: ReceiveMemory;
   private closed = false;
@@ -116,7 +117,7 @@ export class WsListener implements Listener {
     this.wss = parts.wss;
     this.maxConnections = options.maxConnections ?? 64;
     this.maxConnectionsPerAddress = options.maxConnectionsPerAddress ?? DEFAULT_MAX_CONNECTIONS_PER_ADDRESS;
-    this.pending = new PendingSockets(parts.admission, parts.resolved.clock);
+    this.pending = new PendingSockets(parts.admission, parts.resolved.clock, (raw, why) => this.dropPending(raw, why));
     this.memory = new ReceiveMemory(options.maxReceiveBufferBytes ?? DEFAULT_MAX_RECEIVE_BUFFER_BYTES);
     this.done = new Promise((resolve) => {
       this.resolveDone = resolve;
@@ -134,6 +135,8 @@ export class WsListener implements Listener {
       },
       closed: (conn) => {
         this.all.delete(conn);
+        const raw = this.rawOf.get(conn);
+        if (raw) this.connOf.delete(raw);
         this.rawOf.delete(conn);
         const i = this.open.indexOf(conn);
         if (i >= 0) this.open.splice(i, 1);
@@ -216,6 +219,17 @@ export class WsListener implements Listener {
     return this.done;
   }
 
+  /** A pending socket is destroyed: if it had upgraded, its connection reports why (listener `error`). */
+  private dropPending(raw: Socket, why: 'evicted' | 'timeout'): void {
+    const conn = this.connOf.get(raw);
+    if (!conn) return;
+    const error =
+      why === 'timeout'
+        ? new TransportError('timeout', `no handshake within ${this.parts.admission.pendingTimeoutMs} ms of connecting`)
+        : new TransportError('limit', 'evicted: too many pending connections');
+    conn.fail(error, why === 'timeout' ? WsCloseCode.timeout : WsCloseCode.refused);
+  }
+
   private fullReason(): string {
     return `listener full (${this.maxConnections} connections)`;
   }
@@ -252,6 +266,7 @@ export class WsListener implements Listener {
     const conn = new WsConnection(nodeSocket(ws), 'server', address, this.options, this.hooks);
     this.all.add(conn);
     this.rawOf.set(conn, raw);
+    this.connOf.set(raw, conn);
     this.perAddress.set(key, fromAddress + 1);
     // Checked again at the HELLO (before the core answers it): handshaking sockets are pending, not
     // connections, so several may race for the last place.

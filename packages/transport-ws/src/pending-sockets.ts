@@ -21,9 +21,14 @@ export class PendingSockets {
   /** Sockets destroyed so far: evicted to make room, or still pending at the timeout. */
   dropped = 0;
 
+  /**
+   * @param onDrop Called just before a pending socket is destroyed (to report it); `why` says
+   *   whether it was evicted to make room or timed out.
+   */
   constructor(
     limits: AdmissionLimits,
     private readonly clock: Clock,
+    private readonly onDrop: (socket: Socket, why: 'evicted' | 'timeout') => void = () => {},
   ) {
     this.gate = new AdmissionGate<Socket>(limits);
   }
@@ -46,7 +51,7 @@ export class PendingSockets {
     if (!result.ok) {
       for (const [s, k] of this.order) {
         if (k !== key) continue;
-        this.drop(s);
+        this.drop(s, 'evicted');
         break;
       }
       result = this.gate.admit(key, socket, now);
@@ -58,7 +63,7 @@ export class PendingSockets {
     }
     this.order.set(socket, key);
     socket.once('close', () => this.release(socket));
-    if (result.evicted) this.drop(result.evicted);
+    if (result.evicted) this.drop(result.evicted, 'evicted');
     this.arm();
   }
 
@@ -76,8 +81,9 @@ export class PendingSockets {
     this.order.clear();
   }
 
-  private drop(socket: Socket): void {
+  private drop(socket: Socket, why: 'evicted' | 'timeout'): void {
     this.release(socket);
+    this.onDrop(socket, why);
     socket.destroy();
     this.dropped++;
   }
@@ -88,7 +94,7 @@ export class PendingSockets {
     this.timer = this.clock.setTimer(period, () => {
       this.timer = undefined;
       this.expired.length = 0;
-      for (const s of this.gate.expire(this.clock.now(), this.expired)) this.drop(s);
+      for (const s of this.gate.expire(this.clock.now(), this.expired)) this.drop(s, 'timeout');
       this.expired.length = 0;
       this.arm();
     });

@@ -121,6 +121,8 @@ describe('admission of sockets that have not finished the WebSocket upgrade', ()
 
   it('upgraded sockets that never send HELLO stay pending: they do not fill maxConnections and time out', async () => {
     const listener = await server({ maxConnections: 2, upgradeTimeoutMs: 600 });
+    const errors: string[] = [];
+    listener.on('error', (e) => errors.push(e.code));
     const raws = keep([]);
     for (let a = 2; a < 7; a++) for (let i = 0; i < 4; i++) raws.push(await rawUpgrade(listener.port, `127.0.0.${a}`));
     expect(listener.pendingSocketCount).toBe(20);
@@ -136,6 +138,9 @@ describe('admission of sockets that have not finished the WebSocket upgrade', ()
     expect(await pollUntil(() => raws.every((r) => r.closed), 3000)).toBe(true);
     expect(listener.pendingSocketCount).toBe(0);
     expect(cs.every((c) => c.state === 'open')).toBe(true);
+    // The listener says why: 20 handshake timeouts (and the third client's `limit`).
+    expect(errors.filter((c) => c === 'timeout')).toHaveLength(20);
+    expect(listener.socketCount).toBe(2);
   });
 
   it('caps WebSocket connections per address (maxConnectionsPerAddress)', async () => {
