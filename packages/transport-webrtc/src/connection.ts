@@ -46,6 +46,14 @@ import {
   UNRELIABLE_HEADER_BYTES,
 } from './wire.js';
 
+/** An SDP without its `a=candidate` and `a=end-of-candidates` lines (they are trickled instead). */
+function withoutCandidates(sdp: string): string {
+  return sdp
+    .split(/\r?\n/)
+    .filter((line) => !line.startsWith('a=candidate') && !line.startsWith('a=end-of-candidates'))
+    .join('\r\n');
+}
+
 /** {@link ConnectionStats} plus counters specific to netplay-webrtc. */
 export interface WebRtcConnectionStats extends ConnectionStats {
   /** Unreliable messages replaced by a newer one before sending (backpressure). */
@@ -127,7 +135,9 @@ export class WebRtcConnection implements Connection {
   private pendingCount = 0;
   private pendingBytes = 0;
   private remoteDescriptionSet = false;
+  private remoteOffered = false;
   private readonly remoteCandidates: PeerSignal[] = [];
+  private readonly localCandidates: PeerSignal[] = [];
   private helloSent = false;
   private lastHeard: number;
   private interruptedSince = -1;
@@ -190,12 +200,17 @@ export class WebRtcConnection implements Connection {
     pc.onicecandidate = (ev) => {
       const c = ev.candidate;
       if (!c?.candidate || this.currentState === 'closed') return;
-      this.signal({
+      const s: PeerSignal = {
         kind: 'candidate',
         candidate: c.candidate,
         sdpMid: c.sdpMid ?? null,
         sdpMLineIndex: c.sdpMLineIndex ?? null,
-      });
+      };
+      // The offerer keeps its candidates until it has the answer: a peer that could reach it
+      // earlier would finish ICE before the offerer knows the answer's DTLS fingerprint
+      // (node-datachannel then fails the DTLS handshake).
+      if (this.role === 'client' && !this.remoteDescriptionSet) this.localCandidates.push(s);
+      else this.signal(s);
     };
     pc.onconnectionstatechange = () => {
       if (pc.connectionState === 'failed')
@@ -262,11 +277,11 @@ export class WebRtcConnection implements Connection {
         });
       return;
     }
-    if (s.kind === 'offer' && this.role === 'server' && !this.remoteDescriptionSet) {
+    if (s.kind === 'offer' && this.role === 'server' && !this.remoteOffered) {
       void this.answer(s.sdp);
       return;
     }
-    if (s.kind === 'answer' && this.role === 'client' && !this.remoteDescriptionSet) {
+    if (s.kind === 'answer' && this.role === 'client' && !this.remoteOffered) {
       void this.accept(s.sdp);
       return;
     }
@@ -294,7 +309,7 @@ export class WebRtcConnection implements Connection {
       const offer = await this.pc.createOffer();
       await this.pc.setLocalDescription(offer);
       if (this.currentState === 'closed') return;
-      this.signal({ kind: 'offer', sdp: this.pc.localDescription?.sdp ?? offer.sdp ?? '' });
+      this.signal({ kind: 'offer', sdp: withoutCandidates(this.pc.localDescription?.sdp ?? offer.sdp ?? '') });
     } catch (e) {
       this.fail(new TransportError('io', `cannot create an offer: ${(e as Error).message}`, { cause: e }));
     }
@@ -302,9 +317,8 @@ export class WebRtcConnection implements Connection {
 
   private async answer(sdp: string): Promise<void> {
     try {
-      this.remoteDescriptionSet = true;
-      await this.pc.setRemoteDescription({ type: 'offer', sdp });
-      this.flushCandidates();
+      this.remoteOffered = true;
+      await this.setRemote({ type: 'offer', sdp });
       const answer = await this.pc.createAnswer();
       await this.pc.setLocalDescription(answer);
       if (this.currentState === 'closed') return;
@@ -316,12 +330,20 @@ export class WebRtcConnection implements Connection {
 
   private async accept(sdp: string): Promise<void> {
     try {
-      this.remoteDescriptionSet = true;
-      await this.pc.setRemoteDescription({ type: 'answer', sdp });
-      this.flushCandidates();
+      this.remoteOffered = true;
+      await this.setRemote({ type: 'answer', sdp });
     } catch (e) {
       this.fail(new TransportError('protocol', `bad answer: ${(e as Error).message}`, { cause: e }));
     }
+  }
+
+  /** Sets the remote description, then adds the candidates that arrived before it and sends ours. */
+  private async setRemote(description: { type: string; sdp: string }): Promise<void> {
+    await this.pc.setRemoteDescription(description);
+    if (this.currentState === 'closed') return;
+    this.remoteDescriptionSet = true;
+    this.flushCandidates();
+    for (const c of this.localCandidates.splice(0)) this.signal(c);
   }
 
   private flushCandidates(): void {
