@@ -28,9 +28,27 @@ export const UDP_ADMISSION_LIMITS: AdmissionLimits = Object.freeze({
  *
  * When an address already holds its share, its oldest pending session is aborted to make room
  * (the gate itself would refuse the newcomer): a client behind the same address as an attacker
- * then needs only to answer one ACCEPT before that address fills its share again.
+ * then needs only to answer one ACCEPT before that address fills its share again. And an evicted
+ * session is remembered (address, session id, nonce; at most {@link REVIVE_ENTRIES}, while it is
+ * younger than the keepalive, so it has sent nothing tracked yet): if its client's first datagram
+ * arrives after the eviction, the server recreates the session ({@link revive}) instead of losing
+ * it. That gives an attacker nothing new: answering the ACCEPT confirms a session anyway.
  */
+/** Evicted sessions remembered for {@link PendingSessions.revive}. */
+export const REVIVE_ENTRIES = 256;
+
+interface Evicted {
+  readonly session: number;
+  readonly nonce: number;
+  /** When the session was created. */
+  readonly born: number;
+}
+
 export class PendingSessions {
+  /** Recently evicted sessions by address (insertion order: oldest first). */
+  private readonly evicted = new Map<string, Evicted>();
+  /** When each pending session was created. */
+  private readonly born = new Map<UdpPeer, number>();
   private readonly gate: AdmissionGate<UdpPeer>;
   /** Pending sessions in arrival order, with their address key. */
   private readonly order = new Map<UdpPeer, string>();
@@ -42,6 +60,8 @@ export class PendingSessions {
   constructor(
     limits: AdmissionLimits,
     private readonly clock: Clock,
+    /** How long an evicted session may be revived after it was created, ms (the keepalive). */
+    private readonly reviveMs: number,
   ) {
     this.gate = new AdmissionGate<UdpPeer>(limits);
   }
@@ -69,6 +89,7 @@ export class PendingSessions {
     if (!result.ok) {
       for (const [p, k] of this.order) {
         if (k !== key) continue;
+        this.remember(p);
         this.drop(p, 'evicted: its address opened newer sessions');
         break;
       }
@@ -79,7 +100,11 @@ export class PendingSessions {
       }
     }
     this.order.set(peer, key);
-    if (result.evicted) this.drop(result.evicted, 'evicted: too many pending sessions');
+    this.born.set(peer, now);
+    if (result.evicted) {
+      this.remember(result.evicted);
+      this.drop(result.evicted, 'evicted: too many pending sessions');
+    }
     this.arm();
   }
 
@@ -87,6 +112,31 @@ export class PendingSessions {
   release(peer: UdpPeer): void {
     this.gate.release(peer);
     this.order.delete(peer);
+    this.born.delete(peer);
+  }
+
+  /**
+   * The nonce of the session `session` of `address` if it was evicted before it could be heard and
+   * may still be recreated (it is forgotten either way); undefined otherwise.
+   */
+  revive(address: string, session: number): number | undefined {
+    const e = this.evicted.get(address);
+    if (!e || e.session !== session) return undefined;
+    this.evicted.delete(address);
+    return this.clock.now() - e.born < this.reviveMs ? e.nonce : undefined;
+  }
+
+  private remember(peer: UdpPeer): void {
+    const born = this.born.get(peer);
+    if (born === undefined) return;
+    this.evicted.delete(peer.remoteAddress);
+    if (this.evicted.size >= REVIVE_ENTRIES) {
+      for (const k of this.evicted.keys()) {
+        this.evicted.delete(k);
+        break;
+      }
+    }
+    this.evicted.set(peer.remoteAddress, { session: peer.session, nonce: peer.clientNonce, born });
   }
 
   /** Closes every pending session with `reason` (the listener is closing). */
@@ -94,6 +144,8 @@ export class PendingSessions {
     this.timer?.cancel();
     this.timer = undefined;
     this.order.clear();
+    this.born.clear();
+    this.evicted.clear();
     for (const p of this.gate.drain()) p.close(reason);
   }
 

@@ -130,7 +130,8 @@ export class UdpServerCore implements Listener {
     }
     this.reassembly = new ReassemblyBudget(total);
     try {
-      this.pending = new PendingSessions({ ...UDP_ADMISSION_LIMITS, ...options.admission }, io.clock);
+      const limits = { ...UDP_ADMISSION_LIMITS, ...options.admission };
+      this.pending = new PendingSessions(limits, io.clock, config.keepaliveMs);
     } catch (e) {
       throw new TransportError('invalid-argument', (e as Error).message);
     }
@@ -179,7 +180,16 @@ export class UdpServerCore implements Listener {
       return;
     }
     if (session !== 0) {
-      this.drops.unknownAddress++;
+      // A client whose pending session was evicted moments ago (before its first datagram came
+      // in) proves it got the ACCEPT: its session is recreated, confirmed, instead of lost.
+      const evicted = this.pending.revive(address, session);
+      if (evicted === undefined) {
+        this.drops.unknownAddress++;
+        return;
+      }
+      const peer = this.createSession(address, session, evicted);
+      this.confirm(peer);
+      peer.input(d);
       return;
     }
     const type = d[8];
@@ -257,6 +267,13 @@ export class UdpServerCore implements Listener {
     }
     let id = 0;
     while (id === 0) id = u32(this.io.random(4), 0);
+    const peer = this.createSession(address, id, nonce);
+    this.reply(address, PacketType.Accept, id, nonce);
+    // Pending until the client is heard on its session (it answers ACCEPT at once).
+    this.pending.admit(peer);
+  }
+
+  private createSession(address: string, id: number, nonce: number): UdpPeer {
     const peer = UdpPeer.server(
       {
         clock: this.io.clock,
@@ -278,9 +295,7 @@ export class UdpServerCore implements Listener {
       const i = this.accepted.indexOf(peer);
       if (i >= 0) this.accepted.splice(i, 1);
     });
-    this.reply(address, PacketType.Accept, id, nonce);
-    // Pending until the client is heard on its session (it answers ACCEPT at once).
-    this.pending.admit(peer);
+    return peer;
   }
 
   /** A pending session was heard on its session id: announce it, or close it if full by now. */

@@ -203,6 +203,34 @@ describe('admission: sessions accepted but never heard', () => {
     expect(sim.server.sessionCount).toBe(1);
   });
 
+  it('a client evicted before its first datagram arrived gets its session back when it does', () => {
+    const sim = new SimUdp(channels, { seed: 27 });
+    const name = '10.2.2.2:1000';
+    const legit = sim.connect(name);
+    // Once open, the client's datagrams take 100 ms to arrive: its session stays pending meanwhile.
+    legit.on('open', () => sim.net.setLink(name, 'server', { latencyMs: 100 }));
+    sim.net.runUntil(() => legit.state === 'open', 2000);
+    const announced: string[] = [];
+    sim.server.on('connection', (c) => announced.push(c.remoteAddress));
+    // Eight half-open sessions from other ports of the same address evict it.
+    for (let p = 0; p < 8; p++) halfOpen(sim, `10.2.2.2:${2000 + p}`);
+    sim.net.advance(45);
+    expect(sim.server.pending.countFor('10.2.2.2')).toBe(8);
+    expect(sim.server.session(name)).toBeUndefined();
+    // Its first datagram brings it back, confirmed, with the same session id.
+    sim.net.advance(100);
+    expect(announced).toEqual([name]);
+    const server = sim.server.session(name)!;
+    expect(server.session).toBe(legit.session);
+    let got = 0;
+    server.on('message', (m) => server.send(m.channel, m.data));
+    legit.on('message', () => got++);
+    legit.send('input', new Uint8Array([1]));
+    sim.net.advance(300);
+    expect(got).toBe(1);
+    expect(legit.state).toBe('open');
+  });
+
   it('maxConnectionsPerAddress refuses further confirmed sessions from one address', () => {
     const sim = new SimUdp(channels, { seed: 26, server: { maxConnectionsPerAddress: 3 } });
     for (let p = 0; p < 3; p++) sim.pair(`10.1.1.1:${5000 + p}`);
