@@ -18,6 +18,7 @@ import {
   faMessageScratch,
 } from './frame-advance-wire.js';
 import { PingHistory, type PingHistoryOptions } from './latency.js';
+import { type EndReason, Liveness, type LivenessOptions, type LockstepEvent, p2pVerdict } from './liveness.js';
 import { type BufferPool, OutboxPool, Ring } from './pool.js';
 import type { Envelope, FrameRequest, LockstepScheduler, StatefulScheduler } from './types.js';
 
@@ -66,6 +67,12 @@ export interface FrameAdvanceOptions {
   readonly retainFrames?: number;
   /** State layout hash of late-join deltas (default 0). */
   readonly layoutHash?: bigint;
+  /**
+   * Liveness by progress (defaults 750 / 5000 ms, as `DEFAULT_TIMEOUTS` of @netplay/transport): a
+   * peer whose advance stops while a frame waits on it is `interrupted`, then removed by the host
+   * (with quorum); see the README, "Finality and partitions".
+   */
+  readonly liveness?: LivenessOptions;
 }
 
 const X_ADMIT = 0x11;
@@ -178,6 +185,9 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
   private cuts = 0;
   /** Departed peers dropped: what still comes from them is ignored (until one is admitted again). */
   private readonly departed = new Set<number>();
+  /** Interruptions, removals and the end (see {@link LockstepEvent}); the driver empties it. */
+  readonly events: LockstepEvent[] = [];
+  private readonly live: Liveness;
 
   constructor(options: FrameAdvanceOptions) {
     const { ports, inputBytes, frameMs } = options;
@@ -223,6 +233,7 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
     this.pongPool = this.pool.buffers(21);
     this.latencyPool = this.pool.buffers(FA_LATENCY_INFO_SIZE);
     this.request = { frame: 0, inputs: this.inputs, command: 0 };
+    this.live = new Liveness(options.liveness, this.events);
     for (const p of options.peers) {
       if (p === this.id) throw new LockstepError('bad-argument', 'a peer cannot list itself');
       // A candidate waits for nobody until it is welcomed.
@@ -232,6 +243,16 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
 
   get port(): number {
     return this.myPort;
+  }
+
+  /** Why this peer ended (it runs no more frames), or `undefined` while it runs. */
+  get endReason(): EndReason | undefined {
+    return this.live.ended;
+  }
+
+  /** The last final frame: every frame run, until the end says where finals stop (a removal: before its cut). */
+  get finalFrame(): number {
+    return this.live.ended ? this.live.finalFrame : this.next - 1;
   }
 
   get nextFrame(): number {
@@ -298,7 +319,8 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
     dv.setUint16(1, id);
     dv.setUint32(3, last + 1);
     msg[7] = port >= 0 ? port : 255;
-    for (const m of this.remotes.keys()) if (m !== id) this.outbox.push({ to: m, channel: 'sched', data: msg });
+    // Everyone, the leaver included: it learns it was removed (and where its finals stop).
+    for (const m of this.remotes.keys()) this.outbox.push({ to: m, channel: 'sched', data: msg });
     this.cut(r, last, port);
   }
 
@@ -307,6 +329,8 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
     r.cut = last;
     r.neutralPort = port;
     this.cuts++;
+    // It left the membership: no longer watched nor counted for quorum.
+    this.live.remove(r.id);
     // Events of the leaver already queued for later frames are discarded.
     for (const slot of this.slots) if (slot.frame > last) this.discardEvents(slot.list, r.id, last);
     for (const [frame, list] of this.farEvents) {
@@ -390,6 +414,10 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
 
   receive(from: number, channel: string, data: Uint8Array, now: number): void {
     this.pool.recycle();
+    if (this.live.ended) {
+      this.dropped++;
+      return;
+    }
     if (channel === 'sched' && data.length > 0 && data[0]! >= X_ADMIT && data[0]! <= X_LEAVE) {
       try {
         this.onJoinMessage(from, data, now);
@@ -444,7 +472,11 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
       for (let i = 0; i < this.inputBytes; i++) e.input[i] = data[m.inputAt + i]!;
       this.addEvent(e);
     } else if (m.type === FaType.Advance && sched) {
-      if (m.frame > r.advanced) r.advanced = m.frame;
+      // Progress: a later advance (a replayed or older one is no life while we wait on it).
+      if (m.frame > r.advanced) {
+        r.advanced = m.frame;
+        this.live.progress(from, now);
+      }
     } else if (m.type === FaType.Ping && !sched) {
       const out = this.pongPool.take();
       try {
@@ -463,7 +495,11 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
     } else if (m.type === FaType.Latency && !sched) {
       r.maxOneWay = m.maxOneWayMs;
       this.delayDirty = true;
-    } else this.dropped++;
+    } else {
+      this.dropped++;
+      return;
+    }
+    this.live.heard(from, now);
   }
 
   setLocalInput(input: Uint8Array, now: number): void {
@@ -508,6 +544,16 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
       }
       return;
     }
+    if (this.live.ended) return;
+    if (this.live.enabled && now >= this.startMs) {
+      const lost = p2pVerdict(this.live, now, this.id, this.host, this.next - 1);
+      if (lost >= 0) {
+        const a = this.remotes.get(lost)?.advanced ?? this.next - 1;
+        this.removePeer(lost, now);
+        this.live.removed(lost, a + 1, now);
+      }
+      if (this.live.ended) return;
+    }
     const bound = this.bound(now);
     if (bound > this.promised) {
       this.promised = bound;
@@ -531,13 +577,15 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
   }
 
   dueAt(): number {
-    return this.joined ? this.startMs + this.next * this.frameMs : Infinity;
+    return this.joined && !this.live.ended ? this.startMs + this.next * this.frameMs : Infinity;
   }
 
-  nextWakeAt(_now: number): number {
+  nextWakeAt(now: number): number {
+    if (this.live.ended) return Infinity;
     if (!this.joined) return this.nextJoinAt;
     const advanceAt = this.startMs + (this.promised + 1) * this.frameMs - this.delayMs();
-    return Math.min(advanceAt, this.nextPingAt);
+    const live = this.live.enabled ? Math.max(this.live.nextCheckAt(now), this.startMs) : Infinity;
+    return Math.min(advanceAt, this.nextPingAt, live);
   }
 
   /**
@@ -548,13 +596,30 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
     this.pool.recycle();
     if (!this.joined || this.load || now < this.dueAt()) return undefined;
     this.tick(now);
+    const live = this.live;
+    // Ended, or a host whose group lacks quorum: no frame is marked final (rule 3).
+    if (live.ended || (live.enabled && !Number.isNaN(live.noQuorumSince))) {
+      live.blocked(now);
+      return undefined;
+    }
     const f = this.next;
     if (this.promised < f) return undefined;
+    let blocked = false;
     for (let i = 0; i < this.remoteList.length; i++) {
       const r = this.remoteList[i]!;
       // A departed peer is waited for up to its cut only.
-      if (r.advanced < f && f <= r.cut) return undefined;
+      const waits = r.advanced < f && f <= r.cut;
+      if (live.enabled) {
+        const w = live.get(r.id);
+        if (w) live.waiting(w, waits, now);
+      }
+      if (waits) blocked = true;
     }
+    if (blocked) {
+      live.blocked(now);
+      return undefined;
+    }
+    live.ran();
     if (this.cuts > 0) this.settleCuts(f);
     const slot = this.slots[f % EVENT_RING]!;
     if (this.farEvents.size > 0) {
@@ -639,6 +704,7 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
     this.remotes.set(id, r);
     this.delayDirty = true;
     this.remoteList.push(r);
+    this.live?.add(id);
   }
 
   private onJoinMessage(from: number, data: Uint8Array, now: number): void {
@@ -699,6 +765,11 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
       const fromFrame = r.u32('from');
       const port = r.u8('port');
       r.expectEnd('leave');
+      if (from === this.host && this.joined && leaver === this.id) {
+        // The host removed us: our events after frame `fromFrame - 1` do not count, our finals stop there.
+        this.live.end('removed', Math.min(this.next, fromFrame) - 1, now);
+        return;
+      }
       const rem = this.remotes.get(leaver);
       // Only the host decides a cut, once per peer; a LEAVE for this peer itself is the shell's business.
       if (from !== this.host || !this.joined || leaver === this.id || !rem || rem.cut !== Infinity)

@@ -248,6 +248,33 @@ export class Liveness {
   }
 }
 
+/**
+ * The finality rule for the P2P schedulers (mesh, frame-advance), run on every tick. The host
+ * removes a member stalled (or silent) for `disconnectMs` when its group has quorum without it
+ * (the return value: the id to remove, or -1); a host whose group lacks quorum runs no frame
+ * (see {@link Liveness.noQuorumSince}) and ends `partitioned` after `disconnectMs`. A non-host
+ * ends `host-lost` when the host is stalled or silent for `disconnectMs`, or when it has been
+ * frozen for `disconnectMs + slackMs` (the host did not settle a stalled member in time).
+ */
+export function p2pVerdict(live: Liveness, now: number, selfId: number, hostId: number, finalFrame: number): number {
+  live.check(now);
+  if (selfId === hostId) {
+    const lost = live.lost(now);
+    if (lost && live.hasQuorum(now, true, hostId, lost.id)) return lost.id;
+    if (live.hasQuorum(now, true, hostId)) live.noQuorumSince = Number.NaN;
+    else if (Number.isNaN(live.noQuorumSince)) live.noQuorumSince = now;
+    else if (now - live.noQuorumSince >= live.disconnectMs) live.end('partitioned', finalFrame, now);
+    return -1;
+  }
+  const h = live.get(hostId);
+  if (
+    (h && (live.stalledMs(h, now) >= live.disconnectMs || now - h.heardAt >= live.disconnectMs)) ||
+    (!Number.isNaN(live.blockedSince) && now - live.blockedSince >= live.disconnectMs + live.slackMs)
+  )
+    live.end('host-lost', finalFrame, now);
+  return -1;
+}
+
 /** `t` if it is after `now` and before `at`, else `at` (the earliest future threshold). */
 function after(now: number, at: number, t: number): number {
   return t > now && t < at ? t : at;

@@ -19,6 +19,8 @@ import {
   faMessageScratch,
 } from './frame-advance-wire.js';
 import { PingHistory, type PingHistoryOptions } from './latency.js';
+import { type EndReason, Liveness, type LivenessOptions, type LockstepEvent, p2pVerdict } from './liveness.js';
+import { blankState, bytesToMask, orPick, type Packet, prune, stateToBytes, u32msg } from './mesh-packets.js';
 import { type BufferPool, OutboxPool, Ring, readU32BE } from './pool.js';
 import type { Envelope, FrameRequest, LockstepScheduler, StatefulScheduler } from './types.js';
 
@@ -87,14 +89,12 @@ export interface MeshOptions {
   readonly joinTimeoutMs?: number;
   /** Called for every {@link MeshAction}. */
   readonly onAction?: (action: MeshAction) => void;
-}
-
-/** A received (or sent) input packet, in a reused ring slot. */
-interface Packet {
-  id: number;
-  time: number;
-  /** Every port's `currentMask` (OR-merged with the other peers'; the other fields are not used). */
-  readonly masks: Uint32Array;
+  /**
+   * Liveness by progress (defaults 750 / 5000 ms, as `DEFAULT_TIMEOUTS` of @netplay/transport): a
+   * member whose packets stop reaching beyond the frame waited on is `interrupted`, then removed by
+   * the host (with quorum); see the README, "Finality and partitions".
+   */
+  readonly liveness?: LivenessOptions;
 }
 
 interface Remote {
@@ -221,6 +221,9 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
   private nextHelloAt = -Infinity;
   /** Departed peers still in `remotes` (dropped once `next` reaches their cut). */
   private cuts = 0;
+  /** Interruptions, removals and the end (see {@link LockstepEvent}); the driver empties it. */
+  readonly events: LockstepEvent[] = [];
+  private readonly live: Liveness;
 
   constructor(options: MeshOptions) {
     const { ports, inputBytes, frameMs } = options;
@@ -279,6 +282,18 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     this.pingPool = this.pool.buffers(13);
     this.pongPool = this.pool.buffers(21);
     this.request = { frame: 0, inputs: this.inputs, command: 0 };
+    this.live = new Liveness(options.liveness, this.events);
+    for (const r of this.remoteList) this.live.add(r.id);
+  }
+
+  /** Why this peer ended (it runs no more frames), or `undefined` while it runs. */
+  get endReason(): EndReason | undefined {
+    return this.live.ended;
+  }
+
+  /** The last final frame: every frame run, until the end says where finals stop (a removal: before its cut). */
+  get finalFrame(): number {
+    return this.live.ended ? this.live.finalFrame : this.next - 1;
   }
 
   /** Items of this peer's input stream kept for late joiners (bounded: about `2 × syncIntervalFrames + 120`). */
@@ -348,7 +363,8 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     dv.setUint32(5, end);
     dv.setUint32(9, cutAt);
     for (let i = 0; i < tail.length; i++) msg.set(tail.at(i).bytes, 13 + i * each);
-    for (const m of this.remotes.keys()) if (m !== id) this.outbox.push({ to: m, channel: 'join', data: msg });
+    // Everyone, the leaver included: it learns it was removed (and where its finals stop).
+    for (const m of this.remotes.keys()) this.outbox.push({ to: m, channel: 'join', data: msg });
     this.cut(r, end, cutAt);
   }
 
@@ -358,6 +374,8 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     r.cutAt = cutAt;
     for (const id of [...r.early.keys()]) if (id >= end) r.early.delete(id);
     this.cuts++;
+    // It left the membership: no longer watched nor counted for quorum.
+    this.live.remove(r.id);
   }
 
   /** Drops the departed peers whose cut frame has been reached (nothing of theirs is needed any more). */
@@ -417,6 +435,10 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
 
   receive(from: number, channel: string, data: Uint8Array, now: number): void {
     this.pool.recycle();
+    if (this.live.ended) {
+      this.dropped++;
+      return;
+    }
     try {
       if (channel === 'join') this.onJoin(from, data, now);
       else if (channel === 'ping') this.onPing(from, data, now);
@@ -424,8 +446,19 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
         if (!this.joined && this.hello) {
           if (this.early.length >= 100_000) throw new DecodeError('too-large', 0, 'too many inputs before acceptance');
           this.early.push({ from, channel, data: data.slice() });
-        } else this.onInput(from, channel, data);
-      } else this.dropped++;
+        } else {
+          // Progress: its packets now reach a later frame (a replay, a duplicate, a packet that
+          // does not decode or carries no later time is no life while we wait on it).
+          const r = this.remotes.get(from);
+          const before = r ? (r.packets.last()?.time ?? -1) : -1;
+          this.onInput(from, channel, data);
+          if (r && (r.packets.last()?.time ?? -1) > before) this.live.progress(from, now);
+        }
+      } else {
+        this.dropped++;
+        return;
+      }
+      this.live.heard(from, now);
     } catch (e) {
       if (e instanceof DecodeError || e instanceof DeltaError) this.dropped++;
       else throw e;
@@ -439,6 +472,15 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
 
   tick(now: number): void {
     this.pool.recycle();
+    if (this.live.ended) return;
+    if (this.joined && this.live.enabled && now >= this.startMs) {
+      const lost = p2pVerdict(this.live, now, this.id, this.host, this.next - 1);
+      if (lost >= 0) {
+        this.removePeer(lost, now);
+        this.live.removed(lost, this.remotes.get(lost)?.cutAt ?? this.next, now);
+      }
+      if (this.live.ended) return;
+    }
     if (this.hello && now >= this.nextHelloAt) {
       this.nextHelloAt = now + 1000;
       this.outbox.push({ to: this.host, channel: 'join', data: this.hello });
@@ -453,12 +495,19 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
   }
 
   dueAt(): number {
-    return this.joined ? this.startMs + this.next * this.frameMs : Infinity;
+    return this.joined && !this.live.ended ? this.startMs + this.next * this.frameMs : Infinity;
   }
 
-  nextWakeAt(): number {
+  nextWakeAt(now: number): number {
+    if (this.live.ended) return Infinity;
     const hello = this.hello ? this.nextHelloAt : Infinity;
-    return Math.min(this.remotes.size > 0 ? this.nextPingAt : Infinity, this.pending?.deadline ?? Infinity, hello);
+    const live = this.joined && this.live.enabled ? Math.max(this.live.nextCheckAt(now), this.startMs) : Infinity;
+    return Math.min(
+      this.remotes.size > 0 ? this.nextPingAt : Infinity,
+      this.pending?.deadline ?? Infinity,
+      hello,
+      live,
+    );
   }
 
   wantsState(frame: number): boolean {
@@ -489,16 +538,32 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     this.pool.recycle();
     if (!this.joined || this.load || now < this.dueAt()) return undefined;
     if (this.cuts > 0) this.dropCut();
+    const live = this.live;
+    // A host whose group lacks quorum marks no frame final: it runs none (rule 3).
+    if (live.enabled && !Number.isNaN(live.noQuorumSince)) {
+      live.blocked(now);
+      return undefined;
+    }
     const f = this.next;
     if (this.sentFor < f) this.sendPacket(f);
     const remotes = this.remoteList;
+    let blocked = false;
     for (let i = 0; i < remotes.length; i++) {
       const r = remotes[i]!;
       // Not waited for before its first active frame, nor from its cut on (a departed peer).
-      if (f < r.activeFrom || f >= r.cutAt) continue;
       const last = r.packets.last();
-      if (!last || last.time <= f) return undefined;
+      const waits = f >= r.activeFrom && f < r.cutAt && (!last || last.time <= f);
+      if (live.enabled) {
+        const w = live.get(r.id);
+        if (w) live.waiting(w, waits, now);
+      }
+      if (waits) blocked = true;
     }
+    if (blocked) {
+      live.blocked(now);
+      return undefined;
+    }
+    live.ran();
     // The OR-merge (`mergeMameInputStates`) of every active peer's most recent packet at or
     // before f, on the current masks (the only field a frame's inputs come from).
     const masks = this.merged;
@@ -644,6 +709,7 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     this.remotes.set(id, r);
     this.remoteList.push(r);
     this.oneWayDirty = true;
+    this.live?.add(id);
   }
 
   private settleCandidate(): void {
@@ -755,9 +821,13 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
       const cutAt = r.u32('cutAt');
       const each = 1 + this.packetSize;
       if (r.remaining % each !== 0) throw new DecodeError('bad-length', 13, 'leave packets');
+      if (from === this.host && this.joined && leaver === this.id) {
+        // The host removed us: our input is neutral from `cutAt` on, so our finals stop before it.
+        this.live.end('removed', Math.min(this.next, cutAt) - 1, now);
+        return;
+      }
       const rem = this.remotes.get(leaver);
-      // Only the host decides a cut, once per peer; a LEAVE for this peer itself is the shell's
-      // business (it closes the connection).
+      // Only the host decides a cut, once per peer.
       if (from !== this.host || !this.joined || leaver === this.id || !rem || rem.end !== Infinity)
         throw new DecodeError('bad-value', 0, 'unexpected leave');
       this.cut(rem, end, cutAt);
@@ -874,48 +944,4 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
       if (r.id === this.host && port < this.ports) this.admit(cand, port, activeFrom, sync);
     }
   }
-}
-
-function u32msg(type: number, v: number): Uint8Array {
-  const m = new Uint8Array(5);
-  m[0] = type;
-  new DataView(m.buffer).setUint32(1, v);
-  return m;
-}
-
-function blankState(ports: number): MameInputState {
-  return Array.from({ length: ports }, () => ({ defaultMask: 0, currentMask: 0, analogs: [] }));
-}
-
-function bytesToMask(b: Uint8Array): number {
-  let m = 0;
-  for (let i = b.length - 1; i >= 0; i--) m = (m * 256 + b[i]!) >>> 0;
-  return m;
-}
-
-function stateToBytes(state: MameInputState, inputBytes: number, out: Uint8Array): void {
-  // (state: only the current masks are read)
-  for (let p = 0; p < state.length; p++) {
-    let m = state[p]!.currentMask;
-    for (let k = 0; k < inputBytes; k++) {
-      out[p * inputBytes + k] = m & 0xff;
-      m >>>= 8;
-    }
-  }
-}
-
-/** ORs the masks of the most recent packet at or before `frame` (if any) into `out`. */
-function orPick(packets: Ring<Packet>, frame: number, out: MameInputState): void {
-  for (let i = packets.length - 1; i >= 0; i--) {
-    const p = packets.at(i);
-    if (p.time <= frame) {
-      for (let k = 0; k < out.length; k++) out[k]!.currentMask = (out[k]!.currentMask | p.masks[k]!) >>> 0;
-      return;
-    }
-  }
-}
-
-/** Drops packets superseded before `frame` (keeps the last one at or before it; times never go back). */
-function prune(packets: Ring<Packet>, frame: number): void {
-  while (packets.length >= 2 && packets.at(1).time <= frame) packets.shift();
 }

@@ -4,7 +4,7 @@ import { TestCore } from '@netplay/state/testing';
 import { Prng } from '@netplay/transport';
 import { describe, expect, it } from 'vitest';
 import { CLIENT_SERVER_CHANNELS, ClientServerClient, ClientServerServer, LockstepRunner } from '../src/index.js';
-import { expectDeterministic, link, network, type SimPeer, scriptInputs } from './harness.js';
+import { expectDeterministic, link, network, PATIENT, type SimPeer, scriptInputs } from './harness.js';
 import {
   equalBytes,
   expectEveryFrame,
@@ -50,12 +50,20 @@ function csSession(
     frameMs: FRAME_MS,
     startMs: t0,
     magic: seed,
+    liveness: PATIENT,
   });
   const serverRunner = new LockstepRunner({ clock: net.clock, scheduler: srv, core: serverCore, log: true });
   peers.push({ name: 'p0', scheduler: srv, core: serverCore, runner: serverRunner });
   const clients: ClientServerClient[] = [];
   for (let i = 1; i < present; i++) {
-    const c = new ClientServerClient({ id: i, server: 0, ports: players, inputBytes, frameMs: FRAME_MS });
+    const c = new ClientServerClient({
+      id: i,
+      server: 0,
+      ports: players,
+      inputBytes,
+      frameMs: FRAME_MS,
+      liveness: PATIENT,
+    });
     const core = new TestCore({ players, inputBytes });
     const runner = new LockstepRunner({ clock: net.clock, scheduler: c, core, log: true });
     runner.addPeer(0, conns[i - 1]!.ab);
@@ -205,7 +213,14 @@ describe('client-server (seed 002)', () => {
       const late = `p${players - 1}`;
       s.net.setLinkBoth('p0', late, conditions);
       const { ab, ba } = link(s.net, late, 'p0', CLIENT_SERVER_CHANNELS);
-      const c = new ClientServerClient({ id: players - 1, server: 0, ports: players, inputBytes, frameMs: FRAME_MS });
+      const c = new ClientServerClient({
+        id: players - 1,
+        server: 0,
+        ports: players,
+        inputBytes,
+        frameMs: FRAME_MS,
+        liveness: PATIENT,
+      });
       const core = new TestCore({ players, inputBytes });
       const runner = new LockstepRunner({ clock: s.net.clock, scheduler: c, core, log: true });
       runner.addPeer(0, ab);

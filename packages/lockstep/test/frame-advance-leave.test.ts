@@ -87,7 +87,8 @@ describe('frame-advance LEAVE', () => {
     expect(a).toBeGreaterThan(10);
     m.peers[0]!.removePeer(2, m.now);
     const out = m.peers[0]!.outbox.filter((e) => e.channel === 'sched' && e.data[0] === 0x14);
-    expect(out.map((e) => e.to)).toEqual([1]);
+    // Every member and the leaver itself (issue 13: a removed peer learns it).
+    expect(out.map((e) => e.to)).toEqual([1, 2]);
     expect([...out[0]!.data]).toEqual([...leave(2, a + 1, 2)]);
     // Removing again, or an unknown id, sends nothing more.
     m.expectRemoveOnce(2);

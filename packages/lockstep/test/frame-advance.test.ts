@@ -19,6 +19,7 @@ import {
   meshLinksArb,
   midFrameInputs,
   network,
+  PATIENT,
   type SimPeer,
   scriptInputs,
 } from './harness.js';
@@ -78,6 +79,7 @@ function faSession(
       extraDelayMs: opts.extraDelayMs ?? 0,
       equalize: opts.equalize ?? false,
       initialOneWayMs,
+      liveness: PATIENT,
     });
     const core = new TestCore({ players: opts.ports ?? n, inputBytes: 1 });
     const runner = new LockstepRunner({ clock: net.clock, scheduler, core, log: true });
@@ -345,6 +347,7 @@ function faJoin(
     inputBytes: 1,
     frameMs: F,
     seed: seed + 5,
+    liveness: PATIENT,
   });
   const core = new TestCore({ players: n + 1, inputBytes: 1 });
   const runner = new LockstepRunner({ clock: net.clock, scheduler, core, log: true });

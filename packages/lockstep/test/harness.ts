@@ -14,6 +14,13 @@ export interface SimPeer<C extends Core = Core> {
   readonly runner: LockstepRunner<C>;
 }
 
+/**
+ * Liveness timeouts for the determinism properties: as the transport timeouts above, far beyond
+ * any stall their generated loss causes (a reliable message lost several times waits for the
+ * retransmission backoff, sometimes over 5 s). Liveness has its own properties (`*-liveness`).
+ */
+export const PATIENT = { interruptMs: 100_000, disconnectMs: 1_000_000 } as const;
+
 /** Conditions of a generated schedule: link conditions of every directed link. */
 export interface Schedule {
   readonly seed: number;

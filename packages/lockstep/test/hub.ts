@@ -436,7 +436,7 @@ export class ManualNet<S extends Departing> {
     const ok = leave(2);
     const cases: [number, Uint8Array, string][] = [
       [2, leave(2), 'from a non-host'],
-      [0, leave(1), 'for itself'],
+      [2, leave(1), 'for itself, from a non-host'],
       [0, leave(7), 'unknown peer'],
       [0, leave(2, 1), 'too long'],
       [0, ok.subarray(0, ok.length - 1), 'too short'],
@@ -446,6 +446,11 @@ export class ManualNet<S extends Departing> {
       p.receive(from, channel, data, this.now);
       expect(p.dropped, `case ${i}: ${what}`).toBe(i + 1);
     }
+    // A LEAVE for itself from the host: it was removed, and ends so (issue 13).
+    const ended = p as unknown as { endReason: string | undefined };
+    expect(ended.endReason).toBeUndefined();
+    p.receive(0, channel, leave(1), this.now);
+    expect(ended.endReason).toBe('removed');
   }
 
   /**

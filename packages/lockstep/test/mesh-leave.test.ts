@@ -74,7 +74,8 @@ describe('mesh LEAVE', () => {
     const lastPacket = decodeMameHubInputPacket(got.at(-1)!.subarray(1));
     m.peers[0]!.removePeer(2, m.now);
     const out = m.peers[0]!.outbox.filter((e) => e.channel === 'join');
-    expect(out.map((e) => e.to)).toEqual([1]);
+    // Every member and the leaver itself (issue 13: a removed peer learns it).
+    expect(out.map((e) => e.to)).toEqual([1, 2]);
     const dv = new DataView(out[0]!.data.buffer, out[0]!.data.byteOffset);
     expect(out[0]!.data.length).toBe(13);
     expect(out[0]!.data[0]).toBe(6);
@@ -163,7 +164,7 @@ describe('mesh LEAVE', () => {
     const onlyU = m.delivered.slice(mark).filter((x) => x.from === 2 && x.channel === 'input-u' && x.data[0] === 1);
     expect(onlyU.length).toBeGreaterThan(0);
     m.peers[0]!.removePeer(2, m.now);
-    const out = m.peers[0]!.outbox.filter((e) => e.channel === 'join');
+    const out = m.peers[0]!.outbox.filter((e) => e.channel === 'join' && e.to === 1);
     expect(out.length).toBe(1);
     expect(out[0]!.data.length).toBe(13 + onlyU.length * onlyU[0]!.data.length);
     expect(out[0]!.data.subarray(13)).toEqual(Uint8Array.from(onlyU.flatMap((x) => [...x.data])));

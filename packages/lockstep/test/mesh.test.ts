@@ -5,7 +5,7 @@ import { TestCore } from '@netplay/state/testing';
 import type { Connection, SimulatedNetwork } from '@netplay/transport';
 import { describe, expect, it } from 'vitest';
 import { LockstepRunner, MESH_CHANNELS, type MeshAction, MeshPeer } from '../src/index.js';
-import { expectDeterministic, mesh, meshLinksArb, network, type SimPeer, scriptInputs } from './harness.js';
+import { expectDeterministic, mesh, meshLinksArb, network, PATIENT, type SimPeer, scriptInputs } from './harness.js';
 import {
   expectEveryFrame,
   frameChecksums,
@@ -55,6 +55,7 @@ function meshSession(
       syncIntervalFrames: opts.syncIntervalFrames ?? 500,
       extraDelayMs: opts.extraDelayMs ?? 0,
       onAction: (action) => onAction(s, i, action),
+      liveness: PATIENT,
     });
     const core = new TestCore({ players: ports, inputBytes: 2 });
     const runner = new LockstepRunner({ clock: net.clock, scheduler, core, log: true });
@@ -106,6 +107,7 @@ function startCandidate(
     frameMs: F,
     syncIntervalFrames: 500,
     onAction: (action) => s.actions.push({ peer: id, action }),
+    liveness: PATIENT,
   });
   const core = new TestCore({ players: ports, inputBytes: 2 });
   const runner = new LockstepRunner({ clock: s.net.clock, scheduler, core, log: true });
