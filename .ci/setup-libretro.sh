@@ -3,7 +3,8 @@
 # tests (npm run test:libretro -w @netplay/core-libretro) and benchmark use. Idempotent: does
 # nothing when everything is already there.
 set -eu
-PACKAGES="libretro-nestopia libretro-gambatte libretro-mgba efp"
+# gcc + libc6-dev build the fake cores of the crash tests (test/fixtures/fake-core.c).
+PACKAGES="libretro-nestopia libretro-gambatte libretro-mgba efp gcc libc6-dev"
 missing=""
 for p in $PACKAGES; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -33,7 +33,9 @@ export type LibretroErrorCode =
   /** An option of `LibretroCore.load` is malformed, unknown to the core or not one of its values. */
   | 'bad-option'
   /** The core was used after `close()`. */
-  | 'closed';
+  | 'closed'
+  /** The core crashed (or hung) the child process of `probeLibretroCore`. */
+  | 'core-crashed';
 
 /** The error every @netplay/core-libretro API throws; `file` names the core, content or state concerned. */
 export class LibretroError extends Error {

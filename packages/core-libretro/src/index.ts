@@ -26,6 +26,7 @@ export {
   type VideoSink,
   validateOptions,
 } from './options.js';
+export { type ProbeOptions, type ProbeReport, probeLibretroCore } from './probe.js';
 export { DEBIAN_LIBRETRO_DIR, resolveLibretroCore } from './resolve.js';
 export { encodeRetroPad, RETROPAD_INPUT_BYTES, RetroPad } from './retropad.js';
 export { STATE_HEADER_BYTES } from './state-header.js';

@@ -1,0 +1,88 @@
+// Trying a core in a child process first: a core that aborts or segfaults takes its process down,
+// and in-process that would be the host.
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { LibretroError, type LibretroErrorCode } from './errors.js';
+
+/** What `probeLibretroCore` loads: the serializable part of `LibretroCoreOptions`. */
+export interface ProbeOptions {
+  readonly core: string;
+  readonly content: string | Uint8Array;
+  readonly contentName?: string;
+  readonly ports?: number;
+  readonly options?: Readonly<Record<string, string>>;
+  readonly systemDir?: string;
+  readonly saveDir?: string;
+  /** Frames to run before the save/load check; default 60. */
+  readonly frames?: number;
+  /** How long the child may take; default 30 s. */
+  readonly timeoutMs?: number;
+}
+
+/** What the child process found. */
+export interface ProbeReport {
+  readonly libraryName: string;
+  readonly libraryVersion: string;
+  readonly stateBytes: number;
+  readonly frames: number;
+  readonly refusedEnvironmentCalls: readonly string[];
+  readonly serializationQuirks: number;
+  readonly savestateContextAsked: boolean;
+  /** Whether save, advance, load, advance gave the same checksum twice (a one-frame rollback). */
+  readonly reloadAgrees: boolean;
+}
+
+/** The message between parent and child, as JSON. */
+export interface ProbeRequest extends Omit<ProbeOptions, 'content' | 'timeoutMs'> {
+  readonly contentPath?: string;
+  readonly contentBase64?: string;
+}
+
+/**
+ * Loads the core with its content in a child Node process, runs `frames` frames and a one-frame
+ * rollback, and reports. A core that crashes or hangs there costs the child, not this process.
+ * @throws LibretroError `core-crashed` naming the core (with the signal or exit status), or the
+ *   error the child met (`missing-core`, `content-rejected`, ...)
+ */
+export function probeLibretroCore(o: ProbeOptions): ProbeReport {
+  const { content, timeoutMs = 30_000, ...rest } = o;
+  const request: ProbeRequest =
+    typeof content === 'string'
+      ? { ...rest, contentPath: content }
+      : { ...rest, contentBase64: Buffer.from(content.buffer, content.byteOffset, content.length).toString('base64') };
+  const here = import.meta.url;
+  const source = here.endsWith('.ts');
+  const child = fileURLToPath(new URL(source ? './probe-child.ts' : './probe-child.js', here));
+  const args = source ? ['--conditions=@netplay/source', '--import', 'tsx', child] : [child];
+  const r = spawnSync(process.execPath, args, {
+    input: JSON.stringify(request),
+    encoding: 'utf8',
+    timeout: timeoutMs,
+    maxBuffer: 1 << 20,
+  });
+  const shown = typeof content === 'string' ? content : (o.contentName ?? 'content.bin');
+  const lastLine = r.stdout?.trim().split('\n').pop() ?? '';
+  let parsed: { report?: ProbeReport; error?: { code: LibretroErrorCode; message: string; file?: string } } | undefined;
+  try {
+    parsed = lastLine.startsWith('{') ? JSON.parse(lastLine) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  if (parsed?.error) {
+    const e = new LibretroError(parsed.error.code, parsed.error.message.replace(/^[a-z-]+: /, ''), parsed.error.file);
+    throw e;
+  }
+  if (r.status === 0 && parsed?.report) return parsed.report;
+  const how =
+    r.error !== undefined && (r.error as NodeJS.ErrnoException).code === 'ETIMEDOUT'
+      ? `did not finish within ${timeoutMs} ms`
+      : r.signal
+        ? `was killed by ${r.signal}`
+        : `exited with status ${r.status}`;
+  const stderr = (r.stderr ?? '').trim().split('\n').slice(-3).join(' | ');
+  throw new LibretroError(
+    'core-crashed',
+    `the probe process running ${o.core} with ${shown} ${how}${stderr ? ` (${stderr})` : ''}`,
+    o.core,
+  );
+}

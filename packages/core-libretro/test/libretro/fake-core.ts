@@ -1,0 +1,23 @@
+// Builds test/fixtures/fake-core.c with the system C compiler (installed by .ci/setup-libretro.sh).
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const source = fileURLToPath(new URL('../fixtures/fake-core.c', import.meta.url));
+
+/** Compiles the fake core with `defines` (e.g. `ABORT_ON_LOAD`) and returns the .so path. */
+export function buildFakeCore(name: string, defines: readonly string[] = []): string {
+  const out = join(mkdtempSync(join(tmpdir(), 'core-libretro-fake-')), `${name}_libretro.so`);
+  try {
+    execFileSync('cc', ['-shared', '-fPIC', '-O1', ...defines.map((d) => `-D${d}`), '-o', out, source], {
+      stdio: 'pipe',
+    });
+  } catch (e) {
+    throw new Error(
+      `cannot build the fake core (is a C compiler installed? run .ci/setup-libretro.sh): ${(e as Error).message}`,
+    );
+  }
+  return out;
+}
