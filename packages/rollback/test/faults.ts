@@ -71,12 +71,13 @@ export function expectOneRemovalFramePerPlayer(mesh: Mesh): void {
 }
 
 /** How an adversary treats its INPUT messages (acks, time sync and checksums keep flowing). */
-export type StallMode = 'truncate' | 'withhold' | 'replay';
+export type StallMode = 'truncate' | 'withhold' | 'replay' | 'garbage';
 
 /**
  * An adversary peer's outgoing filter: from `fromMs` (network time) on, its INPUT messages are cut
  * to the header (`truncate`: acks and timing still flow), dropped (`withhold`: only checksums and
- * control messages flow), or replaced by an old INPUT message sent to the same peer (`replay`).
+ * control messages flow), replaced by an old INPUT message sent to the same peer (`replay`), or
+ * given an undecodable input stream after a valid header (`garbage`).
  */
 export function stallFilter(
   now: () => number,
@@ -93,6 +94,11 @@ export function stallFilter(
     }
     if (mode === 'truncate') return data.slice(0, INPUT_HEADER);
     if (mode === 'withhold') return undefined;
+    if (mode === 'garbage') {
+      const out = new Uint8Array(INPUT_HEADER + 8).fill(0xff);
+      out.set(data.subarray(0, INPUT_HEADER));
+      return out;
+    }
     return old.get(to) ?? data.slice(0, INPUT_HEADER);
   };
 }

@@ -182,13 +182,13 @@ describe('finality under pauses and partitions (issue 13)', () => {
         delay: fc.integer({ min: 0, max: 2 }),
         maxPrediction: fc.integer({ min: 2, max: 8 }),
         adversary: fc.nat(),
-        mode: fc.constantFrom<StallMode>('truncate', 'withhold', 'replay'),
+        mode: fc.constantFrom<StallMode>('truncate', 'withhold', 'replay', 'garbage'),
         fromMs: fc.integer({ min: 0, max: 3000 }),
       }),
     ],
     { numRuns: 40 },
   )(
-    'stall property: an adversary that keeps acks flowing but withholds, truncates or replays INPUT never freezes the honest peers past disconnectMs; finals agree',
+    'stall property: an adversary that keeps acks flowing but withholds, truncates, garbles or replays INPUT never freezes the honest peers past disconnectMs; finals agree',
     (s) => {
       const adversary = s.adversary % s.players;
       const warmup = 40;
