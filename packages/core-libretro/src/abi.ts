@@ -92,6 +92,7 @@ export const Env = {
 export function envName(cmd: number): string {
   const base = cmd & ~ENV_EXPERIMENTAL;
   if (cmd & ENV_PRIVATE) return `private environment call ${cmd}`;
+  if (cmd === (Env.SET_SERIALIZATION_QUIRKS | ENV_EXPERIMENTAL)) return 'RETRO_ENVIRONMENT_SET_HW_SHARED_CONTEXT';
   for (const [name, value] of Object.entries(Env)) if (value === base) return `RETRO_ENVIRONMENT_${name}`;
   return `RETRO_ENVIRONMENT_${base}`;
 }
