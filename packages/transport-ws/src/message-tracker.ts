@@ -32,6 +32,18 @@ export class MessageTracker {
         if (this.remaining === 0) this.frameDone();
         continue;
       }
+      if (this.have === 0 && n - i >= 14) {
+        // Fast path: the whole header is in this chunk (the usual case); read it in place.
+        const b1 = chunk[i + 1]!;
+        const len7 = b1 & 0x7f;
+        const ext = len7 === 126 ? 2 : len7 === 127 ? 8 : 0;
+        let len = len7;
+        if (ext === 2) len = (chunk[i + 2]! << 8) | chunk[i + 3]!;
+        else if (ext === 8) len = readLength64(chunk, i + 2);
+        this.startFrame(chunk[i]!, len, now);
+        i += 2 + ext + (b1 & 0x80 ? 4 : 0);
+        continue;
+      }
       this.header[this.have++] = chunk[i++]!;
       if (this.have === 2) {
         const len7 = this.header[1]! & 0x7f;
@@ -47,15 +59,16 @@ export class MessageTracker {
     const len7 = h[1]! & 0x7f;
     let len = len7;
     if (len7 === 126) len = (h[2]! << 8) | h[3]!;
-    else if (len7 === 127) {
-      len = (((h[2]! << 24) | (h[3]! << 16) | (h[4]! << 8) | h[5]!) >>> 0) * 2 ** 32;
-      len += ((h[6]! << 24) | (h[7]! << 16) | (h[8]! << 8) | h[9]!) >>> 0;
-    }
-    this.fin = (h[0]! & 0x80) !== 0;
-    this.dataFrame = (h[0]! & 0x0f) < 8;
-    if (this.dataFrame && this.startedAt < 0) this.startedAt = now;
+    else if (len7 === 127) len = readLength64(h, 2);
     this.have = 0;
     this.need = 2;
+    this.startFrame(h[0]!, len, now);
+  }
+
+  private startFrame(b0: number, len: number, now: number): void {
+    this.fin = (b0 & 0x80) !== 0;
+    this.dataFrame = (b0 & 0x0f) < 8;
+    if (this.dataFrame && this.startedAt < 0) this.startedAt = now;
     this.remaining = len;
     if (len === 0) this.frameDone();
   }
@@ -66,6 +79,13 @@ export class MessageTracker {
       this.startedAt = -1;
     }
   }
+}
+
+/** A 64-bit big-endian length at `at` (lengths past 2^53 lose precision; `ws` refuses them anyway). */
+function readLength64(b: Uint8Array, at: number): number {
+  const hi = ((b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!) >>> 0;
+  const lo = ((b[at + 4]! << 24) | (b[at + 5]! << 16) | (b[at + 6]! << 8) | b[at + 7]!) >>> 0;
+  return hi * 2 ** 32 + lo;
 }
 
 /** One tracked connection of a {@link ReceiveMemory}. */
