@@ -106,6 +106,13 @@ describe('issue 13 finding 2: a paused or cut-off client never plays on alone (n
       const c = m.rigs[client]!;
       expect(c.events.map((e) => e.type)).not.toContain('host-changed');
       expect(['removed', 'host-lost', 'partitioned']).toContain(c.session.endReason);
+      // Ended: no requests, nothing sent, finals frozen.
+      const sent = c.session.peerStats().map((p) => p.bytesSent);
+      const final = c.session.confirmedFrame;
+      expect(c.session.advanceFrame()).toEqual([]);
+      run(m, 30);
+      expect(c.session.peerStats().map((p) => p.bytesSent)).toEqual(sent);
+      expect(c.session.confirmedFrame).toBe(final);
       expect(meter.maxFreezeMs[client]).toBeLessThanOrEqual(DISCONNECT_MS + SLACK_MS);
       for (const rig of m.rigs.filter((r) => r !== c)) {
         expect(rig.session.endReason).toBeUndefined();
