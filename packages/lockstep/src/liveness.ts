@@ -251,8 +251,9 @@ export class Liveness {
 /**
  * The finality rule for the P2P schedulers (mesh, frame-advance), run on every tick. The host
  * removes a member stalled (or silent) for `disconnectMs` when its group has quorum without it
- * (the return value: the id to remove, or -1); a host whose group lacks quorum runs no frame
- * (see {@link Liveness.noQuorumSince}) and ends `partitioned` after `disconnectMs`. A non-host
+ * (the return value: the id to remove, or -1), and ends `partitioned` when it has not; a host
+ * whose group lacks quorum runs no frame (see {@link Liveness.noQuorumSince}) and ends
+ * `partitioned` after `disconnectMs` (or once frozen `disconnectMs + slackMs`). A non-host
  * ends `host-lost` when the host is stalled or silent for `disconnectMs`, or when it has been
  * frozen for `disconnectMs + slackMs` (the host did not settle a stalled member in time).
  */
@@ -260,10 +261,17 @@ export function p2pVerdict(live: Liveness, now: number, selfId: number, hostId: 
   live.check(now);
   if (selfId === hostId) {
     const lost = live.lost(now);
-    if (lost && live.hasQuorum(now, true, hostId, lost.id)) return lost.id;
+    if (lost) {
+      if (live.hasQuorum(now, true, hostId, lost.id)) return lost.id;
+      // A member is lost and the group cannot remove it: the game cannot go on (rule 3).
+      live.end('partitioned', finalFrame, now);
+      return -1;
+    }
     if (live.hasQuorum(now, true, hostId)) live.noQuorumSince = Number.NaN;
     else if (Number.isNaN(live.noQuorumSince)) live.noQuorumSince = now;
     else if (now - live.noQuorumSince >= live.disconnectMs) live.end('partitioned', finalFrame, now);
+    if (!Number.isNaN(live.blockedSince) && now - live.blockedSince >= live.disconnectMs + live.slackMs)
+      live.end('partitioned', finalFrame, now);
     return -1;
   }
   const h = live.get(hostId);

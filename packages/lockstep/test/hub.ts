@@ -123,6 +123,12 @@ export interface StarPeer<S extends Departing, C extends Core> extends SimPeer<C
 export class StarHub<S extends Departing, C extends Core> {
   readonly peers: StarPeer<S, C>[] = [];
   readonly alive: boolean[];
+  /**
+   * Clients the host's scheduler removed on its own (liveness): the host ignores everything from
+   * them from then on, as its shell does after `removePeer`, but still sends them its own messages
+   * (the LEAVE that tells them).
+   */
+  readonly removed: boolean[];
   /** Frames each peer had run when a client was killed (filled by `kill`). */
   killedAtFrames: number[] = [];
   private readonly net: SimulatedNetwork;
@@ -136,6 +142,7 @@ export class StarHub<S extends Departing, C extends Core> {
     const { net, n, channels } = options;
     this.net = net;
     this.alive = Array.from({ length: n }, () => true);
+    this.removed = Array.from({ length: n }, () => false);
     const broadcast = new Set(options.broadcast);
     for (let i = 1; i < n; i++) {
       const { ab, ba } = link(net, hubName(i), hubName(0), channels);
@@ -172,7 +179,7 @@ export class StarHub<S extends Departing, C extends Core> {
         this.relays[i]!.get(data[0]!)?.deliver(channel, data.subarray(1));
       });
       this.hostEnds[i]!.on('message', ({ channel, data }) => {
-        if (!this.alive[i] || data.length === 0) return;
+        if (!this.alive[i] || this.removed[i] || data.length === 0) return;
         const dest = data[0]!;
         const payload = data.subarray(1);
         if (dest === BROADCAST || dest === 0) this.relays[0]!.get(i)!.deliver(channel, payload);
@@ -188,6 +195,11 @@ export class StarHub<S extends Departing, C extends Core> {
       for (const [j, c] of this.relays[i]!) runner.addPeer(j, c);
       this.peers.push({ name: hubName(i), scheduler, core, runner });
     }
+  }
+
+  /** Peer `i`'s connection towards peer `j` (what its scheduler sends to `j` goes through it). */
+  relay(i: number, j: number): Connection {
+    return this.relays[i]!.get(j)!;
   }
 
   /** Kills client `id` now: its link closes, the host ignores it from now on and removes it. */
