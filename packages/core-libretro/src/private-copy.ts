@@ -4,6 +4,12 @@ import { basename, join } from 'node:path';
 
 const live = new Set<string>();
 let hooked = false;
+let root: string | undefined;
+
+/** Where private copies go (internal: the probe child uses a folder its parent deletes). */
+export function setPrivateCopyRoot(dir: string | undefined): void {
+  root = dir;
+}
 
 /**
  * A private folder holding a copy of the core library. A libretro core keeps its state in the
@@ -17,7 +23,7 @@ export class PrivateCopy {
   readonly corePath: string;
 
   constructor(core: string) {
-    this.dir = mkdtempSync(join(tmpdir(), 'netplay-libretro-'));
+    this.dir = mkdtempSync(join(root ?? tmpdir(), 'netplay-libretro-'));
     live.add(this.dir);
     if (!hooked) {
       hooked = true;

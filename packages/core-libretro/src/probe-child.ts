@@ -3,13 +3,16 @@
 import { readFileSync } from 'node:fs';
 import { LibretroError } from './errors.js';
 import { LibretroCore } from './libretro-core.js';
+import { setPrivateCopyRoot } from './private-copy.js';
 import type { ProbeReport, ProbeRequest } from './probe.js';
 
 const request = JSON.parse(readFileSync(0, 'utf8')) as ProbeRequest;
+setPrivateCopyRoot(request.tmpDir);
 try {
   const content = request.contentPath ?? new Uint8Array(Buffer.from(request.contentBase64 ?? '', 'base64'));
+  const { tmpDir: _tmp, ...req } = request;
   const core = LibretroCore.load({
-    core: request.core,
+    core: req.core,
     content,
     ...(request.contentName !== undefined ? { contentName: request.contentName } : {}),
     ...(request.ports !== undefined ? { ports: request.ports } : {}),

@@ -1,6 +1,9 @@
 // Trying a core in a child process first: a core that aborts or segfaults takes its process down,
 // and in-process that would be the host.
-import { spawnSync } from 'node:child_process';
+import { type SpawnSyncReturns, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LibretroError, type LibretroErrorCode } from './errors.js';
 
@@ -36,6 +39,8 @@ export interface ProbeReport {
 export interface ProbeRequest extends Omit<ProbeOptions, 'content' | 'timeoutMs'> {
   readonly contentPath?: string;
   readonly contentBase64?: string;
+  /** Folder for the child's private copy, deleted by the parent even when the child crashes. */
+  readonly tmpDir: string;
 }
 
 /**
@@ -46,20 +51,30 @@ export interface ProbeRequest extends Omit<ProbeOptions, 'content' | 'timeoutMs'
  */
 export function probeLibretroCore(o: ProbeOptions): ProbeReport {
   const { content, timeoutMs = 30_000, ...rest } = o;
+  const tmpDir = mkdtempSync(join(tmpdir(), 'netplay-libretro-probe-'));
   const request: ProbeRequest =
     typeof content === 'string'
-      ? { ...rest, contentPath: content }
-      : { ...rest, contentBase64: Buffer.from(content.buffer, content.byteOffset, content.length).toString('base64') };
+      ? { ...rest, tmpDir, contentPath: content }
+      : {
+          ...rest,
+          tmpDir,
+          contentBase64: Buffer.from(content.buffer, content.byteOffset, content.length).toString('base64'),
+        };
   const here = import.meta.url;
   const source = here.endsWith('.ts');
   const child = fileURLToPath(new URL(source ? './probe-child.ts' : './probe-child.js', here));
   const args = source ? ['--conditions=@netplay/source', '--import', 'tsx', child] : [child];
-  const r = spawnSync(process.execPath, args, {
-    input: JSON.stringify(request),
-    encoding: 'utf8',
-    timeout: timeoutMs,
-    maxBuffer: 1 << 20,
-  });
+  let r: SpawnSyncReturns<string>;
+  try {
+    r = spawnSync(process.execPath, args, {
+      input: JSON.stringify(request),
+      encoding: 'utf8',
+      timeout: timeoutMs,
+      maxBuffer: 1 << 20,
+    });
+  } finally {
+    rmSync(tmpDir, { recursive: true, force: true });
+  }
   const shown = typeof content === 'string' ? content : (o.contentName ?? 'content.bin');
   const lastLine = r.stdout?.trim().split('\n').pop() ?? '';
   let parsed: { report?: ProbeReport; error?: { code: LibretroErrorCode; message: string; file?: string } } | undefined;

@@ -1,8 +1,8 @@
 // Tests that need no libretro core: option validation, state header checks, errors, helpers.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import {
   crc32,
   encodeRetroPad,
@@ -17,6 +17,16 @@ import {
 } from '../src/index.js';
 import { checkCoreOptions } from '../src/options.js';
 import { readStateHeader, writeStateHeader } from '../src/state-header.js';
+
+const dirs: string[] = [];
+function tempDir(): string {
+  const d = mkdtempSync(join(tmpdir(), 'core-libretro-test-'));
+  dirs.push(d);
+  return d;
+}
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
 
 function codeOf(fn: () => unknown): string | undefined {
   try {
@@ -66,7 +76,7 @@ describe('LibretroCore.load without a core', () => {
     }
   });
   it('names a file that is not a shared library (not-libretro)', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'core-libretro-test-'));
+    const dir = tempDir();
     const fake = join(dir, 'fake_libretro.so');
     writeFileSync(fake, 'this is not an ELF file');
     try {
@@ -78,7 +88,7 @@ describe('LibretroCore.load without a core', () => {
     }
   });
   it('names missing content', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'core-libretro-test-'));
+    const dir = tempDir();
     const fake = join(dir, 'fake_libretro.so');
     writeFileSync(fake, 'x');
     const missing = join(dir, 'none.nes');
@@ -94,13 +104,13 @@ describe('LibretroCore.load without a core', () => {
 
 describe('resolveLibretroCore', () => {
   it('resolves a name in the given folder and passes paths through', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'core-libretro-test-'));
+    const dir = tempDir();
     writeFileSync(join(dir, 'toy_libretro.so'), 'x');
     expect(resolveLibretroCore('toy', dir)).toBe(join(dir, 'toy_libretro.so'));
     expect(resolveLibretroCore(join(dir, 'toy_libretro.so'))).toBe(join(dir, 'toy_libretro.so'));
   });
   it('says how to install a missing core', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'core-libretro-test-'));
+    const dir = tempDir();
     try {
       resolveLibretroCore('nosuchcore', dir);
       expect.unreachable();

@@ -1,11 +1,21 @@
 // Bad cores, content, states and options against real cores: typed errors naming the file, and a
 // core left unchanged by a refused state.
-import { copyFileSync, existsSync, mkdtempSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { LibretroCore, LibretroError, STATE_HEADER_BYTES } from '../../src/index.js';
 import { EFP, loadNestopia, MGBA, NESTOPIA, requireFile, scriptedRun, tinyGbaRom, tinyNesRom } from './fixtures.js';
+
+const dirs: string[] = [];
+function tempDir(): string {
+  const d = mkdtempSync(join(tmpdir(), 'core-libretro-test-'));
+  dirs.push(d);
+  return d;
+}
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
 
 function errorOf(fn: () => unknown): LibretroError {
   try {
@@ -37,7 +47,7 @@ describe('bad cores and content', () => {
   it('a shared library that is not a libretro core (zlib): not-libretro naming it', () => {
     const zlib = ['/lib/x86_64-linux-gnu/libz.so.1', '/usr/lib/x86_64-linux-gnu/libz.so.1'].find((p) => existsSync(p));
     if (zlib === undefined) throw new Error('libz.so.1 is missing (it comes with every Debian install)');
-    const dir = mkdtempSync(join(tmpdir(), 'core-libretro-test-'));
+    const dir = tempDir();
     const fake = join(dir, 'zlib_libretro.so');
     copyFileSync(zlib, fake);
     const e = errorOf(() => LibretroCore.load({ core: fake, content: requireFile(EFP) }));

@@ -1,11 +1,12 @@
 // Cores that abort or need what a headless frontend refuses, built from test/fixtures/fake-core.c:
 // probeLibretroCore runs them in a child process, so the host process survives.
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { LibretroCore, LibretroError, probeLibretroCore } from '../../src/index.js';
-import { buildFakeCore } from './fake-core.js';
+import { buildFakeCore, removeFakeCores } from './fake-core.js';
 import { EFP, NESTOPIA, requireFile } from './fixtures.js';
 
 describe('cores that crash or refuse', () => {
+  afterAll(removeFakeCores);
   it('a core that aborts on load: core-crashed from the probe, this process unharmed', () => {
     const core = buildFakeCore('abort', ['ABORT_ON_LOAD']);
     let error: unknown;
