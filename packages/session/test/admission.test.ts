@@ -214,7 +214,11 @@ describe('admission: password attempts are limited per address', () => {
     };
     expect(attempt(1, 'x')?.message).toBe('wrong password');
     expect(attempt(2, 'x')?.message).toBe('wrong password (next attempt in 500 ms)');
-    expect(attempt(3, 'sesame')?.code).toBe('too-many-attempts');
+    const blocked = attempt(3, 'sesame');
+    expect(blocked?.code).toBe('too-many-attempts');
+    // The wait travels in the message and is parsed back on the client.
+    expect(blocked?.retryAfterMs).toBeGreaterThan(400);
+    expect(blocked?.retryAfterMs).toBeLessThanOrEqual(500);
     e.net.advance(500);
     expect(attempt(4, 'x')?.message).toBe('wrong password (next attempt in 1000 ms)');
     e.net.advance(1000);
