@@ -46,6 +46,19 @@ import {
   UNRELIABLE_HEADER_BYTES,
 } from './wire.js';
 
+/** Stands in for a data channel not created yet (the answerer's, before the offer). */
+const UNOPENED: RtcDataChannelLike = {
+  readyState: 'closed',
+  bufferedAmount: 0,
+  binaryType: 'arraybuffer',
+  onopen: null,
+  onclose: null,
+  onerror: null,
+  onmessage: null,
+  send() {},
+  close() {},
+};
+
 /** An SDP without its `a=candidate` and `a=end-of-candidates` lines (they are trickled instead). */
 function withoutCandidates(sdp: string): string {
   return sdp
@@ -85,7 +98,7 @@ export interface WebRtcServerHooks {
 interface Chan {
   readonly spec: ChannelSpec;
   readonly reliable: boolean;
-  readonly dc: RtcDataChannelLike;
+  dc: RtcDataChannelLike;
   /** Reliable: reassembly of fragments. */
   readonly reassembler: Reassembler | undefined;
   /** Reliable: messages sent and received (for the CLOSE frame's counts). */
@@ -121,8 +134,8 @@ export class WebRtcConnection implements Connection {
   private readonly emitter = new Emitter<ConnectionEventMap>();
   private readonly chans: Chan[];
   private readonly byName = new Map<string, Chan>();
-  private readonly control: RtcDataChannelLike;
-  private readonly pingChannel: RtcDataChannelLike;
+  private control: RtcDataChannelLike = UNOPENED;
+  private pingChannel: RtcDataChannelLike = UNOPENED;
   private readonly rtt = new RttEstimator();
   private readonly budget: RateBudget | undefined;
   private currentLimits: ConnectionLimits;
@@ -171,14 +184,12 @@ export class WebRtcConnection implements Connection {
     this.createdAt = now;
     this.lastHeard = now;
     this.budget = this.opts.rateLimits === false ? undefined : new RateBudget(this.opts.rateLimits, now);
-    this.control = this.open('np-control', CONTROL_CHANNEL_ID, true);
-    this.pingChannel = this.open('np-ping', PING_CHANNEL_ID, false);
-    this.chans = this.channels.map((spec, i) => {
+    this.chans = this.channels.map((spec) => {
       const reliable = spec.kind === 'reliable';
       return {
         spec,
         reliable,
-        dc: this.open(`np-${i}`, FIRST_DATA_CHANNEL_ID + i, reliable),
+        dc: UNOPENED,
         reassembler: reliable ? new Reassembler(this.opts.maxMessageBytes) : undefined,
         sent: 0,
         received: 0,
@@ -190,13 +201,9 @@ export class WebRtcConnection implements Connection {
       };
     });
     for (const c of this.chans) this.byName.set(c.spec.name, c);
-    this.control.onopen = () => this.onControlOpen();
-    this.control.onclose = () => this.onChannelGone('the control data channel closed');
-    this.control.onmessage = (ev) => this.onControl(ev.data);
-    this.pingChannel.onmessage = (ev) => this.onPingFrame(ev.data);
-    this.chans.forEach((c) => {
-      c.dc.onmessage = (ev) => this.onData(c, ev.data);
-    });
+    // The offerer creates its data channels now (the offer must describe them); the answerer
+    // once the offer is applied: node-datachannel would otherwise make an offer of its own.
+    if (role === 'client') this.createChannels();
     pc.onicecandidate = (ev) => {
       const c = ev.candidate;
       if (!c?.candidate || this.currentState === 'closed') return;
@@ -295,6 +302,20 @@ export class WebRtcConnection implements Connection {
 
   // ---- negotiation ----
 
+  /** Creates the negotiated data channels (ids 0, 1, then 2 + i per channel) and wires them. */
+  private createChannels(): void {
+    this.control = this.open('np-control', CONTROL_CHANNEL_ID, true);
+    this.pingChannel = this.open('np-ping', PING_CHANNEL_ID, false);
+    this.chans.forEach((c, i) => {
+      c.dc = this.open(`np-${i}`, FIRST_DATA_CHANNEL_ID + i, c.reliable);
+      c.dc.onmessage = (ev) => this.onData(c, ev.data);
+    });
+    this.control.onopen = () => this.onControlOpen();
+    this.control.onclose = () => this.onChannelGone('the control data channel closed');
+    this.control.onmessage = (ev) => this.onControl(ev.data);
+    this.pingChannel.onmessage = (ev) => this.onPingFrame(ev.data);
+  }
+
   private open(label: string, id: number, reliable: boolean): RtcDataChannelLike {
     const dc = this.pc.createDataChannel(
       label,
@@ -319,6 +340,8 @@ export class WebRtcConnection implements Connection {
     try {
       this.remoteOffered = true;
       await this.setRemote({ type: 'offer', sdp });
+      if (this.currentState === 'closed') return;
+      this.createChannels();
       const answer = await this.pc.createAnswer();
       await this.pc.setLocalDescription(answer);
       if (this.currentState === 'closed') return;

@@ -1,0 +1,194 @@
+/**
+ * WebRTC data channels (node-datachannel) Node↔Node on loopback, next to transport-udp on loopback
+ * in the same run: connect time (WebRTC includes joining the signaling room, the offer/answer and
+ * ICE/DTLS/SCTP), ping-pong RTT on the unreliable channel (one 16-byte message in flight), and
+ * 16-byte unreliable messages delivered per second. Runs are interleaved; medians of 5 reported.
+ * Benchmarks may read wall time; the library does not.
+ */
+import { BenchSuite } from '@netplay/bench-kit';
+import type { ChannelSpec, Connection } from '@netplay/transport';
+import { pollUntil } from '@netplay/transport/conformance';
+import { connectUdp, listenUdp } from '@netplay/transport-udp';
+import { connectWebRtcNode, LOOPBACK_RTC, listenSignaling, listenWebRtcNode } from '../src/server.js';
+
+const channels: readonly ChannelSpec[] = [
+  { name: 'input', kind: 'reliable' },
+  { name: 'state', kind: 'unreliable' },
+];
+const ROUNDS = 5;
+const PINGS = 500;
+const THROUGHPUT_MS = 1000;
+const PER_TURN = 64;
+
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
+
+interface Pair {
+  readonly connectMs: number;
+  readonly client: Connection;
+  readonly server: Connection;
+  close(): Promise<void>;
+}
+
+async function udpPair(): Promise<Pair> {
+  const listener = await listenUdp({ channels, rateLimits: false });
+  let server: Connection | undefined;
+  listener.on('connection', (c) => {
+    server = c;
+  });
+  const t0 = performance.now();
+  const client = await connectUdp({ channels, host: '127.0.0.1', port: listener.port, rateLimits: false });
+  await pollUntil(() => client.state === 'open' && server !== undefined, 5000, 0);
+  const connectMs = performance.now() - t0;
+  return {
+    connectMs,
+    client,
+    server: server!,
+    async close() {
+      client.close();
+      listener.close();
+    },
+  };
+}
+
+async function webrtcPair(round: number): Promise<Pair> {
+  const signaling = await listenSignaling();
+  const room = `bench-${round}`;
+  const listener = await listenWebRtcNode({
+    signaling: { url: signaling.url, room, peer: 'host' },
+    channels,
+    rtc: LOOPBACK_RTC,
+    rateLimits: false,
+  });
+  let server: Connection | undefined;
+  listener.on('connection', (c) => {
+    server = c;
+  });
+  const t0 = performance.now();
+  const client = connectWebRtcNode({
+    signaling: { url: signaling.url, room, peer: 'guest' },
+    to: 'host',
+    channels,
+    rtc: LOOPBACK_RTC,
+    rateLimits: false,
+  });
+  await pollUntil(() => client.state === 'open' && server !== undefined, 10_000, 0);
+  const connectMs = performance.now() - t0;
+  if (client.state !== 'open' || !server) throw new Error('webrtc pair did not open');
+  return {
+    connectMs,
+    client,
+    server,
+    async close() {
+      client.close();
+      listener.close();
+      await signaling.close();
+    },
+  };
+}
+
+/** Median round trip of one 16-byte message on the unreliable channel, echoed by the server, in µs. */
+async function pingPong(pair: Pair): Promise<number> {
+  pair.server.on('message', (m) => pair.server.send(m.channel, m.data));
+  const msg = new Uint8Array(16);
+  const samples: number[] = [];
+  let wake: (() => void) | undefined;
+  pair.client.on('message', () => wake?.());
+  for (let i = 0; i < PINGS; i++) {
+    const t0 = performance.now();
+    const back = new Promise<boolean>((resolve) => {
+      wake = () => resolve(true);
+      // A lost message (rare on loopback) is given up after 100 ms.
+      setTimeout(() => resolve(false), 100);
+    });
+    pair.client.send('state', msg);
+    if (await back) samples.push((performance.now() - t0) * 1000);
+    wake = undefined;
+  }
+  return median(samples);
+}
+
+/** 16-byte unreliable messages delivered per second, `PER_TURN` sent per event-loop turn. */
+async function throughput(pair: Pair): Promise<{ perSecond: number; delivered: number }> {
+  let received = 0;
+  pair.server.on('message', () => {
+    received++;
+  });
+  const msg = new Uint8Array(16);
+  let sent = 0;
+  const t0 = performance.now();
+  while (performance.now() - t0 < THROUGHPUT_MS) {
+    for (let i = 0; i < PER_TURN; i++) pair.client.send('state', msg);
+    sent += PER_TURN;
+    await turn();
+  }
+  await pollUntil(() => false, 100);
+  const elapsed = (performance.now() - t0) / 1000;
+  return { perSecond: received / elapsed, delivered: received / sent };
+}
+
+const suite = new BenchSuite('transport-webrtc/loopback');
+const results = {
+  udpConnect: [] as number[],
+  rtcConnect: [] as number[],
+  udpRtt: [] as number[],
+  rtcRtt: [] as number[],
+  udpRate: [] as number[],
+  rtcRate: [] as number[],
+  udpDelivered: [] as number[],
+  rtcDelivered: [] as number[],
+};
+for (let round = 0; round < ROUNDS; round++) {
+  const udp = await udpPair();
+  results.udpConnect.push(udp.connectMs);
+  results.udpRtt.push(await pingPong(udp));
+  await udp.close();
+  const rtc = await webrtcPair(round);
+  results.rtcConnect.push(rtc.connectMs);
+  results.rtcRtt.push(await pingPong(rtc));
+  await rtc.close();
+  const udp2 = await udpPair();
+  const u = await throughput(udp2);
+  results.udpRate.push(u.perSecond);
+  results.udpDelivered.push(u.delivered);
+  await udp2.close();
+  const rtc2 = await webrtcPair(100 + round);
+  const r = await throughput(rtc2);
+  results.rtcRate.push(r.perSecond);
+  results.rtcDelivered.push(r.delivered);
+  await rtc2.close();
+}
+// Connect time and RTT: lower is better, so the ratio row is UDP / WebRTC (speed relative to UDP).
+suite.record({ name: 'UDP connect', value: median(results.udpConnect), unit: 'ms' });
+suite.record({
+  name: 'WebRTC connect (signaling + ICE + DTLS + SCTP + HELLO)',
+  value: median(results.rtcConnect),
+  unit: 'ms',
+  baseline: 'UDP connect',
+  ratio: median(results.udpConnect) / median(results.rtcConnect),
+  note: 'ratio = UDP time / WebRTC time (1 = as fast)',
+});
+suite.record({ name: 'UDP ping-pong RTT, unreliable 16 B', value: median(results.udpRtt), unit: 'us' });
+suite.record({
+  name: 'WebRTC ping-pong RTT, unreliable 16 B',
+  value: median(results.rtcRtt),
+  unit: 'us',
+  baseline: 'UDP ping-pong RTT, unreliable 16 B',
+  ratio: median(results.udpRtt) / median(results.rtcRtt),
+  note: 'ratio = UDP RTT / WebRTC RTT',
+});
+suite.record({
+  name: 'UDP unreliable 16 B delivered',
+  value: median(results.udpRate),
+  unit: 'msg/s',
+  note: `${(median(results.udpDelivered) * 100).toFixed(1)} % of sent delivered; ${PER_TURN} per turn`,
+});
+suite.record({
+  name: 'WebRTC unreliable 16 B delivered',
+  value: median(results.rtcRate),
+  unit: 'msg/s',
+  baseline: 'UDP unreliable 16 B delivered',
+  note: `${(median(results.rtcDelivered) * 100).toFixed(1)} % of sent delivered; ${PER_TURN} per turn`,
+});
+suite.finish();
+process.exit(0);
