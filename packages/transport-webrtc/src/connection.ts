@@ -344,7 +344,7 @@ export class WebRtcConnection implements Connection {
       this.createChannels();
       const answer = await this.pc.createAnswer();
       await this.pc.setLocalDescription(answer);
-      if (this.currentState === 'closed') return;
+      if (this.isClosed()) return;
       this.signal({ kind: 'answer', sdp: this.pc.localDescription?.sdp ?? answer.sdp ?? '' });
     } catch (e) {
       this.fail(new TransportError('protocol', `bad offer: ${(e as Error).message}`, { cause: e }));
