@@ -366,7 +366,7 @@ export class UdpPeer implements Connection {
 
   /** Feeds one datagram received from the peer's address. Never throws. */
   input(d: Uint8Array): void {
-    if (this.dead) return;
+    if (this.dead || this.budget?.exceeded) return; // closed for flooding: ignored unread
     if (!crcOk(d)) {
       this.io.drops.badCrc++;
       return;

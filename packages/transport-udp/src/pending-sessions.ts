@@ -115,6 +115,11 @@ export class PendingSessions {
     this.born.delete(peer);
   }
 
+  /** Whether an evicted session of `address` is remembered (see {@link revive}). */
+  mayRevive(address: string): boolean {
+    return this.evicted.has(address);
+  }
+
   /**
    * The nonce of the session `session` of `address` if it was evicted before it could be heard and
    * may still be recreated (it is forgotten either way); undefined otherwise.

@@ -85,7 +85,8 @@ export interface ServerOptions {
  * of the address, the client nonce and a time bucket under a random secret).
  *
  * Drops (all counted in {@link drops}, none changes any state): bad CRC; a known address with the
- * wrong session id; an unknown address sending anything but HELLO/CONNECT; short or malformed
+ * wrong session id; an unknown address sending anything but HELLO/CONNECT (one with a session id is
+ * dropped before its CRC is computed, so a peer closed for flooding costs little); short or malformed
  * handshakes; bad or expired cookies.
  */
 export class UdpServerCore implements Listener {
@@ -152,12 +153,17 @@ export class UdpServerCore implements Listener {
 
   /** Feeds a datagram received from `address`. Never throws. */
   input(d: Uint8Array, address: string): void {
+    const known = this.sessions.get(address);
+    // An unknown address with a session id (a peer closed for flooding, say): dropped before the CRC.
+    if (!known && d.length >= HEADER_BYTES && sessionOf(d) !== 0 && !this.pending.mayRevive(address)) {
+      this.drops.unknownAddress++;
+      return;
+    }
     if (!crcOk(d)) {
       this.drops.badCrc++;
       return;
     }
     const session = sessionOf(d);
-    const known = this.sessions.get(address);
     // Once closed, only the sessions still finishing their close hear anything.
     if (this.closed && !known) return;
     if (known) {
