@@ -116,9 +116,7 @@ describe('netplay host admission', () => {
       ExitCode.TooManyAttempts,
       ExitCode.TooManyAttempts,
     ]);
-    expect(last).toMatch(
-      /password attempts blocked: too many wrong passwords from 127\.0\.0\.1: retry in \d+ ms/,
-    );
+    expect(last).toMatch(/password attempts blocked: too many wrong passwords from 127\.0\.0\.1: retry in \d+ ms/);
     expect(await host.done).toBe(ExitCode.Ok);
     expect(host.io.stdout.join('')).toMatch(/refused .*too-many-attempts/);
   });
