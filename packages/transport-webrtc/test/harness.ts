@@ -12,6 +12,7 @@ import {
   type WebRtcListener,
 } from '../src/server.js';
 import { cuttableRtc, type LinkSwitch } from './link-shim.js';
+import type { RelayPath } from './relay-path.js';
 
 /** A signaling server, a host listening in a room and a guest connected to it, in one process. */
 export interface RtcPair {
@@ -30,10 +31,14 @@ export async function makePair(
   channels: readonly ChannelSpec[],
   timeouts: Partial<Timeouts>,
   extra: Partial<WebRtcConnectionOptions> & { rateLimits?: RateLimits | false } = {},
+  /** Route every datagram through this impairing relay (the only ICE path). */
+  relay?: RelayPath,
 ): Promise<RtcPair> {
   const server = await listenSignaling({ rateLimits: false });
   const link: LinkSwitch = { cut: false };
-  const rtc = { ...nodeRtc({ bindAddress: '127.0.0.1' }), RTCPeerConnection: cuttableRtc(NodeRTCPeerConnection, link) };
+  const base = cuttableRtc(NodeRTCPeerConnection, link);
+  const rtc = { ...nodeRtc({ bindAddress: '127.0.0.1' }), RTCPeerConnection: relay ? relay.host(base) : base };
+  const clientRtc = { ...rtc, RTCPeerConnection: relay ? relay.client(base) : base };
   const room = `room-${process.pid}-${rooms++}`;
   const listener = await listenWebRtcNode({
     signaling: { url: server.url, room, peer: 'host' },
@@ -52,7 +57,7 @@ export async function makePair(
     to: 'host',
     channels,
     timeouts,
-    rtc,
+    rtc: clientRtc,
     ...extra,
   });
   client.on('close', (e) => {
@@ -63,6 +68,7 @@ export async function makePair(
     client.close();
     listener.close();
     await server.close();
+    await relay?.close();
     throw new Error(`pair did not open (client ${client.state}${why ? `, ${why}` : ''})`);
   }
   return {
@@ -75,6 +81,7 @@ export async function makePair(
       client.close('dispose');
       listener.close('dispose');
       await server.close();
+      await relay?.close();
     },
   };
 }

@@ -1,0 +1,58 @@
+import { type ConformanceHarness, defineTransportConformance, pollUntil } from '@netplay/transport/conformance';
+import { describe, expect, it } from 'vitest';
+import { makePair } from './harness.js';
+import { RelayPath } from './relay-path.js';
+
+// The same two node-datachannel peers, but every UDP datagram between them crosses a seeded
+// impairing relay, the only ICE path (test/relay-path.ts): `impair` applies real loss,
+// duplication, reordering, latency and jitter *below* DTLS and SCTP, so the suite's "under loss"
+// cases test SCTP's retransmission for reliable channels and our sequence numbers for unreliable
+// ones. `cut` makes the relay drop everything.
+let seed = 1;
+const harness: ConformanceHarness = {
+  name: 'transport-webrtc through an impairing UDP relay',
+  async pair({ channels, timeouts, rateLimits }) {
+    const relay = new RelayPath(seed++);
+    const p = await makePair(channels, timeouts, rateLimits ? { rateLimits } : {}, relay);
+    return {
+      client: p.client,
+      server: p.host,
+      until: (predicate, budgetMs) => pollUntil(predicate, budgetMs),
+      impair: (i) =>
+        relay.impair({
+          loss: i.loss ?? 0,
+          duplicate: i.duplicate ?? 0,
+          reorder: i.reorder ?? 0,
+          latencyMs: i.latencyMs ?? 0,
+          jitterMs: i.jitterMs ?? 0,
+        }),
+      cut: () => relay.impair({ cut: true }),
+      dispose: () => p.dispose(),
+    };
+  },
+};
+
+defineTransportConformance(harness, { describe, it });
+
+describe('the relay path', () => {
+  it('carries every datagram of the connection: impaired, the relay drops some and data still flows', async () => {
+    const relay = new RelayPath(99);
+    const p = await makePair([{ name: 'r', kind: 'reliable' }], {}, {}, relay);
+    try {
+      const before = await relay.stats();
+      expect(before.forwarded).toBeGreaterThan(0); // ICE, DTLS and SCTP went through it
+      relay.impair({ loss: 0.2 });
+      let got = 0;
+      p.host.on('message', () => {
+        got++;
+      });
+      for (let i = 0; i < 100; i++) p.client.send('r', new Uint8Array(100));
+      expect(await pollUntil(() => got === 100, 20_000)).toBe(true);
+      const after = await relay.stats();
+      expect(after.dropped).toBeGreaterThan(0);
+      expect(after.forwarded).toBeGreaterThan(before.forwarded);
+    } finally {
+      await p.dispose();
+    }
+  });
+});
