@@ -2,7 +2,8 @@ import { fc, test } from '@fast-check/vitest';
 import { TestCore } from '@netplay/state/testing';
 import { describe, expect, it } from 'vitest';
 import { decodeFaMessage, FRAME_ADVANCE_CHANNELS, FrameAdvancePeer } from '../src/index.js';
-import { departureArbs, expectPlayOnAfterKill, ManualNet } from './hub.js';
+import { departureArbs, expectPlayOnAfterKill, ManualNet, type OracleContext } from './hub.js';
+import { inForce, scriptValue, tapSends } from './oracle.js';
 
 const F = 20;
 
@@ -29,21 +30,79 @@ describe('frame-advance departures (star topology)', () => {
       shared: fc.boolean(),
     },
     { numRuns: 15, endOnFailure: true },
-  )('after a client is killed the others play on, agree, and match the offline replay', (d) => {
-    const { live, victim } = expectPlayOnAfterKill(d, {
-      channels: FRAME_ADVANCE_CHANNELS,
-      broadcast: ['sched'],
-      inputBytes: 1,
-      frameMs: F,
-      make: (id, t0) => faPeer(id, d.n, t0, d.seed, d.extraDelayMs, d.shared),
-      // Input values never 0: a zero at the leaver's port at the end is the neutral input of the rule.
-      maxHold: 8,
-      mask: 0x7f,
-      setBits: 1,
-    });
-    if (!d.shared) expect(live[0]!.runner.log.at(-1)!.inputs[victim]).toBe(0);
-  });
+  )(
+    'after a client is killed the others play on, agree, and match a replay of the generated inputs up to the cut',
+    (d) => {
+      const { live, victim } = expectPlayOnAfterKill(d, {
+        channels: FRAME_ADVANCE_CHANNELS,
+        broadcast: ['sched'],
+        inputBytes: 1,
+        frameMs: F,
+        make: (id, t0) => faPeer(id, d.n, t0, d.seed, d.extraDelayMs, d.shared),
+        oracle: (ctx) => faOracle(ctx, d.shared),
+        // Input values never 0: a zero at the leaver's port at the end is the neutral input of the rule.
+        maxHold: 8,
+        mask: 0x7f,
+        setBits: 1,
+      });
+      if (!d.shared) expect(live[0]!.runner.log.at(-1)!.inputs[victim]).toBe(0);
+    },
+  );
 });
+
+/**
+ * Frame-advance's honest oracle on the star: each peer's events as it sends them (checked: a
+ * frame starting after the input was made, from this client, for its port, with the GENERATED
+ * value in force then) and the host's LEAVE (`A + 1`, port). Frame f: the leaver's port zeroed
+ * first thing in frame `A + 1`, then f's events in (key, client, port, input) order, the leaver's
+ * events after A left out.
+ */
+function faOracle(ctx: OracleContext<FrameAdvancePeer>, shared: boolean): () => (frame: number) => Uint8Array {
+  const { hub, net, t0, scripts, victim, violations } = ctx;
+  const n = hub.peers.length;
+  const events: { frame: number; key: number; client: number; port: number; value: Uint8Array }[] = [];
+  let from = Infinity;
+  let leftPort = -1;
+  for (const [i, p] of hub.peers.entries()) {
+    const to = i === 0 ? (victim === 1 ? 2 : 1) : 0;
+    tapSends(hub.relay(i, to), (channel, data) => {
+      if (channel !== 'sched') return;
+      if (i === 0 && data[0] === 0x14 && ((data[1]! << 8) | data[2]!) === victim) {
+        from = new DataView(data.buffer, data.byteOffset).getUint32(3);
+        leftPort = data[7] === 255 ? -1 : data[7]!;
+        return;
+      }
+      if (data[0] !== 1) return;
+      const m = decodeFaMessage(data, 1);
+      if (m.type !== 'event') return;
+      const e = m.event;
+      const now = net.now();
+      const value = scriptValue(scripts[i]!, inForce(scripts[i]!, now), 1);
+      if (t0 + e.frame * F <= now || e.client !== i || e.port !== (shared ? 0 : i) || e.input[0] !== value[0])
+        violations.push(`${p.name}: event for frame ${e.frame} made at ${now}`);
+      events.push({ frame: e.frame, key: e.key, client: e.client, port: e.port, value });
+    });
+  }
+  return () => {
+    if (from === Infinity) violations.push('the host sent no LEAVE');
+    const kept = events
+      .filter((e) => e.client !== victim || e.frame < from)
+      .sort(
+        (a, b) =>
+          a.frame - b.frame || a.key - b.key || a.client - b.client || a.port - b.port || a.value[0]! - b.value[0]!,
+      );
+    const current = new Uint8Array(n);
+    let at = 0;
+    return (f) => {
+      if (f === from && leftPort >= 0) current[leftPort] = 0;
+      while (at < kept.length && kept[at]!.frame <= f) {
+        const e = kept[at++]!;
+        current[e.port] = e.value[0]!;
+      }
+      return current.slice();
+    };
+  };
+}
 
 const fresh3 = () => new TestCore({ players: 3, inputBytes: 1 });
 

@@ -46,6 +46,7 @@ import {
   sameBytes,
   scriptInputs,
 } from './harness.js';
+import { expectEveryFrame, frameChecksums, makeScript, playScript, replayGenerated, type Script } from './oracle.js';
 
 /** Header byte of a client's broadcast. */
 export const BROADCAST = 255;
@@ -273,6 +274,25 @@ export interface DepartureRig<S extends Departing> {
   readonly maxHold?: number;
   readonly mask?: number;
   readonly setBits?: number;
+  /**
+   * The honest oracle (issue 13, item 8): given the hub and the inputs the test generates (one
+   * {@link Script} per peer, played instead of `scriptInputs`), it starts recording the stamps
+   * the schedulers put on them and the host's LEAVE from what they send; after the run, the
+   * returned function gives the inputs of every frame by the mode's rule. Every live peer's state
+   * after every frame must then equal the replay of those inputs.
+   */
+  readonly oracle?: (ctx: OracleContext<S>) => () => (frame: number) => Uint8Array;
+}
+
+/** What a departure oracle gets (see {@link DepartureRig.oracle}). */
+export interface OracleContext<S extends Departing> {
+  readonly hub: StarHub<S, TestCore>;
+  readonly net: SimulatedNetwork;
+  readonly t0: number;
+  readonly scripts: readonly Script[];
+  readonly victim: number;
+  /** Stamp violations found while recording (must stay empty). */
+  readonly violations: string[];
 }
 
 /**
@@ -305,11 +325,27 @@ export function expectPlayOnAfterKill<S extends Departing>(
   });
   const victim = 1 + (d.victim % (n - 1));
   const until = t0 + (d.killFrame + 400) * F;
-  for (const [i, p] of hub.peers.entries()) {
-    scriptInputs(net, p.runner, inputBytes, seed + i, F, t0 - 200, until, rig.maxHold, rig.mask, rig.setBits);
+  const violations: string[] = [];
+  let finish: (() => (frame: number) => Uint8Array) | undefined;
+  const sums = hub.peers.map((p) => frameChecksums(p.core));
+  if (rig.oracle) {
+    const scripts = hub.peers.map((_, i) => makeScript(seed + i, inputBytes, F, t0 - 200, until, rig.maxHold));
+    finish = rig.oracle({ hub, net, t0, scripts, victim, violations });
+    for (const [i, p] of hub.peers.entries()) playScript(net, p.runner, scripts[i]!);
+  } else {
+    for (const [i, p] of hub.peers.entries()) {
+      scriptInputs(net, p.runner, inputBytes, seed + i, F, t0 - 200, until, rig.maxHold, rig.mask, rig.setBits);
+    }
   }
   hub.killAt(victim, t0 + d.killFrame * F);
   net.clock.advanceTo(until + 5000);
+  if (finish) {
+    const inputsAt = finish();
+    expect(violations).toEqual([]);
+    const liveSums = hub.peers.map((p, i) => ({ name: p.name, sums: sums[i]! })).filter((_, i) => hub.alive[i]);
+    const frames = Math.max(...liveSums.map((x) => x.sums.length));
+    expectEveryFrame(liveSums, replayGenerated(fresh(), frames, inputsAt), 120);
+  }
   const live = hub.live;
   expect(live.length).toBe(n - 1);
   for (const p of live) {

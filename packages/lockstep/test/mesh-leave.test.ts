@@ -3,7 +3,9 @@ import { decodeMameHubInputPacket } from '@netplay/protocol';
 import { TestCore } from '@netplay/state/testing';
 import { describe, expect, it } from 'vitest';
 import { MESH_CHANNELS, MeshPeer } from '../src/index.js';
-import { departureArbs, expectPlayOnAfterKill, ManualNet } from './hub.js';
+import { readU32BE } from '../src/pool.js';
+import { departureArbs, expectPlayOnAfterKill, ManualNet, type OracleContext } from './hub.js';
+import { inForce, scriptValue, tapSends } from './oracle.js';
 
 const F = 20;
 const IB = 2;
@@ -19,19 +21,72 @@ describe('mesh departures (star topology)', () => {
       ...departureArbs,
     },
     { numRuns: 15, endOnFailure: true },
-  )('after a client is killed the others play on, agree, and match the offline replay', (d) => {
-    const { live, victim } = expectPlayOnAfterKill(d, {
-      channels: MESH_CHANNELS,
-      broadcast: ['input', 'input-u'],
-      inputBytes: IB,
-      frameMs: F,
-      make: (id, t0) => meshPeer(id, d.n, t0),
-    });
-    // The leaver's port reads neutral at the end.
-    const last = live[0]!.runner.log.at(-1)!;
-    expect([...last.inputs.subarray(victim * IB, victim * IB + IB)]).toEqual([0, 0]);
-  });
+  )(
+    'after a client is killed the others play on, agree, and match a replay of the generated inputs up to the cut',
+    (d) => {
+      const { live, victim } = expectPlayOnAfterKill(d, {
+        channels: MESH_CHANNELS,
+        broadcast: ['input', 'input-u'],
+        inputBytes: IB,
+        frameMs: F,
+        make: (id, t0) => meshPeer(id, d.n, t0),
+        oracle: meshOracle,
+      });
+      // The leaver's port reads neutral at the end.
+      const last = live[0]!.runner.log.at(-1)!;
+      expect([...last.inputs.subarray(victim * IB, victim * IB + IB)]).toEqual([0, 0]);
+    },
+  );
 });
+
+/**
+ * The mesh's honest oracle on the star: each peer's packets as it sends them (a client's single
+ * broadcast copy, the host's copy to a client that stays), checked against the rule (times never
+ * go back, beyond every frame run; the GENERATED input in force when sent, on its own port), and
+ * the host's LEAVE (`cutAt`). Frame f: every peer's latest stamped input at or before f; the
+ * leaver's port neutral from `cutAt` on.
+ */
+function meshOracle(ctx: OracleContext<MeshPeer>): () => (frame: number) => Uint8Array {
+  const { hub, net, scripts, victim, violations } = ctx;
+  const n = hub.peers.length;
+  const stamps: { time: number; value: Uint8Array }[][] = hub.peers.map(() => []);
+  let cutAt = Infinity;
+  for (const [i, p] of hub.peers.entries()) {
+    const to = i === 0 ? (victim === 1 ? 2 : 1) : 0;
+    let prev = -1;
+    tapSends(hub.relay(i, to), (channel, data) => {
+      if (i === 0 && channel === 'join' && data[0] === 6 && readU32BE(data, 1) === victim) cutAt = readU32BE(data, 9);
+      if (channel !== 'input' || data[0] !== 1) return;
+      const packet = decodeMameHubInputPacket(data.subarray(1));
+      const t = packet.futureInputTime;
+      const value = scriptValue(scripts[i]!, inForce(scripts[i]!, net.now()), IB);
+      if (t < prev || t < p.scheduler.nextFrame) violations.push(`${p.name}: packet time ${t} after ${prev}`);
+      for (let port = 0; port < n; port++) {
+        const want = port === i ? value[0]! | (value[1]! << 8) : 0;
+        if (packet.state[port]!.currentMask !== want)
+          violations.push(`${p.name}: packet ${packet.inputId} port ${port}`);
+      }
+      stamps[i]!.push({ time: t, value });
+      prev = t;
+    });
+  }
+  return () => {
+    if (cutAt === Infinity) violations.push('the host sent no LEAVE');
+    return (f) => {
+      const out = new Uint8Array(n * IB);
+      for (const [i, list] of stamps.entries()) {
+        if (i === victim && f >= cutAt) continue;
+        let v: Uint8Array | undefined;
+        for (const st of list) {
+          if (st.time > f) break;
+          v = st.value;
+        }
+        if (v) out.set(v, i * IB);
+      }
+      return out;
+    };
+  };
+}
 
 /** Meshes driven by hand (see {@link ManualNet}); peer 0 is the host. */
 function manual(n: number): ManualNet<MeshPeer> {
