@@ -405,6 +405,16 @@ describe('inflateSavestate', () => {
     }
   });
 
+  it('a tiny zlib stream announcing a large state is refused before anything is allocated', () => {
+    // 20-odd bytes of zlib data announced as 16 MiB (the default maximum): zlib cannot inflate them
+    // that far, so the announced size is a lie and no 16 MiB buffer may be reserved for it.
+    const tiny = deflate(new Uint8Array(8));
+    expect(() => inflateSavestate(tiny, 16 << 20, true, 16 << 20)).toThrow(/can inflate to/);
+    // A large state that really is highly compressible still inflates.
+    const zeros = new Uint8Array(1 << 20);
+    expect(inflateSavestate(deflate(zeros), zeros.length, true, 16 << 20)).toEqual(zeros);
+  });
+
   it('raw data must have the announced size', () => {
     expect(inflateSavestate(Uint8Array.of(1, 2), 2, false, 10)).toEqual(Uint8Array.of(1, 2));
     expect(() => inflateSavestate(Uint8Array.of(1, 2), 3, false, 10)).toThrow(RetroArchError);
