@@ -1,5 +1,6 @@
 /**
- * Hostile peers against one listener with default options, on loopback (issue 13):
+ * Hostile peers against one listener with default options, on loopback (issue 13); the hostile
+ * peers run in child processes (bench/announcer.ts, bench/flooder.ts), so this process is the host:
  * - RSS of the listener's process while 64 hostile connections each announce maximal messages
  *   (first the issue's case, the first fragment of 4 messages each; then as much of a maximal
  *   message as each can send without finishing it), as a ratio to the same process with the 64
@@ -11,97 +12,91 @@
  * Benchmarks may read wall time; the library does not.
  */
 import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { BenchSuite } from '@netplay/bench-kit';
 import type { ChannelSpec, CloseEvent } from '@netplay/transport';
-import { resolveConfig } from '../src/config.js';
 import { listenUdp, type UdpListener } from '../src/socket.js';
-import { DATA_HEADER_BYTES, FrameType, PacketType, putU32, seal } from '../src/wire.js';
-import { fragmentDatagram, packed, type RawPeer, rawConnect } from './raw-peer.js';
+import { packed } from './raw-peer.js';
 
 const channels: readonly ChannelSpec[] = [
   { name: 'input', kind: 'reliable' },
   { name: 'state', kind: 'unreliable' },
 ];
 const suite = new BenchSuite('transport-udp/hostile');
-const turn = () => new Promise<void>((r) => setImmediate(r));
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const MiB = 1 << 20;
 
-async function settle(): Promise<number> {
+// ------------------------------------------------------------------ memory
+
+/** Runs the announcer child against `port`; `step(name)` resolves when it printed `name`. */
+function announcer(port: number): { step: (name: string) => Promise<void>; end: () => void } {
+  const child = spawn(
+    process.execPath,
+    ['--conditions=@netplay/source', '--import', 'tsx', 'bench/announcer.ts', String(port)],
+    {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    },
+  );
+  const lines = createInterface({ input: child.stdout });
+  const waiting = new Map<string, () => void>();
+  lines.on('line', (l) => waiting.get(l.trim())?.());
+  return {
+    step: (name) =>
+      new Promise<void>((resolve) => {
+        waiting.set(name, resolve);
+        child.stdin.write(`${name}\n`);
+      }),
+    end: () => child.stdin.end(),
+  };
+}
+
+/** RSS and live array-buffer bytes of this process after collecting garbage. */
+async function memory(): Promise<{ rss: number; buffers: number }> {
   for (let i = 0; i < 3; i++) {
     await sleep(50);
     globalThis.gc?.();
   }
-  return process.memoryUsage().rss;
+  const m = process.memoryUsage();
+  return { rss: m.rss, buffers: m.arrayBuffers };
 }
-
-// ------------------------------------------------------------------ memory
 
 {
   const listener = await listenUdp({ channels });
-  const peers: RawPeer[] = [];
-  for (let i = 0; i < 64; i++)
-    peers.push(await rawConnect(channels, listener.port, 1000 + i, `127.0.0.${2 + (i % 40)}`));
-  // Each says one word (a Ping) so the listener confirms it: 64 idle connections.
-  const ping = new Uint8Array(DATA_HEADER_BYTES + 1);
-  for (const p of peers) {
-    ping.fill(0);
-    putU32(ping, 4, p.session);
-    ping[8] = PacketType.Data;
-    putU32(ping, 9, 1);
-    ping[DATA_HEADER_BYTES] = FrameType.Ping;
-    seal(ping);
-    p.socket.send(Buffer.from(ping), listener.port, '127.0.0.1');
-  }
-  await sleep(200);
-  const idle = await settle();
+  const child = announcer(listener.port);
+  const base = await memory();
+  await child.step('idle');
+  const idle = await memory();
   suite.record({
     name: 'RSS: listener + 64 idle connections',
-    value: idle / MiB,
+    value: idle.rss / MiB,
     unit: 'MiB',
-    note: `${listener.connections.length} connections`,
+    note: `${listener.connections.length} connections; ${((idle.rss - base.rss) / MiB).toFixed(1)} MiB above the bare listener`,
   });
-
-  const max = resolveConfig().maxMessageBytes;
-  let packet = 2;
-  // The issue's case: each announces 4 maximal messages and sends their first fragment.
-  for (let m = 1; m <= 4; m++) {
-    for (const p of peers) p.socket.send(fragmentDatagram(p.session, packet, 0, m, max, 0), listener.port, '127.0.0.1');
-    packet++;
-    await turn();
-  }
-  await sleep(200);
-  const announced = await settle();
+  await child.step('announce');
+  const announced = await memory();
   suite.record({
     name: 'RSS: 64 connections announcing 4 × 4 MiB each',
-    value: announced / MiB,
+    value: announced.rss / MiB,
     unit: 'MiB',
     baseline: 'RSS: listener + 64 idle connections',
-    note: `listener holds ${(listener.core.reassembly.held / 1024).toFixed(0)} KiB of reassembly (before: 1 GiB reserved)`,
+    note: `reassembly held ${(listener.core.reassembly.held / 1024).toFixed(0)} KiB, array buffers +${((announced.buffers - idle.buffers) / 1024).toFixed(0)} KiB (1 GiB reserved before)`,
   });
-
-  // Then each sends all of its first maximal message but the last fragment.
-  const frags = Math.ceil(max / (resolveConfig().mtu - DATA_HEADER_BYTES - 16));
   let peak = 0;
   let peakRss = 0;
-  const t0 = performance.now();
-  for (let f = 1; f < frags - 1; f++) {
-    for (const p of peers) p.socket.send(fragmentDatagram(p.session, packet, 0, 1, max, f), listener.port, '127.0.0.1');
-    packet++;
+  const sampler = setInterval(() => {
     peak = Math.max(peak, listener.core.reassembly.held);
-    if (f % 64 === 0) peakRss = Math.max(peakRss, process.memoryUsage().rss);
-    await turn();
-    if (f % 8 === 0) await sleep(1); // let the listener drain its socket
-  }
-  await sleep(300);
-  peak = Math.max(peak, listener.core.reassembly.held);
-  const filledAt = await settle();
+    peakRss = Math.max(peakRss, process.memoryUsage().rss);
+  }, 5);
+  const t0 = performance.now();
+  await child.step('fill');
+  clearInterval(sampler);
+  const filled = await memory();
   suite.record({
     name: 'RSS: 64 connections sending 4 MiB they never finish',
-    value: filledAt / MiB,
+    value: filled.rss / MiB,
     unit: 'MiB',
     baseline: 'RSS: listener + 64 idle connections',
-    note: `peak reassembly ${(peak / MiB).toFixed(1)} MiB (cap 32), ${listener.core.reassembly.evictions} evicted, ${listener.connections.length} left, ${((performance.now() - t0) / 1000).toFixed(1)} s; ${(64 * max) / MiB} MiB announced`,
+    note: `live array buffers +${((filled.buffers - idle.buffers) / MiB).toFixed(1)} MiB, peak RSS ${(peakRss / MiB).toFixed(0)} MiB; reassembly peak ${(peak / MiB).toFixed(1)} MiB (cap 32), ${listener.core.reassembly.evictions} evicted, ${listener.connections.length} left, ${((performance.now() - t0) / 1000).toFixed(1)} s; 256 MiB announced`,
   });
   suite.record({
     name: 'peak reassembly held by the listener',
@@ -109,7 +104,7 @@ async function settle(): Promise<number> {
     unit: 'MiB',
     note: 'listener-wide cap 32 MiB by default',
   });
-  for (const p of peers) p.socket.close();
+  child.end();
   listener.close();
   await listener.closed;
 }
