@@ -9,10 +9,12 @@ import {
   equalBytes,
   expectEveryFrame,
   frameChecksums,
+  frameChecksumsFrom,
   inForce,
   makeScript,
   playScript,
   replayGenerated,
+  type Script,
   scriptValue,
 } from './oracle.js';
 
@@ -76,6 +78,73 @@ function csSession(
   return { net, peers, server: srv, clients };
 }
 
+/** A server frame as `poll` returned it, with the time it ran: the stamp of every input it collated. */
+interface Served {
+  frame: number;
+  at: number;
+  inputs: Uint8Array;
+  command: number;
+}
+
+/** Records every frame the server releases (its public return of `poll`). */
+function recordServed(server: ClientServerServer): Served[] {
+  const served: Served[] = [];
+  const poll = server.poll.bind(server);
+  server.poll = (now: number) => {
+    const r = poll(now);
+    if (r) served.push({ frame: r.frame, at: now, inputs: r.inputs.slice(), command: r.command });
+    return r;
+  };
+  return served;
+}
+
+/**
+ * Which generated input each port got on each server frame, checked against seed 002's rule: the
+ * server's own input is the one in force when the frame runs; a client's is one it generated
+ * before the frame ran, never an older one than the previous frame's, and never one superseded
+ * more than STALE_MS before (the client sends its latest input on every change and after every
+ * frame; a server ignoring inputs leaves the port neutral and breaks this bound). Returns the
+ * GENERATED inputs of every frame.
+ */
+function deriveInputs(
+  served: readonly Served[],
+  scripts: readonly Script[],
+  players: number,
+  inputBytes: number,
+): Uint8Array[] {
+  const STALE_MS = 2000;
+  const expected: Uint8Array[] = [];
+  const at = new Array<number>(players).fill(-1);
+  for (const f of served) {
+    const inputs = new Uint8Array(players * inputBytes);
+    for (let port = 0; port < players; port++) {
+      const script = scripts[port]!;
+      const got = f.inputs.subarray(port * inputBytes, (port + 1) * inputBytes);
+      let k: number;
+      if (port === 0) k = inForce(script, f.at);
+      else {
+        // The lowest generated input in bounds with these bytes (values may repeat: the lowest
+        // keeps every later candidate open).
+        k = -2;
+        for (let i = Math.max(at[port]!, -1); i <= inForce(script, f.at); i++) {
+          const newer = script.times[i + 1];
+          if (newer !== undefined && newer < f.at - STALE_MS) continue;
+          if (equalBytes(scriptValue(script, i, inputBytes), got)) {
+            k = i;
+            break;
+          }
+        }
+        if (k === -2)
+          expect.fail(`frame ${f.frame} (at ${f.at}): port ${port} has no generated input within the rule's bounds`);
+      }
+      at[port] = k;
+      inputs.set(scriptValue(script, k, inputBytes), port * inputBytes);
+    }
+    expected.push(inputs);
+  }
+  return expected;
+}
+
 describe('client-server (seed 002)', () => {
   test.prop(
     {
@@ -104,15 +173,7 @@ describe('client-server (seed 002)', () => {
       const scripts = s.peers.map((_, k) => makeScript(seed + k, inputBytes, FRAME_MS, t0, t0 + durationMs));
       const sums = s.peers.map((p) => frameChecksums(p.core));
       for (const [k, p] of s.peers.entries()) playScript(s.net, p.runner, scripts[k]!);
-      // The stamp of each input is the server frame that collates it: recorded from the server's
-      // public return (`poll`), with the time the frame ran.
-      const served: { frame: number; at: number; inputs: Uint8Array; command: number }[] = [];
-      const poll = s.server.poll.bind(s.server);
-      s.server.poll = (now: number) => {
-        const r = poll(now);
-        if (r) served.push({ frame: r.frame, at: now, inputs: r.inputs.slice(), command: r.command });
-        return r;
-      };
+      const served = recordServed(s.server);
       const requested: { at: number; code: number }[] = [];
       for (const [frame, code] of commands) {
         s.net.clock.setTimer(500 + frame * FRAME_MS, () => {
@@ -128,43 +189,7 @@ describe('client-server (seed 002)', () => {
       for (const p of s.peers) p.runner.stop();
       // The server never waits: it ran every frame due.
       expect(served.length).toBe(Math.floor((durationMs + 5000) / FRAME_MS) + 1);
-      // Which generated input each port got on each frame, checked against seed 002's rule: the
-      // server's own input is the one in force when the frame runs; a client's is one it generated
-      // before the frame ran, never an older one than the previous frame's, and never one that was
-      // superseded more than STALE_MS before (the client sends its latest input on every change and
-      // after every frame; a server ignoring inputs leaves the port neutral and breaks this bound).
-      const STALE_MS = 2000;
-      const expected: Uint8Array[] = [];
-      const at = new Array<number>(players).fill(-1);
-      for (const f of served) {
-        const inputs = new Uint8Array(players * inputBytes);
-        for (let port = 0; port < players; port++) {
-          const script = scripts[port]!;
-          const got = f.inputs.subarray(port * inputBytes, (port + 1) * inputBytes);
-          let k: number;
-          if (port === 0) k = inForce(script, f.at);
-          else {
-            // The lowest generated input in bounds with these bytes (values may repeat: the
-            // lowest keeps every later candidate open).
-            k = -2;
-            for (let i = Math.max(at[port]!, -1); i <= inForce(script, f.at); i++) {
-              const newer = script.times[i + 1];
-              if (newer !== undefined && newer < f.at - STALE_MS) continue;
-              if (equalBytes(scriptValue(script, i, inputBytes), got)) {
-                k = i;
-                break;
-              }
-            }
-            if (k === -2)
-              expect.fail(
-                `frame ${f.frame} (at ${f.at}): port ${port} has no generated input within the rule's bounds`,
-              );
-          }
-          at[port] = k;
-          inputs.set(scriptValue(script, k, inputBytes), port * inputBytes);
-        }
-        expected.push(inputs);
-      }
+      const expected = deriveInputs(served, scripts, players, inputBytes);
       // Commands: each generated one applies once, on a frame that ran after it was requested.
       const applied = served.filter((f) => f.command !== 0);
       expect(applied.map((f) => f.command).sort()).toEqual(requested.map((r) => r.code).sort());
@@ -202,14 +227,20 @@ describe('client-server (seed 002)', () => {
     },
     { numRuns: 15, endOnFailure: true },
   )(
-    'a client joining late gets the state as a page delta and matches the others',
+    'a client joining late gets the state as a page delta, and every peer matches a replay of the generated inputs',
     ({ seed, players, inputBytes, joinAtFrame, link: conditions }) => {
       // Every port but the last is taken from the start; the last player joins at `joinAtFrame`.
       const s = csSession(seed, players, inputBytes, () => conditions, players - 1);
       const t0 = s.net.now() + 500;
       const until = t0 + (joinAtFrame + 300) * FRAME_MS;
-      for (const [k, p] of s.peers.entries()) scriptInputs(s.net, p.runner, inputBytes, seed + k, FRAME_MS, t0, until);
-      s.net.clock.advanceTo(t0 + joinAtFrame * FRAME_MS);
+      const joinAt = t0 + joinAtFrame * FRAME_MS;
+      const scripts = Array.from({ length: players }, (_, k) =>
+        makeScript(seed + k, inputBytes, FRAME_MS, k === players - 1 ? joinAt : t0, until),
+      );
+      const sums = s.peers.map((p) => ({ sums: frameChecksums(p.core), first: 0 }));
+      const served = recordServed(s.server);
+      for (const [k, p] of s.peers.entries()) playScript(s.net, p.runner, scripts[k]!);
+      s.net.clock.advanceTo(joinAt);
       const late = `p${players - 1}`;
       s.net.setLinkBoth('p0', late, conditions);
       const { ab, ba } = link(s.net, late, 'p0', CLIENT_SERVER_CHANNELS);
@@ -222,13 +253,26 @@ describe('client-server (seed 002)', () => {
         liveness: PATIENT,
       });
       const core = new TestCore({ players, inputBytes });
+      const joinerSums = frameChecksumsFrom(core, c);
       const runner = new LockstepRunner({ clock: s.net.clock, scheduler: c, core, log: true });
       runner.addPeer(0, ab);
       s.peers[0]!.runner.addPeer(players - 1, ba);
       s.server.addClient(players - 1, players - 1);
       s.peers[0]!.runner.pump();
-      scriptInputs(s.net, runner, inputBytes, seed + 99, FRAME_MS, s.net.now(), until);
+      playScript(s.net, runner, scripts[players - 1]!);
       s.net.clock.advanceTo(until + 3000);
+      const expected = deriveInputs(served, scripts, players, inputBytes);
+      const replay = replayGenerated(
+        new TestCore({ players, inputBytes }),
+        served.length,
+        (f) => expected[f]!,
+        (f) => served[f]!.command,
+      );
+      expectEveryFrame(
+        [...s.peers.map((p, k) => ({ name: p.name, ...sums[k]! })), { name: late, ...joinerSums }],
+        replay,
+        100,
+      );
       const joiner = { name: late, scheduler: c, core, runner };
       // It started after frame 0, from the server's state, and its input reached the game.
       expect(runner.log[0]!.frame).toBeGreaterThan(0);

@@ -105,20 +105,36 @@ export function replayGenerated<C extends Core>(
   return sums;
 }
 
-/** Every peer ran at least `minFrames` frames, none more than the replay covers, and its state after every frame equals the replay's. */
+/** Like {@link frameChecksums}, for a peer that may start late: `first` is the frame of `sums[0]` (read from `nextFrame` when it runs its first frame). */
+export function frameChecksumsFrom(
+  core: Core,
+  scheduler: { readonly nextFrame: number },
+): { sums: bigint[]; first: number } {
+  const out = { sums: [] as bigint[], first: -1 };
+  const advance = core.advance.bind(core);
+  core.advance = () => {
+    if (out.first < 0) out.first = scheduler.nextFrame - 1;
+    advance();
+    out.sums.push(core.checksum());
+  };
+  return out;
+}
+
+/** Every peer ran at least `minFrames` frames, none more than the replay covers, and its state after every frame equals the replay's (`first`: the frame of `sums[0]`, default 0). */
 export function expectEveryFrame(
-  peers: readonly { name: string; sums: readonly bigint[] }[],
+  peers: readonly { name: string; sums: readonly bigint[]; first?: number }[],
   expected: readonly bigint[],
   minFrames: number,
 ): void {
   for (const p of peers) {
+    const first = p.first ?? 0;
     expect(p.sums.length, `${p.name} ran too few frames`).toBeGreaterThanOrEqual(minFrames);
-    expect(p.sums.length, `${p.name} ran frames the generated inputs do not cover`).toBeLessThanOrEqual(
+    expect(first + p.sums.length, `${p.name} ran frames the generated inputs do not cover`).toBeLessThanOrEqual(
       expected.length,
     );
-    for (let f = 0; f < p.sums.length; f++)
-      if (p.sums[f] !== expected[f])
-        expect.fail(`${p.name}: state after frame ${f} differs from the replay of the generated inputs`);
+    for (let i = 0; i < p.sums.length; i++)
+      if (p.sums[i] !== expected[first + i])
+        expect.fail(`${p.name}: state after frame ${first + i} differs from the replay of the generated inputs`);
   }
 }
 
