@@ -85,7 +85,7 @@ export class InputExchange {
       const rq = t.queues[r.player]!;
       h.ack = rq.lastFrame + 1;
       this.timeSync.stamp(h, r, now, nowU32);
-      h.epoch = this.role.isHost ? this.role.epoch : 0;
+      h.epoch = this.role.epoch;
       h.held = Math.min(t.unreadFrame, 0xffffffff);
       writeInputHeader(this.outBuf, h);
       let n = INPUT_HEADER_BYTES;
@@ -114,11 +114,13 @@ export class InputExchange {
       throw new DecodeError('bad-value', 1, `peer ${r.peer} plays ${r.player}, not ${h.player}`);
     const now = this.clock.now();
     this.timeSync.observe(r, h, now);
-    // Liveness by progress: a replayed (old) message is not news; `held` only grows.
+    // Liveness by progress: a replayed (old) message is not news; `held` only grows; only a new
+    // message tells how many host decisions the sender has applied.
     if (!r.inputSeen || ((h.sendTime - r.newestSend) | 0) > 0) {
       r.inputSeen = true;
       r.newestSend = h.sendTime;
       r.freshInputAt = now;
+      r.decisions = h.epoch;
     }
     if (h.held > r.held) r.held = h.held;
     if (h.ack > r.ackNext) r.ackNext = h.ack;

@@ -19,6 +19,8 @@ import type { Timeline } from './timeline.js';
  * withholding or replaying old messages). A peer that lags only because it is itself stalled (it gave
  * every input it has) is excused while a suspect exists, so an honest peer stuck behind a stalling
  * one is not blamed for it. With no suspect, the peers whose inputs block the window are waited on.
+ * A peer that has not applied the same host decisions as this one (a LEAVE on its way) is excused,
+ * for `disconnectMs` at most.
  * @internal
  */
 export class Liveness {
@@ -37,6 +39,8 @@ export class Liveness {
     private readonly drop: (peer: string) => void,
     /** True while the session waits for remote inputs (stalled by the prediction window, not paused). */
     private readonly stalled: () => boolean,
+    /** Host decisions this peer applied (the host: broadcast), mod 256. */
+    private readonly decisions: () => number,
   ) {}
 
   /** A message of `r` arrived. */
@@ -63,6 +67,20 @@ export class Liveness {
   }
 
   /**
+   * Whether `r` is excused because it has not applied the same host decisions as this peer (a LEAVE
+   * held up by retransmissions stalls it through no fault of its own): for `disconnectMs` at most,
+   * so a peer that claims so forever is waited on after that.
+   */
+  private awaitingDecision(r: Remote, now: number): boolean {
+    if (r.decisions === this.decisions()) {
+      r.decisionsApartSince = -1;
+      return false;
+    }
+    if (r.decisionsApartSince < 0) r.decisionsApartSince = now;
+    return now - r.decisionsApartSince < this.disconnectMs;
+  }
+
+  /**
    * Reports the peers still awaited (once), notes progress, reports the peers without life, and
    * drops those without life too long.
    */
@@ -84,7 +102,9 @@ export class Liveness {
         if (r.lastHeard > r.lastUseful) r.lastUseful = r.lastHeard;
         r.progressFrame = next;
       }
-      if (stalled && q.disconnectFrame === Number.POSITIVE_INFINITY && this.suspect(r, next, now)) suspects++;
+      r.excused = this.awaitingDecision(r, now);
+      if (stalled && q.disconnectFrame === Number.POSITIVE_INFINITY && !r.excused && this.suspect(r, next, now))
+        suspects++;
     }
     for (const r of this.peers.list) {
       if (!r.connected) continue;
@@ -106,7 +126,7 @@ export class Liveness {
   /** Whether the stalled session waits on `r`: a suspect, or (with none) a peer whose inputs block the window. */
   private waitedOn(r: Remote, unread: number, anySuspect: boolean, now: number): boolean {
     const q = this.timeline.queues[r.player]!;
-    if (q.disconnectFrame !== Number.POSITIVE_INFINITY) return false;
+    if (q.disconnectFrame !== Number.POSITIVE_INFINITY || r.excused) return false;
     const next = q.lastFrame + 1;
     if (anySuspect) return this.suspect(r, next, now);
     return next <= unread;

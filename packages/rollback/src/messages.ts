@@ -12,7 +12,8 @@ import { DecodeError, EncodeError } from '@netplay/protocol';
  *   12 u32 sendTime    sender's clock, ms (mod 2^32)
  *   16 u32 echoTime    the last sendTime the sender received from the receiver
  *   20 u16 echoDelay   ms between receiving echoTime and sending this (65535 = no echo)
- *   22 u8  epoch       host only: how many LEAVE / MODE / LOAD(load) it has broadcast, mod 256
+ *   22 u8  epoch       how many LEAVE / MODE / LOAD(load) the host has broadcast (host) or the
+ *                      sender has applied (others), mod 256
  *                      (a peer that has not applied them all ignores the host's inputs)
  *   23 u32 held        the sender holds every player's input for every frame before this one
  *                      (its unread frame; 0xffffffff: every input it will ever need). A frame is

@@ -113,6 +113,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
       (peer) => this.disconnectPeer(peer),
       () =>
         !this.commands.paused && this.timeline.currentFrame >= this.timeline.unreadFrame + this.timeline.maxPrediction,
+      () => this.role.epoch,
     );
     this.spectators = new SpectatorServer(this.timeline, this.peers, options.send, options.stateSource, this.emitter);
     this.role = new HostRole(options.isHost === true, options.hostPeer, this.peers, this.spectators);

@@ -29,6 +29,12 @@ export class Remote {
    * applied yet, or its player's leave is being decided): it is not suspected of withholding them.
    */
   inputsHeld = false;
+  /** Host decisions it reported having applied (its newest INPUT's epoch), mod 256. */
+  decisions = 0;
+  /** Since when its count of applied host decisions differs from this peer's (−1: it does not). */
+  decisionsApartSince = -1;
+  /** Set by the liveness check while it is excused (see `decisionsApartSince`). */
+  excused = false;
   /** The highest `held` it reported: it holds every player's input for every frame before this. */
   held = 0;
   /** Host: last time it told this (removed) peer so, to answer its messages at most once per interrupt time. */
