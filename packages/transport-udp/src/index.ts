@@ -9,6 +9,7 @@ export { fragmentSize, maxUnreliable, resolveConfig, type UdpConfig, type UdpCon
 export { type DropCounters, newDropCounters } from './counters.js';
 export { UdpPeer } from './peer.js';
 export { channelHash, type PeerIo, type UdpPeerCounters } from './peer-io.js';
+export { PendingSessions, REVIVE_ENTRIES, UDP_ADMISSION_LIMITS } from './pending-sessions.js';
 export { FRAGMENT_OVERHEAD, MESSAGE_OVERHEAD, ReassemblyBudget } from './reassembly.js';
 export { type ServerIo, type ServerOptions, UdpServerCore } from './server.js';
 export { connectUdp, listenUdp, type UdpConnectOptions, UdpListener, type UdpListenOptions } from './socket.js';
