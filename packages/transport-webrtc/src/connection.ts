@@ -5,7 +5,6 @@ import type {
   ConnectionEventMap,
   ConnectionLimits,
   ConnectionState,
-  ConnectionStats,
   Handler,
   Timer,
   Unsubscribe,
@@ -15,13 +14,15 @@ import {
   decodeCloseReason,
   Emitter,
   encodeCloseReason,
-  MutableConnectionStats,
   RateBudget,
-  RttEstimator,
   TransportError,
   validateChannels,
 } from '@netplay/transport';
+import { type Chan, MutableStats, UNOPENED, type WebRtcConnectionStats } from './channel-state.js';
+import { Liveness } from './liveness.js';
+import { Negotiation } from './negotiation.js';
 import { type ResolvedOptions, resolveOptions, type WebRtcConnectionOptions } from './options.js';
+import { Outbox } from './outbox.js';
 import type { PeerSignal, RtcDataChannelLike, RtcPeerConnectionLike } from './rtc.js';
 import { SendLedger } from './send-ledger.js';
 import {
@@ -35,10 +36,7 @@ import {
   encodeClose,
   encodeHello,
   encodePing,
-  encodeReliable,
-  encodeUnreliable,
   FIRST_DATA_CHANNEL_ID,
-  PING_BYTES,
   PING_CHANNEL_ID,
   PROTOCOL_VERSION,
   Reassembler,
@@ -46,44 +44,7 @@ import {
   UNRELIABLE_HEADER_BYTES,
 } from './wire.js';
 
-/** Stands in for a data channel not created yet (the answerer's, before the offer). */
-const UNOPENED: RtcDataChannelLike = {
-  readyState: 'closed',
-  bufferedAmount: 0,
-  binaryType: 'arraybuffer',
-  onopen: null,
-  onclose: null,
-  onerror: null,
-  onmessage: null,
-  send() {},
-  close() {},
-};
-
-/** An SDP without its `a=candidate` and `a=end-of-candidates` lines (they are trickled instead). */
-function withoutCandidates(sdp: string): string {
-  return sdp
-    .split(/\r?\n/)
-    .filter((line) => !line.startsWith('a=candidate') && !line.startsWith('a=end-of-candidates'))
-    .join('\r\n');
-}
-
-/** {@link ConnectionStats} plus counters specific to netplay-webrtc. */
-export interface WebRtcConnectionStats extends ConnectionStats {
-  /** Unreliable messages replaced by a newer one before sending (backpressure). */
-  readonly staleDropped: number;
-  /** Unreliable messages received that were not newer than the last delivered one (dropped). */
-  readonly staleReceived: number;
-  /** PINGs sent and PONGs received (the loss estimate comes from them). */
-  readonly pingsSent: number;
-  readonly pongsReceived: number;
-}
-
-class MutableStats extends MutableConnectionStats implements WebRtcConnectionStats {
-  staleDropped = 0;
-  staleReceived = 0;
-  pingsSent = 0;
-  pongsReceived = 0;
-}
+export type { WebRtcConnectionStats };
 
 /** Which end a {@link WebRtcConnection} is: the `client` offers, the `server` answers. */
 export type WebRtcRole = 'client' | 'server';
@@ -93,23 +54,6 @@ export interface WebRtcServerHooks {
   accepted(conn: WebRtcConnection): void;
   rejected(conn: WebRtcConnection, error: TransportError): void;
   closed(conn: WebRtcConnection): void;
-}
-
-interface Chan {
-  readonly spec: ChannelSpec;
-  readonly reliable: boolean;
-  dc: RtcDataChannelLike;
-  /** Reliable: reassembly of fragments. */
-  readonly reassembler: Reassembler | undefined;
-  /** Reliable: messages sent and received (for the CLOSE frame's counts). */
-  sent: number;
-  received: number;
-  readonly ledger: SendLedger;
-  /** Unreliable. */
-  nextSeq: number;
-  pending: Uint8Array | undefined;
-  got: boolean;
-  lastSeq: number;
 }
 
 /** Data received on the client before WELCOME (another stream may overtake it), delivered at open. */
@@ -136,30 +80,15 @@ export class WebRtcConnection implements Connection {
   private readonly byName = new Map<string, Chan>();
   private control: RtcDataChannelLike = UNOPENED;
   private pingChannel: RtcDataChannelLike = UNOPENED;
-  private readonly rtt = new RttEstimator();
   private readonly budget: RateBudget | undefined;
   private currentLimits: ConnectionLimits;
-  private chunkBytes = 16 << 10;
+  private readonly outbox: Outbox;
   private currentState: ConnectionState = 'connecting';
-  private readonly queued: Array<{ chan: Chan; data: Uint8Array }> = [];
-  private queuedBytes = 0;
   private readonly early: Early[] = [];
   private earlyBytes = 0;
-  private pendingCount = 0;
-  private pendingBytes = 0;
-  private remoteDescriptionSet = false;
-  private remoteOffered = false;
-  private readonly remoteCandidates: PeerSignal[] = [];
-  private readonly localCandidates: PeerSignal[] = [];
+  private readonly negotiation: Negotiation;
   private helloSent = false;
-  private lastHeard: number;
-  private interruptedSince = -1;
-  private lastPing = Number.NEGATIVE_INFINITY;
-  private pingOutstanding = false;
-  private readonly pingFrame = new Uint8Array(PING_BYTES);
-  private readonly createdAt: number;
-  private tickTimer: Timer | undefined;
-  private pollTimer: Timer | undefined;
+  private readonly liveness: Liveness;
   private connectTimer: Timer | undefined;
   private drainTimer: Timer | undefined;
   private remoteClose: { kind: CloseKindValue; reason: string; sent: readonly number[] } | undefined;
@@ -181,8 +110,23 @@ export class WebRtcConnection implements Connection {
       maxUnreliableBytes: this.opts.maxUnreliableBytes,
     });
     const now = this.opts.clock.now();
-    this.createdAt = now;
-    this.lastHeard = now;
+    this.liveness = new Liveness(
+      this.opts.clock,
+      this.opts.timeouts,
+      this.opts.pingIntervalMs,
+      this.mstats,
+      {
+        ping: (t) => this.transmit(this.pingChannel, encodePing(ControlType.ping, t)),
+        interrupted: (silentMs) => this.emitter.emit('interrupted', { silentMs }),
+        resumed: (interruptedMs) => this.emitter.emit('resumed', { interruptedMs }),
+        timedOut: (silent) => {
+          const error = new TransportError('timeout', `the peer was silent for ${Math.round(silent)} ms`);
+          this.finish('timeout', error.message, error, CloseKind.timeout);
+        },
+        open: () => this.currentState === 'open',
+      },
+      now,
+    );
     this.budget = this.opts.rateLimits === false ? undefined : new RateBudget(this.opts.rateLimits, now);
     this.chans = this.channels.map((spec) => {
       const reliable = spec.kind === 'reliable';
@@ -201,30 +145,25 @@ export class WebRtcConnection implements Connection {
       };
     });
     for (const c of this.chans) this.byName.set(c.spec.name, c);
+    this.outbox = new Outbox(this.chans, this.opts, this.mstats, {
+      fail: (e) => this.fail(e),
+      open: () => this.currentState === 'open',
+    });
     // The offerer creates its data channels now (the offer must describe them); the answerer
     // once the offer is applied: node-datachannel would otherwise make an offer of its own.
     if (role === 'client') this.createChannels();
-    pc.onicecandidate = (ev) => {
-      const c = ev.candidate;
-      if (!c?.candidate || this.currentState === 'closed') return;
-      const s: PeerSignal = {
-        kind: 'candidate',
-        candidate: c.candidate,
-        sdpMid: c.sdpMid ?? null,
-        sdpMLineIndex: c.sdpMLineIndex ?? null,
-      };
-      // The offerer keeps its candidates until it has the answer: a peer that could reach it
-      // earlier would finish ICE before the offerer knows the answer's DTLS fingerprint
-      // (node-datachannel then fails the DTLS handshake).
-      if (this.role === 'client' && !this.remoteDescriptionSet) this.localCandidates.push(s);
-      else this.signal(s);
-    };
+    this.negotiation = new Negotiation(pc, role, {
+      signal: (sig) => this.signal(sig),
+      fail: (e) => this.fail(e),
+      closed: () => this.isClosed(),
+      offerApplied: () => this.createChannels(),
+    });
     pc.onconnectionstatechange = () => {
       if (pc.connectionState === 'failed')
         this.fail(new TransportError('io', 'the peer connection failed (ICE or DTLS)'));
     };
     this.connectTimer = this.opts.clock.setTimer(this.opts.timeouts.connectMs, () => this.onConnectTimeout());
-    if (role === 'client') void this.offer();
+    if (role === 'client') void this.negotiation.offer();
   }
 
   get state(): ConnectionState {
@@ -254,15 +193,10 @@ export class WebRtcConnection implements Connection {
       throw new TransportError('too-large', `${data.length} bytes exceed the ${chan.spec.kind} limit of ${max}`);
     }
     if (this.currentState === 'connecting') {
-      if (this.queuedBytes + data.length > this.opts.maxBufferedBytes) {
-        throw new TransportError('limit', `more than ${this.opts.maxBufferedBytes} bytes queued before open`);
-      }
-      this.queued.push({ chan, data: data.slice() });
-      this.queuedBytes += data.length;
-      this.refreshQueueStats();
+      this.outbox.queue(chan, data);
       return;
     }
-    this.sendNow(chan, data);
+    this.outbox.send(chan, data);
   }
 
   close(reason = ''): void {
@@ -271,28 +205,7 @@ export class WebRtcConnection implements Connection {
 
   /** A signal from the peer (through the signaling server). */
   handleSignal(s: PeerSignal): void {
-    if (this.currentState === 'closed') return;
-    if (s.kind === 'candidate') {
-      if (!this.remoteDescriptionSet) {
-        if (this.remoteCandidates.length < 64) this.remoteCandidates.push(s);
-        return;
-      }
-      this.pc
-        .addIceCandidate({ candidate: s.candidate, sdpMid: s.sdpMid, sdpMLineIndex: s.sdpMLineIndex })
-        .catch(() => {
-          // A candidate the implementation cannot use is not fatal: ICE tries the others.
-        });
-      return;
-    }
-    if (s.kind === 'offer' && this.role === 'server' && !this.remoteOffered) {
-      void this.answer(s.sdp);
-      return;
-    }
-    if (s.kind === 'answer' && this.role === 'client' && !this.remoteOffered) {
-      void this.accept(s.sdp);
-      return;
-    }
-    this.fail(new TransportError('protocol', `unexpected ${s.kind} from the peer`));
+    if (this.currentState !== 'closed') this.negotiation.handle(s);
   }
 
   /** The signaling path to the peer is gone: fatal only while connecting. */
@@ -325,59 +238,10 @@ export class WebRtcConnection implements Connection {
     return dc;
   }
 
-  private async offer(): Promise<void> {
-    try {
-      const offer = await this.pc.createOffer();
-      await this.pc.setLocalDescription(offer);
-      if (this.currentState === 'closed') return;
-      this.signal({ kind: 'offer', sdp: withoutCandidates(this.pc.localDescription?.sdp ?? offer.sdp ?? '') });
-    } catch (e) {
-      this.fail(new TransportError('io', `cannot create an offer: ${(e as Error).message}`, { cause: e }));
-    }
-  }
-
-  private async answer(sdp: string): Promise<void> {
-    try {
-      this.remoteOffered = true;
-      await this.setRemote({ type: 'offer', sdp });
-      if (this.currentState === 'closed') return;
-      this.createChannels();
-      const answer = await this.pc.createAnswer();
-      await this.pc.setLocalDescription(answer);
-      if (this.isClosed()) return;
-      this.signal({ kind: 'answer', sdp: this.pc.localDescription?.sdp ?? answer.sdp ?? '' });
-    } catch (e) {
-      this.fail(new TransportError('protocol', `bad offer: ${(e as Error).message}`, { cause: e }));
-    }
-  }
-
-  private async accept(sdp: string): Promise<void> {
-    try {
-      this.remoteOffered = true;
-      await this.setRemote({ type: 'answer', sdp });
-    } catch (e) {
-      this.fail(new TransportError('protocol', `bad answer: ${(e as Error).message}`, { cause: e }));
-    }
-  }
-
-  /** Sets the remote description, then adds the candidates that arrived before it and sends ours. */
-  private async setRemote(description: { type: string; sdp: string }): Promise<void> {
-    await this.pc.setRemoteDescription(description);
-    if (this.currentState === 'closed') return;
-    this.remoteDescriptionSet = true;
-    this.flushCandidates();
-    for (const c of this.localCandidates.splice(0)) this.signal(c);
-  }
-
-  private flushCandidates(): void {
-    const list = this.remoteCandidates.splice(0);
-    for (const c of list) this.handleSignal(c);
-  }
-
   private onControlOpen(): void {
     const sctpMax = this.pc.sctp?.maxMessageSize;
     const max = typeof sctpMax === 'number' && sctpMax > 0 ? sctpMax : 65536;
-    this.chunkBytes = Math.max(1024, Math.min(max, 64 << 10));
+    this.outbox.chunkBytes = Math.max(1024, Math.min(max, 64 << 10));
     if (this.role !== 'client' || this.currentState !== 'connecting' || this.helloSent) return;
     this.helloSent = true;
     this.transmitControl(
@@ -395,7 +259,7 @@ export class WebRtcConnection implements Connection {
       maxUnreliableBytes: Math.min(
         this.opts.maxUnreliableBytes,
         peerMaxUnreliable,
-        this.chunkBytes - UNRELIABLE_HEADER_BYTES,
+        this.outbox.chunkBytes - UNRELIABLE_HEADER_BYTES,
       ),
     });
   }
@@ -441,9 +305,7 @@ export class WebRtcConnection implements Connection {
       if (this.isClosed()) return;
     }
     this.earlyBytes = 0;
-    const queued = this.queued.splice(0);
-    this.queuedBytes = 0;
-    for (const { chan, data } of queued) {
+    for (const { chan, data } of this.outbox.takeQueued()) {
       const max = chan.reliable ? this.currentLimits.maxMessageBytes : this.currentLimits.maxUnreliableBytes;
       try {
         if (data.length > max)
@@ -451,22 +313,20 @@ export class WebRtcConnection implements Connection {
             'too-large',
             `a ${data.length}-byte message queued before open exceeds the agreed ${max}`,
           );
-        this.sendNow(chan, data);
+        this.outbox.send(chan, data);
       } catch (e) {
         if (!(e instanceof TransportError)) throw e;
         this.emitter.emit('error', e);
       }
       if (this.isClosed()) return;
     }
-    this.refreshQueueStats();
   }
 
   private becomeOpen(): void {
     this.currentState = 'open';
     this.connectTimer?.cancel();
     this.connectTimer = undefined;
-    this.lastHeard = this.opts.clock.now();
-    this.tick();
+    this.liveness.start();
   }
 
   private refuse(reason: string): void {
@@ -505,7 +365,7 @@ export class WebRtcConnection implements Connection {
       this.finish('error', reason, new TransportError('flood', reason), CloseKind.normal);
       return undefined;
     }
-    this.heard();
+    this.liveness.heard();
     if (this.isClosed()) return undefined;
     if (!bytes) {
       this.fail(new TransportError('protocol', 'text messages are not part of netplay-webrtc'));
@@ -551,7 +411,7 @@ export class WebRtcConnection implements Connection {
       if (bytes[0] === ControlType.ping) {
         if (this.currentState === 'open') this.transmit(this.pingChannel, encodePing(ControlType.pong, time));
       } else if (bytes[0] === ControlType.pong) {
-        this.onPong(time);
+        this.liveness.pong(time);
       } else {
         throw new TransportError('protocol', `unknown ping frame type ${bytes[0]}`);
       }
@@ -658,159 +518,11 @@ export class WebRtcConnection implements Connection {
   // ---- sending ----
 
   private transmit(dc: RtcDataChannelLike, frame: Uint8Array): boolean {
-    if (dc.readyState !== 'open') return false;
-    try {
-      dc.send(frame);
-    } catch (e) {
-      this.fail(new TransportError('io', `data channel send failed: ${(e as Error).message}`, { cause: e }));
-      return false;
-    }
-    this.mstats.bytesSent += frame.length;
-    this.mstats.packetsSent++;
-    return true;
+    return this.outbox.transmit(dc, frame);
   }
 
   private transmitControl(frame: Uint8Array): void {
     this.transmit(this.control, frame);
-  }
-
-  private sendNow(chan: Chan, data: Uint8Array): void {
-    if (chan.reliable) {
-      if (chan.dc.bufferedAmount + data.length > this.opts.maxBufferedBytes) {
-        throw new TransportError('limit', `the data channel buffer would pass ${this.opts.maxBufferedBytes} bytes`);
-      }
-      const frames = encodeReliable(data, this.chunkBytes);
-      let bytes = 0;
-      for (const f of frames) {
-        if (!this.transmit(chan.dc, f)) return;
-        bytes += f.length;
-      }
-      chan.sent++;
-      chan.ledger.push(bytes, data.length, true);
-      this.refresh(chan);
-      return;
-    }
-    const frame = encodeUnreliable(chan.nextSeq, data);
-    chan.nextSeq = (chan.nextSeq + 1) >>> 0;
-    if (chan.pending) {
-      this.pendingCount--;
-      this.pendingBytes -= chan.pending.length - UNRELIABLE_HEADER_BYTES;
-      chan.pending = undefined;
-      this.mstats.staleDropped++;
-    }
-    if (chan.dc.bufferedAmount <= this.opts.highWaterBytes) {
-      this.transmit(chan.dc, frame);
-      return;
-    }
-    chan.pending = frame;
-    this.pendingCount++;
-    this.pendingBytes += data.length;
-    this.refreshQueueStats();
-    this.armPoll();
-  }
-
-  private refresh(chan: Chan): void {
-    chan.ledger.update(chan.dc.bufferedAmount);
-    this.refreshQueueStats();
-    if (chan.ledger.length > 0) this.armPoll();
-  }
-
-  private armPoll(): void {
-    if (this.pollTimer || this.currentState === 'closed') return;
-    this.pollTimer = this.opts.clock.setTimer(this.opts.pollMs, () => {
-      this.pollTimer = undefined;
-      this.poll();
-    });
-  }
-
-  private poll(): void {
-    if (this.currentState !== 'open') return;
-    let busy = false;
-    for (const chan of this.chans) {
-      if (chan.pending && chan.dc.bufferedAmount <= this.opts.highWaterBytes) {
-        const frame = chan.pending;
-        chan.pending = undefined;
-        this.pendingCount--;
-        this.pendingBytes -= frame.length - UNRELIABLE_HEADER_BYTES;
-        this.transmit(chan.dc, frame);
-        if (this.isClosed()) return;
-      }
-      chan.ledger.update(chan.dc.bufferedAmount);
-      if (chan.ledger.length > 0 || chan.pending) busy = true;
-    }
-    this.refreshQueueStats();
-    if (busy) this.armPoll();
-  }
-
-  private refreshQueueStats(): void {
-    let length = this.pendingCount + this.queued.length;
-    let bytes = this.pendingBytes + this.queuedBytes;
-    for (const c of this.chans) {
-      length += c.ledger.length;
-      bytes += c.ledger.queuedBytes;
-    }
-    this.mstats.sendQueueLength = length;
-    this.mstats.sendQueueBytes = bytes;
-  }
-
-  // ---- liveness, RTT, loss ----
-
-  private onPong(sentAt: number): void {
-    const rtt = this.opts.clock.now() - sentAt;
-    if (!(rtt >= 0) || sentAt < this.createdAt) return;
-    this.mstats.pongsReceived++;
-    if (sentAt === this.lastPing) this.pingOutstanding = false;
-    this.rtt.sample(rtt);
-    this.mstats.rttMs = this.rtt.srtt;
-    this.mstats.rttVarMs = this.rtt.rttvar;
-    this.mstats.rttSamples = this.rtt.samples;
-  }
-
-  private heard(): void {
-    const now = this.opts.clock.now();
-    this.lastHeard = now;
-    if (this.interruptedSince >= 0) {
-      const interruptedMs = now - this.interruptedSince;
-      this.interruptedSince = -1;
-      this.emitter.emit('resumed', { interruptedMs });
-    }
-  }
-
-  private tick(): void {
-    this.tickTimer = undefined;
-    if (this.currentState !== 'open') return;
-    const now = this.opts.clock.now();
-    const { interruptMs, disconnectMs } = this.opts.timeouts;
-    const silent = now - this.lastHeard;
-    if (silent >= disconnectMs) {
-      const error = new TransportError('timeout', `the peer was silent for ${Math.round(silent)} ms`);
-      this.finish('timeout', error.message, error, CloseKind.timeout);
-      return;
-    }
-    if (silent >= interruptMs && this.interruptedSince < 0) {
-      this.interruptedSince = this.lastHeard + interruptMs;
-      this.emitter.emit('interrupted', { silentMs: silent });
-      if (this.isClosed()) return;
-    }
-    const interval = this.opts.pingIntervalMs;
-    if (now - this.lastPing >= interval) {
-      // Round-trip loss of the previous PING (no PONG by now), folded into a one-way estimate.
-      if (this.mstats.pingsSent > 0 && silent < interruptMs) {
-        const roundTripLost = this.pingOutstanding ? 1 : 0;
-        const oneWay = roundTripLost === 1 ? 1 - Math.sqrt(0.5) : 0;
-        this.mstats.lossRate += (oneWay * 2 - this.mstats.lossRate) / 16;
-        this.mstats.lossRate = Math.min(1, Math.max(0, this.mstats.lossRate));
-      }
-      this.lastPing = now;
-      this.pingOutstanding = true;
-      this.mstats.pingsSent++;
-      this.transmit(this.pingChannel, encodePing(ControlType.ping, now, this.pingFrame.slice()));
-      if (this.isClosed()) return;
-    }
-    let next = this.lastPing + interval;
-    if (this.interruptedSince < 0) next = Math.min(next, this.lastHeard + interruptMs);
-    next = Math.min(next, this.lastHeard + disconnectMs);
-    this.tickTimer = this.opts.clock.setTimer(Math.max(1, next - now), () => this.tick());
   }
 
   // ---- closing ----
@@ -831,15 +543,11 @@ export class WebRtcConnection implements Connection {
     if (this.currentState === 'closed') return;
     const wasOpen = this.currentState === 'open';
     this.currentState = 'closed';
-    for (const t of [this.tickTimer, this.pollTimer, this.connectTimer, this.drainTimer]) t?.cancel();
-    this.tickTimer = this.pollTimer = this.connectTimer = this.drainTimer = undefined;
-    for (const c of this.chans) c.pending = undefined;
-    this.pendingCount = this.pendingBytes = 0;
-    this.queued.length = 0;
-    this.queuedBytes = 0;
+    this.liveness.stop();
+    for (const t of [this.connectTimer, this.drainTimer]) t?.cancel();
+    this.connectTimer = this.drainTimer = undefined;
+    this.outbox.clear();
     this.early.length = 0;
-    this.mstats.sendQueueLength = 0;
-    this.mstats.sendQueueBytes = 0;
     if (notify !== undefined && this.control.readyState === 'open') {
       const sent = this.chans.filter((c) => c.reliable).map((c) => c.sent);
       this.transmit(this.control, encodeClose({ kind: notify, sent, reason: encodeCloseReason(reason) }));
