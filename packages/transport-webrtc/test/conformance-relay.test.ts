@@ -55,4 +55,35 @@ describe('the relay path', () => {
       await p.dispose();
     }
   });
+
+  it('lossRate follows real loss on the path, and stays 0 without it', async () => {
+    const relay = new RelayPath(7);
+    const p = await makePair(
+      [{ name: 'r', kind: 'reliable' }],
+      { interruptMs: 3000, disconnectMs: 10_000 },
+      { pingIntervalMs: 20 },
+      relay,
+    );
+    try {
+      await pollUntil(() => p.client.stats.pingsSent > 30, 5000);
+      expect(p.client.stats.lossRate).toBe(0);
+      relay.impair({ loss: 0.3 });
+      const from = p.client.stats.pingsSent;
+      await pollUntil(() => p.client.stats.pingsSent > from + 100, 10_000);
+      // One-way 30 % each way: about half the round trips lose their PING or PONG.
+      expect(p.client.stats.lossRate).toBeGreaterThan(0.1);
+      expect(p.client.stats.lossRate).toBeLessThan(0.6);
+      expect(p.client.stats.pongsReceived).toBeLessThan(p.client.stats.pingsSent);
+    } finally {
+      await p.dispose();
+    }
+  });
+
+  it('no path at all: the connect ends with a timeout error naming connectMs', async () => {
+    const relay = new RelayPath(8);
+    relay.impair({ cut: true });
+    await expect(makePair([{ name: 'r', kind: 'reliable' }], { connectMs: 1500 }, {}, relay)).rejects.toThrow(
+      /client closed, timeout: no connection within 1500 ms/,
+    );
+  });
 });

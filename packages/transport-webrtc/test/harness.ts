@@ -63,7 +63,10 @@ export async function makePair(
   client.on('close', (e) => {
     why = `${e.code}: ${e.reason}`;
   });
-  const ok = await pollUntil(() => client.state !== 'connecting' && host !== undefined, 10_000);
+  const ok = await pollUntil(
+    () => client.state === 'closed' || (client.state === 'open' && host !== undefined),
+    10_000,
+  );
   if (!ok || client.state !== 'open' || !host) {
     client.close();
     listener.close();
