@@ -9,7 +9,14 @@ import { BenchSuite } from '@netplay/bench-kit';
 import type { ChannelSpec, Connection } from '@netplay/transport';
 import { pollUntil } from '@netplay/transport/conformance';
 import { connectUdp, listenUdp } from '@netplay/transport-udp';
-import { connectWebRtcNode, LOOPBACK_RTC, listenSignaling, listenWebRtcNode } from '../src/server.js';
+import {
+  connectWebRtcNode,
+  LOOPBACK_RTC,
+  listenSignaling,
+  listenWebRtcNode,
+  NodeRTCPeerConnection,
+  type RtcDataChannelLike,
+} from '../src/server.js';
 
 const channels: readonly ChannelSpec[] = [
   { name: 'input', kind: 'reliable' },
@@ -87,6 +94,48 @@ async function webrtcPair(round: number): Promise<Pair> {
   };
 }
 
+/**
+ * Raw node-datachannel: two polyfill peer connections wired directly (no signaling server, no
+ * netplay framing), one unordered `maxRetransmits: 0` data channel; 16-byte messages delivered per
+ * second with the same sending pattern. The floor our transport's per-message work sits on.
+ */
+async function rawDataChannelRate(): Promise<number> {
+  const config = { iceServers: [], bindAddress: '127.0.0.1' };
+  const a = new NodeRTCPeerConnection(config);
+  const b = new NodeRTCPeerConnection(config);
+  a.onicecandidate = (e) => {
+    if (e.candidate?.candidate) void b.addIceCandidate(e.candidate);
+  };
+  b.onicecandidate = (e) => {
+    if (e.candidate?.candidate) void a.addIceCandidate(e.candidate);
+  };
+  const init = { negotiated: true, id: 0, ordered: false, maxRetransmits: 0 };
+  const tx: RtcDataChannelLike = a.createDataChannel('raw', init);
+  const offer = await a.createOffer();
+  await a.setLocalDescription(offer);
+  await b.setRemoteDescription({ type: 'offer', sdp: a.localDescription?.sdp ?? offer.sdp ?? '' });
+  const rx: RtcDataChannelLike = b.createDataChannel('raw', init);
+  const answer = await b.createAnswer();
+  await b.setLocalDescription(answer);
+  await a.setRemoteDescription({ type: 'answer', sdp: b.localDescription?.sdp ?? answer.sdp ?? '' });
+  await pollUntil(() => tx.readyState === 'open' && rx.readyState === 'open', 5000, 1);
+  let received = 0;
+  rx.onmessage = () => {
+    received++;
+  };
+  const msg = new Uint8Array(16);
+  const t0 = performance.now();
+  while (performance.now() - t0 < THROUGHPUT_MS) {
+    for (let i = 0; i < PER_TURN; i++) tx.send(msg);
+    await turn();
+  }
+  await pollUntil(() => false, 100);
+  const rate = received / ((performance.now() - t0) / 1000);
+  a.close();
+  b.close();
+  return rate;
+}
+
 /** Median round trip of one 16-byte message on the unreliable channel, echoed by the server, in µs. */
 async function pingPong(pair: Pair): Promise<number> {
   pair.server.on('message', (m) => pair.server.send(m.channel, m.data));
@@ -137,6 +186,7 @@ const results = {
   rtcRate: [] as number[],
   udpDelivered: [] as number[],
   rtcDelivered: [] as number[],
+  rawRate: [] as number[],
 };
 for (let round = 0; round < ROUNDS; round++) {
   const udp = await udpPair();
@@ -157,6 +207,7 @@ for (let round = 0; round < ROUNDS; round++) {
   results.rtcRate.push(r.perSecond);
   results.rtcDelivered.push(r.delivered);
   await rtc2.close();
+  results.rawRate.push(await rawDataChannelRate());
 }
 // Connect time and RTT: lower is better, so the ratio row is UDP / WebRTC (speed relative to UDP).
 suite.record({ name: 'UDP connect', value: median(results.udpConnect), unit: 'ms' });
@@ -189,6 +240,19 @@ suite.record({
   unit: 'msg/s',
   baseline: 'UDP unreliable 16 B delivered',
   note: `${(median(results.rtcDelivered) * 100).toFixed(1)} % of sent delivered; ${PER_TURN} per turn`,
+});
+suite.record({
+  name: 'raw node-datachannel unreliable 16 B delivered',
+  value: median(results.rawRate),
+  unit: 'msg/s',
+  note: 'no signaling, no netplay framing: the floor under WebRTC',
+});
+suite.record({
+  name: 'WebRTC unreliable 16 B delivered vs raw data channel',
+  value: median(results.rtcRate),
+  unit: 'msg/s',
+  baseline: 'raw node-datachannel unreliable 16 B delivered',
+  note: 'cost of the sequence header, stats, budget and events per message',
 });
 suite.finish();
 process.exit(0);
