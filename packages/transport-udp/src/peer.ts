@@ -112,6 +112,8 @@ export class UdpPeer implements Connection {
   private readonly reassembly: Reassembly;
   /** What the peer may send us (undefined: `rateLimits: false`). Past it: {@link flooded}. */
   private readonly budget: RateBudget | undefined;
+  /** When the datagram being read arrived (whole ms): the time its messages are charged at. */
+  private readAt = 0;
   private readonly fragSize: number;
   private readonly hash: number;
   private currentState: ConnectionState;
@@ -349,8 +351,7 @@ export class UdpPeer implements Connection {
    * `flood` (the first time) and returns true: whatever the peer sends from then on is ignored.
    */
   private overBudget(bytes: number): boolean {
-    // Whole milliseconds: a small integer, which V8 passes without boxing (a double would allocate).
-    if (!this.budget || this.budget.take(bytes, Math.floor(this.io.clock.now()))) return false;
+    if (!this.budget || this.budget.take(bytes, this.readAt)) return false;
     const reason = this.budget.describe();
     this.abandon = true;
     this.end('error', reason, new TransportError('flood', reason));
@@ -391,6 +392,8 @@ export class UdpPeer implements Connection {
       return;
     }
     // Valid datagrams only are charged: an off-path spoofer cannot get an honest peer closed.
+    // Whole ms, read once per datagram: a small integer, which V8 passes to `take` without boxing.
+    this.readAt = Math.floor(this.io.clock.now());
     if (this.overBudget(d.length)) return;
     const seq = u32(d, 9);
     if (seq !== 0 && !this.noteReceived(seq)) {
