@@ -223,13 +223,16 @@ export class ClientServerClient implements LockstepScheduler, StatefulScheduler 
     this.pool.recycle();
     if (!this.started || this.live.ended || !this.live.enabled) return;
     const live = this.live;
-    const w = live.get(this.server)!;
-    live.waiting(w, true, now);
-    live.check(now);
-    // The client waits on the server's frames: none for `disconnectMs` and the host is lost.
-    if (live.lost(now)) {
-      live.end('host-lost', this.next - 1, now);
-      return;
+    if (live.needsCheck(now)) {
+      const w = live.get(this.server)!;
+      live.waiting(w, true, now);
+      live.check(now);
+      // The client waits on the server's frames: none for `disconnectMs` and the host is lost.
+      if (live.lost(now)) {
+        live.end('host-lost', this.next - 1, now);
+        return;
+      }
+      live.checked(now);
     }
     if (now - this.lastSentAt >= this.keepaliveMs) this.sendInput(now);
   }
@@ -241,7 +244,7 @@ export class ClientServerClient implements LockstepScheduler, StatefulScheduler 
   nextWakeAt(now = 0): number {
     if (!this.started || this.live.ended || !this.live.enabled) return Infinity;
     const keepalive = this.lastSentAt + this.keepaliveMs;
-    return Math.min(this.live.nextCheckAt(now), keepalive > now ? keepalive : now + this.keepaliveMs);
+    return Math.min(this.live.wakeAt(now), keepalive > now ? keepalive : now + this.keepaliveMs);
   }
 
   /** The server spoke: its frames are waited for from now on. */

@@ -334,7 +334,7 @@ export class ClientServerServer implements LockstepScheduler, StatefulScheduler 
 
   tick(now = 0): void {
     this.pool.recycle();
-    if (this.live.enabled && !this.live.ended) this.checkLiveness(now);
+    if (this.live.needsCheck(now)) this.checkLiveness(now);
   }
 
   dueAt(): number {
@@ -342,7 +342,7 @@ export class ClientServerServer implements LockstepScheduler, StatefulScheduler 
   }
 
   nextWakeAt(now = 0): number {
-    return this.live.enabled && !this.live.ended ? this.live.nextCheckAt(now) : Infinity;
+    return this.live.enabled && !this.live.ended ? this.live.wakeAt(now) : Infinity;
   }
 
   /**
@@ -354,7 +354,10 @@ export class ClientServerServer implements LockstepScheduler, StatefulScheduler 
   private checkLiveness(now: number): void {
     const live = this.live;
     // Nobody is waited on before the game starts.
-    if (now < this.startMs) return;
+    if (now < this.startMs) {
+      live.due = this.startMs;
+      return;
+    }
     for (let i = 0; i < this.clientList.length; i++) {
       const w = live.get(this.clientList[i]!.id);
       if (w) live.waiting(w, true, now);
@@ -362,9 +365,10 @@ export class ClientServerServer implements LockstepScheduler, StatefulScheduler 
     live.check(now);
     const lost = live.lost(now);
     if (lost && live.hasQuorum(now, true, this.id, lost.id)) this.expel(lost.id, now);
-    if (live.hasQuorum(now, true, this.id)) live.noQuorumSince = Number.NaN;
-    else if (Number.isNaN(live.noQuorumSince)) live.noQuorumSince = now;
+    if (live.hasQuorum(now, true, this.id)) live.noQuorumSince = -1;
+    else if (live.noQuorumSince < 0) live.noQuorumSince = now;
     else if (now - live.noQuorumSince >= live.disconnectMs) live.end('partitioned', this.next - 1, now);
+    live.checked(now);
   }
 
   /** Host decision: removes a stalled client at the next frame and tells it so. */
@@ -386,9 +390,9 @@ export class ClientServerServer implements LockstepScheduler, StatefulScheduler 
     this.pool.recycle();
     if (now < this.dueAt()) return undefined;
     if (this.live.enabled) {
-      this.checkLiveness(now);
+      if (this.live.needsCheck(now)) this.checkLiveness(now);
       // Without quorum no frame is final: the server does not play on alone.
-      if (this.live.ended || !Number.isNaN(this.live.noQuorumSince)) return undefined;
+      if (this.live.ended || this.live.noQuorumSince >= 0) return undefined;
     }
     if (this.localPort >= 0) this.inputs.set(this.local, this.localPort * this.inputBytes);
     const frame = this.next++;

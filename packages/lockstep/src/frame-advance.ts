@@ -584,7 +584,7 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
     if (this.live.ended) return Infinity;
     if (!this.joined) return this.nextJoinAt;
     const advanceAt = this.startMs + (this.promised + 1) * this.frameMs - this.delayMs();
-    const live = this.live.enabled ? Math.max(this.live.nextCheckAt(now), this.startMs) : Infinity;
+    const live = this.live.enabled ? Math.max(this.live.wakeAt(now), this.startMs) : Infinity;
     return Math.min(advanceAt, this.nextPingAt, live);
   }
 
@@ -598,7 +598,7 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
     this.tick(now);
     const live = this.live;
     // Ended, or a host whose group lacks quorum: no frame is marked final (rule 3).
-    if (live.ended || (live.enabled && !Number.isNaN(live.noQuorumSince))) {
+    if (live.ended || (live.enabled && live.noQuorumSince >= 0)) {
       live.blocked(now);
       return undefined;
     }

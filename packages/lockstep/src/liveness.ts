@@ -51,11 +51,11 @@ export type LockstepEvent =
 /** Liveness of one member, as this peer sees it. */
 export interface Watch {
   readonly id: number;
-  /** Last time its needed inputs advanced (NaN until the first check). */
+  /** Last time its needed inputs advanced (-1 until the first check). */
   progressAt: number;
-  /** Last time a valid message came from it (NaN until the first check). */
+  /** Last time a valid message came from it (-1 until the first check). */
   heardAt: number;
-  /** Since when the scheduler waits on it (NaN: it does not). */
+  /** Since when the scheduler waits on it (-1: it does not). */
   waitingSince: number;
   interrupted: boolean;
 }
@@ -73,10 +73,17 @@ export class Liveness {
   ended: EndReason | undefined;
   /** The last final frame once ended (-1 none). */
   finalFrame = -1;
-  /** Since when this peer's due frame cannot run (NaN: it is not blocked). */
-  blockedSince = Number.NaN;
-  /** Since when this peer's group lacks quorum (NaN: it has it). */
-  noQuorumSince = Number.NaN;
+  /** Since when this peer's due frame cannot run (-1: it is not blocked). */
+  blockedSince = -1;
+  /** Since when this peer's group lacks quorum (-1: it has it). */
+  noQuorumSince = -1;
+  /**
+   * The earliest time the next check can change anything (-1: check at once). Between checks the
+   * thresholds only move later (progress and messages push them back), so a scheduler's tick is a
+   * comparison per frame; what can bring one earlier (a new wait, a block, a member back while
+   * interrupted or without quorum, a membership change) resets it.
+   */
+  due = -1;
   private readonly watches = new Map<number, Watch>();
   private readonly list: Watch[] = [];
 
@@ -107,13 +114,14 @@ export class Liveness {
     if (this.watches.has(id)) return;
     const w: Watch = {
       id,
-      progressAt: Number.NaN,
-      heardAt: Number.NaN,
-      waitingSince: Number.NaN,
+      progressAt: -1,
+      heardAt: -1,
+      waitingSince: -1,
       interrupted: false,
     };
     this.watches.set(id, w);
     this.list.push(w);
+    this.due = -1;
   }
 
   /** Stops watching `id` (it left the membership). */
@@ -122,6 +130,7 @@ export class Liveness {
     if (!w) return;
     this.watches.delete(id);
     this.list.splice(this.list.indexOf(w), 1);
+    this.due = -1;
   }
 
   /** `id` delivered what the game needs (its inputs advanced). */
@@ -130,7 +139,9 @@ export class Liveness {
     if (!w) return;
     w.progressAt = now;
     w.heardAt = now;
+    if (this.noQuorumSince >= 0) this.due = -1;
     if (w.interrupted) {
+      this.due = -1;
       w.interrupted = false;
       this.emit({ type: 'resumed', peer: id, at: now });
     }
@@ -139,29 +150,38 @@ export class Liveness {
   /** A valid message came from `id` (life only while nothing of it is waited on). */
   heard(id: number, now: number): void {
     const w = this.watches.get(id);
-    if (w) w.heardAt = now;
+    if (!w) return;
+    w.heardAt = now;
+    if (w.interrupted || this.noQuorumSince >= 0) this.due = -1;
   }
 
   /** Whether the scheduler waits on `w` now (its inputs for the due frame are missing). */
   waiting(w: Watch, waiting: boolean, now: number): void {
-    if (!waiting) w.waitingSince = Number.NaN;
-    else if (Number.isNaN(w.waitingSince)) w.waitingSince = now;
+    if (!waiting) w.waitingSince = -1;
+    else if (w.waitingSince < 0) {
+      w.waitingSince = now;
+      this.due = -1;
+    }
   }
 
   /** The due frame ran (or could): not blocked. */
   ran(): void {
-    this.blockedSince = Number.NaN;
+    this.blockedSince = -1;
   }
 
   /** The due frame cannot run. */
   blocked(now: number): void {
-    if (Number.isNaN(this.blockedSince)) this.blockedSince = now;
+    if (this.blockedSince < 0) {
+      this.blockedSince = now;
+      this.due = -1;
+    }
   }
 
   /** How long `w` has been stalled: waited on without progress (0 when not waited on). */
   stalledMs(w: Watch, now: number): number {
-    if (Number.isNaN(w.waitingSince)) return 0;
-    return now - Math.max(w.waitingSince, w.progressAt);
+    if (w.waitingSince < 0) return 0;
+    // (No Math.max: it would turn whole-ms times into heap numbers.)
+    return now - (w.waitingSince > w.progressAt ? w.waitingSince : w.progressAt);
   }
 
   /** Whether `w` is in this peer's group: heard within `interruptMs` and not stalled that long. */
@@ -191,8 +211,8 @@ export class Liveness {
   check(now: number): void {
     for (let i = 0; i < this.list.length; i++) {
       const w = this.list[i]!;
-      if (Number.isNaN(w.progressAt)) w.progressAt = now;
-      if (Number.isNaN(w.heardAt)) w.heardAt = now;
+      if (w.progressAt < 0) w.progressAt = now;
+      if (w.heardAt < 0) w.heardAt = now;
       if (!w.interrupted && (this.stalledMs(w, now) >= this.interruptMs || now - w.heardAt >= this.interruptMs)) {
         w.interrupted = true;
         this.emit({ type: 'interrupted', peer: w.id, at: now });
@@ -214,9 +234,9 @@ export class Liveness {
     let at = Infinity;
     for (let i = 0; i < this.list.length; i++) {
       const w = this.list[i]!;
-      const waited = !Number.isNaN(w.waitingSince);
-      const base = waited ? Math.max(w.waitingSince, w.progressAt) : w.heardAt;
-      if (Number.isNaN(base)) continue;
+      const waited = w.waitingSince >= 0;
+      const base = waited ? (w.waitingSince > w.progressAt ? w.waitingSince : w.progressAt) : w.heardAt;
+      if (base < 0) continue;
       at = after(now, at, base + this.interruptMs);
       at = after(now, at, base + this.disconnectMs);
       if (waited) {
@@ -224,9 +244,25 @@ export class Liveness {
         at = after(now, at, w.heardAt + this.disconnectMs);
       }
     }
-    if (!Number.isNaN(this.blockedSince)) at = after(now, at, this.blockedSince + this.disconnectMs + this.slackMs);
-    if (!Number.isNaN(this.noQuorumSince)) at = after(now, at, this.noQuorumSince + this.disconnectMs);
+    if (this.blockedSince >= 0) at = after(now, at, this.blockedSince + this.disconnectMs + this.slackMs);
+    if (this.noQuorumSince >= 0) at = after(now, at, this.noQuorumSince + this.disconnectMs);
     return at;
+  }
+
+  /** Whether a check is due at `now` (see {@link due}); call {@link checked} after checking. */
+  needsCheck(now: number): boolean {
+    return this.enabled && this.ended === undefined && now >= this.due;
+  }
+
+  /** When the driver should wake the scheduler for its next check (Infinity: never). */
+  wakeAt(now: number): number {
+    if (!this.enabled || this.ended !== undefined) return Infinity;
+    return this.due > now ? this.due : now;
+  }
+
+  /** A check ran at `now`: the next one is due at the next threshold. */
+  checked(now: number): void {
+    this.due = this.nextCheckAt(now);
   }
 
   /** Ends the scheduler: no more frames; frames up to `finalFrame` stay final. */
@@ -258,6 +294,13 @@ export class Liveness {
  * frozen for `disconnectMs + slackMs` (the host did not settle a stalled member in time).
  */
 export function p2pVerdict(live: Liveness, now: number, selfId: number, hostId: number, finalFrame: number): number {
+  if (!live.needsCheck(now)) return -1;
+  const id = verdict(live, now, selfId, hostId, finalFrame);
+  live.checked(now);
+  return id;
+}
+
+function verdict(live: Liveness, now: number, selfId: number, hostId: number, finalFrame: number): number {
   live.check(now);
   if (selfId === hostId) {
     const lost = live.lost(now);
@@ -267,17 +310,17 @@ export function p2pVerdict(live: Liveness, now: number, selfId: number, hostId: 
       live.end('partitioned', finalFrame, now);
       return -1;
     }
-    if (live.hasQuorum(now, true, hostId)) live.noQuorumSince = Number.NaN;
-    else if (Number.isNaN(live.noQuorumSince)) live.noQuorumSince = now;
+    if (live.hasQuorum(now, true, hostId)) live.noQuorumSince = -1;
+    else if (live.noQuorumSince < 0) live.noQuorumSince = now;
     else if (now - live.noQuorumSince >= live.disconnectMs) live.end('partitioned', finalFrame, now);
-    if (!Number.isNaN(live.blockedSince) && now - live.blockedSince >= live.disconnectMs + live.slackMs)
+    if (live.blockedSince >= 0 && now - live.blockedSince >= live.disconnectMs + live.slackMs)
       live.end('partitioned', finalFrame, now);
     return -1;
   }
   const h = live.get(hostId);
   if (
     (h && (live.stalledMs(h, now) >= live.disconnectMs || now - h.heardAt >= live.disconnectMs)) ||
-    (!Number.isNaN(live.blockedSince) && now - live.blockedSince >= live.disconnectMs + live.slackMs)
+    (live.blockedSince >= 0 && now - live.blockedSince >= live.disconnectMs + live.slackMs)
   )
     live.end('host-lost', finalFrame, now);
   return -1;

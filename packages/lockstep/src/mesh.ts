@@ -501,7 +501,7 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
   nextWakeAt(now: number): number {
     if (this.live.ended) return Infinity;
     const hello = this.hello ? this.nextHelloAt : Infinity;
-    const live = this.joined && this.live.enabled ? Math.max(this.live.nextCheckAt(now), this.startMs) : Infinity;
+    const live = this.joined && this.live.enabled ? Math.max(this.live.wakeAt(now), this.startMs) : Infinity;
     return Math.min(
       this.remotes.size > 0 ? this.nextPingAt : Infinity,
       this.pending?.deadline ?? Infinity,
@@ -540,7 +540,7 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     if (this.cuts > 0) this.dropCut();
     const live = this.live;
     // A host whose group lacks quorum marks no frame final: it runs none (rule 3).
-    if (live.enabled && !Number.isNaN(live.noQuorumSince)) {
+    if (live.enabled && live.noQuorumSince >= 0) {
       live.blocked(now);
       return undefined;
     }
