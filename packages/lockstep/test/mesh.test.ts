@@ -9,6 +9,7 @@ import { expectDeterministic, mesh, meshLinksArb, network, PATIENT, type SimPeer
 import {
   expectEveryFrame,
   frameChecksums,
+  frameChecksumsFrom,
   inForce,
   makeScript,
   playScript,
@@ -156,32 +157,47 @@ function recordMeshStamps(
   scripts: readonly Script[],
   extraDelayMs: number,
 ): { byPeer: MeshStamp[][]; violations: string[] } {
-  const byPeer: MeshStamp[][] = s.peers.map(() => []);
-  const violations: string[] = [];
-  const maxLatency = Math.ceil((400 + extraDelayMs) / F) + 1;
+  const rec = { byPeer: s.peers.map(() => [] as MeshStamp[]), violations: [] as string[] };
   for (const [i, p] of s.peers.entries()) {
     const [first] = s.conns[i]!.values();
-    let prev = -1;
-    tapSends(first!, (channel, data) => {
-      if (channel !== 'input' || data[0] !== 1) return;
-      const packet = decodeMameHubInputPacket(data.subarray(1));
-      const now = s.net.now();
-      const t = packet.futureInputTime;
-      const running = p.scheduler.nextFrame;
-      const nowFrame = Math.floor((now - s.t0) / F);
-      if (t < prev || t < running || t > Math.max(prev + 1, nowFrame + maxLatency))
-        violations.push(`${p.name}: packet time ${t} (previous ${prev}, next frame ${running}, frame now ${nowFrame})`);
-      const value = scriptValue(scripts[i]!, inForce(scripts[i]!, now), 2);
-      for (let port = 0; port < packet.state.length; port++) {
-        const want = port === i ? value[0]! | (value[1]! << 8) : 0;
-        if (packet.state[port]!.currentMask !== want)
-          violations.push(`${p.name}: packet ${packet.inputId} port ${port} is not the generated input`);
-      }
-      byPeer[i]!.push({ time: t, value });
-      prev = t;
-    });
+    tapMeshStamps(s, rec, i, first!, p.scheduler, p.name, scripts[i]!, extraDelayMs);
   }
-  return { byPeer, violations };
+  return rec;
+}
+
+/** Records peer `i`'s packets as it sends them on `conn` (see {@link recordMeshStamps}). */
+function tapMeshStamps(
+  s: MeshSession,
+  rec: { byPeer: MeshStamp[][]; violations: string[] },
+  i: number,
+  conn: Connection,
+  scheduler: MeshPeer,
+  name: string,
+  script: Script,
+  extraDelayMs: number,
+): void {
+  const maxLatency = Math.ceil((400 + extraDelayMs) / F) + 1;
+  rec.byPeer[i] ??= [];
+  let prev = -1;
+  tapSends(conn, (channel, data) => {
+    if (channel !== 'input' || data[0] !== 1) return;
+    const packet = decodeMameHubInputPacket(data.subarray(1));
+    const now = s.net.now();
+    const t = packet.futureInputTime;
+    const running = scheduler.nextFrame;
+    const nowFrame = Math.floor((now - s.t0) / F);
+    // (A late joiner's first packet is stamped with its first active frame, a second after its admission.)
+    if (t < prev || t < running || (prev >= 0 && t > Math.max(prev + 1, nowFrame + maxLatency)))
+      rec.violations.push(`${name}: packet time ${t} (previous ${prev}, next frame ${running}, frame now ${nowFrame})`);
+    const value = scriptValue(script, inForce(script, now), 2);
+    for (let port = 0; port < packet.state.length; port++) {
+      const want = port === scheduler.port ? value[0]! | (value[1]! << 8) : 0;
+      if (packet.state[port]!.currentMask !== want)
+        rec.violations.push(`${name}: packet ${packet.inputId} port ${port} is not the generated input`);
+    }
+    rec.byPeer[i]!.push({ time: t, value });
+    prev = t;
+  });
 }
 
 /** The inputs of frame `f` by the rule: each peer's port has its latest stamped input at or before `f` (neutral before the first). */
@@ -254,17 +270,33 @@ describe('P2P full mesh (seed 000)', () => {
     },
     { numRuns: 10, endOnFailure: true },
   )(
-    'a peer joining late at any frame ends in step with the others and the offline replay',
+    'a peer joining late at any frame ends in step with the others and a replay of the generated inputs',
     ({ seed, n, joinAtFrame, syncIntervalFrames, link }) => {
       const net = network({ seed, link });
       const s = meshSession(net, n, n + 1, { syncIntervalFrames });
       hostAccepts(s);
       const until = s.t0 + (joinAtFrame + 400) * F;
-      for (const [i, p] of s.peers.entries()) scriptInputs(net, p.runner, 2, seed + i, F, s.t0, until);
-      net.clock.advanceTo(s.t0 + joinAtFrame * F);
+      const joinAt = s.t0 + joinAtFrame * F;
+      const scripts = Array.from({ length: n + 1 }, (_, i) => makeScript(seed + i, 2, F, i < n ? s.t0 : joinAt, until));
+      const sums = s.peers.map((p) => ({ name: p.name, sums: frameChecksums(p.core), first: 0 }));
+      const rec = recordMeshStamps(s, scripts, 0);
+      for (const [i, p] of s.peers.entries()) playScript(net, p.runner, scripts[i]!);
+      net.clock.advanceTo(joinAt);
       const joiner = startCandidate(s, n, n + 1);
-      scriptInputs(net, joiner.runner, 2, seed + 77, F, net.now(), until);
+      const joinerSums = frameChecksumsFrom(joiner.core, joiner.scheduler);
+      tapMeshStamps(s, rec, n, joiner.toHost, joiner.scheduler, joiner.name, scripts[n]!, 0);
+      playScript(net, joiner.runner, scripts[n]!);
       net.clock.advanceTo(until + 5000);
+      expect(rec.violations).toEqual([]);
+      const all = [...sums, { name: joiner.name, ...joinerSums }];
+      const frames = Math.max(...all.map((x) => x.first + x.sums.length));
+      expectEveryFrame(
+        all,
+        replayGenerated(new TestCore({ players: n + 1, inputBytes: 2 }), frames, (f) =>
+          meshInputsAt(rec.byPeer, f, n + 1),
+        ),
+        50,
+      );
       expect(joiner.scheduler.isMember).toBe(true);
       // The joiner started from a sync block, not from frame 0 (unless the first block was the latest).
       expect(joiner.runner.log[0]!.frame % syncIntervalFrames).toBe(0);
