@@ -67,8 +67,8 @@ export interface ServerOptions {
   readonly admission?: Partial<AdmissionLimits>;
   /**
    * Most reassembly bytes all sessions together may hold (default 32 MiB). Past it, the session
-   * holding the most is closed with `limit`. With the defaults the listener's worst-case buffered
-   * memory stays under 64 MiB (see the README).
+   * whose oldest unfinished message started first is closed with `limit` (see `ReassemblyBudget`).
+   * With the defaults the listener's worst-case buffered memory stays under 64 MiB (see the README).
    */
   readonly maxListenerReassemblyBytes?: number;
   /** Cookies are valid for the current and the previous bucket of this many ms (default 10 000). */
