@@ -27,6 +27,7 @@ import {
   equalBytes,
   expectEveryFrame,
   frameChecksums,
+  frameChecksumsFrom,
   inForce,
   makeScript,
   playScript,
@@ -285,26 +286,40 @@ function recordFaStamps(
   extraDelayMs: number,
   shared: boolean,
 ): { events: FaStamp[]; violations: string[] } {
-  const events: FaStamp[] = [];
-  const violations: string[] = [];
+  const rec = { events: [] as FaStamp[], violations: [] as string[] };
   for (const [i, p] of s.peers.entries()) {
     const [first] = s.conns[i]!.values();
-    tapSends(first!, (channel, data) => {
-      if (channel !== 'sched') return;
-      const m = decodeFaMessage(data, 1);
-      if (m.type !== 'event') return;
-      const e = m.event;
-      const now = s.net.now();
-      const start = s.t0 + e.frame * F;
-      if (start <= now || start > now + 400 + extraDelayMs + F)
-        violations.push(`${p.name}: input made at ${now} stamped for frame ${e.frame} (starts at ${start})`);
-      const value = scriptValue(scripts[i]!, inForce(scripts[i]!, now), 1);
-      if (e.client !== i || e.port !== (shared ? 0 : i) || !equalBytes(e.input, value))
-        violations.push(`${p.name}: event for frame ${e.frame} is not the generated input of its port`);
-      events.push({ frame: e.frame, key: e.key, client: e.client, port: e.port, value });
-    });
+    tapFaStamps(s, rec, i, first!, p.name, scripts[i]!, extraDelayMs, shared ? 0 : i, false);
   }
-  return { events, violations };
+  return rec;
+}
+
+/** Records client `i`'s events as it sends them on `conn` (see {@link recordFaStamps}); `joiner`: no lower time bound (its clock is aligned on the host's frame, not on t0). */
+function tapFaStamps(
+  s: FaSession,
+  rec: { events: FaStamp[]; violations: string[] },
+  i: number,
+  conn: Connection,
+  name: string,
+  script: Script,
+  extraDelayMs: number,
+  port: number,
+  joiner: boolean,
+): void {
+  tapSends(conn, (channel, data) => {
+    if (channel !== 'sched' || data[0] !== 1) return;
+    const m = decodeFaMessage(data, 1);
+    if (m.type !== 'event') return;
+    const e = m.event;
+    const now = s.net.now();
+    const start = s.t0 + e.frame * F;
+    if ((!joiner && start <= now) || start > now + 400 + extraDelayMs + F)
+      rec.violations.push(`${name}: input made at ${now} stamped for frame ${e.frame} (starts at ${start})`);
+    const value = scriptValue(script, inForce(script, now), 1);
+    if (e.client !== i || e.port !== port || !equalBytes(e.input, value))
+      rec.violations.push(`${name}: event for frame ${e.frame} is not the generated input of its port`);
+    rec.events.push({ frame: e.frame, key: e.key, client: e.client, port: e.port, value });
+  });
 }
 
 /** The inputs of every frame by the rule: a frame's events apply in (key, client, port, input) order, each port keeps its last value. */
@@ -332,8 +347,14 @@ function faJoin(
   const net = network({ seed, link: conditions });
   const s = faSession(net, n, { seed, ports: n + 1 });
   const until = s.t0 + (joinAtFrame + 300) * F;
-  for (const [i, p] of s.peers.entries()) scriptInputs(net, p.runner, 1, seed + i, F, s.t0 - 200, until);
-  net.clock.advanceTo(s.t0 + joinAtFrame * F);
+  const joinAt = s.t0 + joinAtFrame * F;
+  const scripts = Array.from({ length: n + 1 }, (_, i) =>
+    makeScript(i < n ? seed + i : seed + 9, 1, F, i < n ? s.t0 - 200 : joinAt, until),
+  );
+  const sums = s.peers.map((p) => ({ name: p.name, sums: frameChecksums(p.core), first: 0 }));
+  const rec = recordFaStamps(s, scripts, 0, false);
+  for (const [i, p] of s.peers.entries()) playScript(net, p.runner, scripts[i]!);
+  net.clock.advanceTo(joinAt);
   // The shell connects the newcomer to every peer, then it asks the host (peer 0).
   const newcomer = String.fromCharCode(65 + n);
   const conns = s.peers.map((_, i) => link(net, newcomer, String.fromCharCode(65 + i), FRAME_ADVANCE_CHANNELS));
@@ -350,14 +371,25 @@ function faJoin(
     liveness: PATIENT,
   });
   const core = new TestCore({ players: n + 1, inputBytes: 1 });
+  const joinerSums = frameChecksumsFrom(core, scheduler);
+  tapFaStamps(s, rec, n, conns[0]!.ab, newcomer, scripts[n]!, 0, n, true);
   const runner = new LockstepRunner({ clock: net.clock, scheduler, core, log: true });
   for (const [i, c] of conns.entries()) {
     runner.addPeer(i, c.ab);
     s.peers[i]!.runner.addPeer(n, c.ba);
   }
   runner.pump();
-  scriptInputs(net, runner, 1, seed + 9, F, net.now(), until);
+  playScript(net, runner, scripts[n]!);
   net.clock.advanceTo(until + 5000);
+  // Every peer (the newcomer from the frame of the state it loaded) matches a replay of the generated inputs.
+  expect(rec.violations).toEqual([]);
+  const all = [...sums, { name: newcomer, ...joinerSums }];
+  const frames = Math.max(...all.map((x) => x.first + x.sums.length));
+  expectEveryFrame(
+    all,
+    replayGenerated(new TestCore({ players: n + 1, inputBytes: 1 }), frames, faInputs(rec.events, n + 1)),
+    50,
+  );
   expect(scheduler.isMember).toBe(true);
   expect(runner.log[0]!.frame).toBeGreaterThan(0);
   expect(runner.report().latencySamples).toBeGreaterThan(0);
