@@ -37,11 +37,12 @@ export function validateRateLimits(limits: RateLimits): RateLimits {
  * (any clock, ms); nothing is allocated per call.
  */
 export class RateBudget {
-  private messages: number;
-  private bytes: number;
-  private last: number;
-  private readonly maxMessages: number;
-  private readonly maxBytes: number;
+  /**
+   * [messages left, bytes left, time of the last refill, most messages, most bytes, messages per ms,
+   * bytes per ms]. One typed array instead of number fields: V8 boxes a double stored in an object
+   * field (a heap number per store), which made `take` allocate 48 B a call.
+   */
+  private readonly s = new Float64Array(7);
   /** True once `take` has refused: the budget stays exhausted (the peer is to be disconnected). */
   exceeded = false;
 
@@ -50,25 +51,29 @@ export class RateBudget {
     now: number,
   ) {
     validateRateLimits(limits);
-    this.maxMessages = Math.max(1, limits.messagesPerSecond * limits.burstSeconds);
-    this.maxBytes = Math.max(1, limits.bytesPerSecond * limits.burstSeconds);
-    this.messages = this.maxMessages;
-    this.bytes = this.maxBytes;
-    this.last = now;
+    const s = this.s;
+    s[3] = Math.max(1, limits.messagesPerSecond * limits.burstSeconds);
+    s[4] = Math.max(1, limits.bytesPerSecond * limits.burstSeconds);
+    s[0] = s[3];
+    s[1] = s[4];
+    s[2] = now;
+    s[5] = limits.messagesPerSecond / 1000;
+    s[6] = limits.bytesPerSecond / 1000;
   }
 
   /** Charges one message of `bytes` at time `now` (ms); false when the peer is over its budget. */
   take(bytes: number, now: number): boolean {
     if (this.exceeded) return false;
-    const dt = now - this.last;
+    const s = this.s;
+    const dt = now - (s[2] as number);
     if (dt > 0) {
-      this.last = now;
-      this.messages = Math.min(this.maxMessages, this.messages + (dt * this.limits.messagesPerSecond) / 1000);
-      this.bytes = Math.min(this.maxBytes, this.bytes + (dt * this.limits.bytesPerSecond) / 1000);
+      s[2] = now;
+      s[0] = Math.min(s[3] as number, (s[0] as number) + dt * (s[5] as number));
+      s[1] = Math.min(s[4] as number, (s[1] as number) + dt * (s[6] as number));
     }
-    this.messages -= 1;
-    this.bytes -= bytes;
-    if (this.messages < 0 || this.bytes < 0) this.exceeded = true;
+    s[0] = (s[0] as number) - 1;
+    s[1] = (s[1] as number) - bytes;
+    if ((s[0] as number) < 0 || (s[1] as number) < 0) this.exceeded = true;
     return !this.exceeded;
   }
 

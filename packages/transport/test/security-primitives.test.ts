@@ -1,4 +1,5 @@
 import { fc, test } from '@fast-check/vitest';
+import { allocationPerCall } from '@netplay/bench-kit';
 import { describe, expect, it } from 'vitest';
 import { addressKey } from '../src/address-key.js';
 import { AdmissionGate, DEFAULT_ADMISSION_LIMITS } from '../src/admission.js';
@@ -58,6 +59,23 @@ describe('RateBudget', () => {
       expect(b.describe()).toMatch(/^flood: /);
     },
   );
+
+  it('allocates nothing per message (it runs for every message received)', () => {
+    const b = new RateBudget({ messagesPerSecond: 1e9, bytesPerSecond: 1e12, burstSeconds: 2 }, 0);
+    const t = new Float64Array(1);
+    const call = () => {
+      t[0]! += 0.37;
+      b.take(100, t[0]!);
+    };
+    // The least of three windows: a runtime hiccup in one window is not the code's allocation.
+    const least = Math.min(
+      allocationPerCall(call, 50_000),
+      allocationPerCall(call, 50_000),
+      allocationPerCall(call, 50_000),
+    );
+    expect(least).toBeLessThan(1);
+    expect(b.exceeded).toBe(false);
+  });
 
   it('counts bytes too', () => {
     const b = new RateBudget(limits, 0);
