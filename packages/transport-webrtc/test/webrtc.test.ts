@@ -169,4 +169,23 @@ describe('transport-webrtc over node-datachannel', () => {
     // 3 MiB in 64 KiB frames: dozens of data-channel messages, not one.
     expect(p.client.stats.packetsSent).toBeGreaterThan(48);
   });
+
+  it('unreliable messages above highWaterBytes are held back, newest only: delivered + replaced = sent, the last always arrives', async () => {
+    const p = await makePair(CHANNELS, {}, { highWaterBytes: 1 });
+    cleanup.push(() => p.dispose());
+    const got: number[] = [];
+    p.host.on('message', (m) => got.push(m.data[0]! | (m.data[1]! << 8)));
+    const msg = new Uint8Array(8000);
+    for (let i = 0; i < 200; i++) {
+      msg[0] = i & 0xff;
+      msg[1] = i >> 8;
+      p.client.send('state', msg);
+    }
+    await pollUntil(() => got[got.length - 1] === 199, 5000);
+    await pollUntil(() => false, 100);
+    expect(got[got.length - 1]).toBe(199);
+    expect(p.client.stats.staleDropped).toBeGreaterThan(0);
+    expect(got.length + p.client.stats.staleDropped).toBe(200);
+    for (let i = 1; i < got.length; i++) expect(got[i]!).toBeGreaterThan(got[i - 1]!);
+  });
 });
