@@ -16,6 +16,9 @@ const BY_CODE: Readonly<Record<SessionErrorCode, ExitCodeValue>> = {
   closed: ExitCode.Network,
   'too-many-attempts': ExitCode.TooManyAttempts,
   flood: ExitCode.Network,
+  removed: ExitCode.PeerLost,
+  'host-lost': ExitCode.PeerLost,
+  partitioned: ExitCode.PeerLost,
 };
 
 /** Short explanations printed before the session's own message. */
@@ -33,6 +36,9 @@ const HEADLINE: Readonly<Record<SessionErrorCode, string>> = {
   closed: 'connection closed',
   'too-many-attempts': 'password attempts blocked',
   flood: 'disconnected for flooding the host',
+  removed: 'removed from the game',
+  'host-lost': 'the host was lost',
+  partitioned: 'cut off from the other players',
 };
 
 /**

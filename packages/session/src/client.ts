@@ -22,7 +22,7 @@ import {
 } from '@netplay/transport';
 import { SESSION_CONTROL_CHANNEL } from './channels.js';
 import type { ContentInfo } from './content.js';
-import { SessionError } from './errors.js';
+import { END_TEXT, SessionError } from './errors.js';
 import {
   decodeSessionMessage,
   encodeHello,
@@ -513,6 +513,9 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
       s.on('wait-recommended', ({ frames }) => {
         this.wait = frames;
       });
+      s.on('ended', ({ reason, frame }) =>
+        this.fail(new SessionError(reason, `the game ended for this peer at frame ${frame}: ${END_TEXT[reason]}`)),
+      );
       this.p2p = s;
       this.coreDriver = driver;
       this.stage = 'playing';

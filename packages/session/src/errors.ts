@@ -28,7 +28,20 @@ export type SessionErrorCode =
    */
   | 'too-many-attempts'
   /** The peer sent more messages or bytes per second than the host's rate limits allow. */
-  | 'flood';
+  | 'flood'
+  /** Mid-game: the host removed this peer (it went silent or stopped delivering inputs), so it must not play on. */
+  | 'removed'
+  /** Mid-game: the host was lost and the peers this one still hears are too few to elect another. */
+  | 'host-lost'
+  /** Mid-game: this peer (host or not) hears too few players to go on (it lost quorum). */
+  | 'partitioned';
+
+/** What each end reason of the finality rule means, for people. */
+export const END_TEXT: Readonly<Record<'removed' | 'host-lost' | 'partitioned', string>> = {
+  removed: 'the host removed this peer (it stopped delivering inputs in time)',
+  'host-lost': 'the host was lost and too few players remain in reach to choose another',
+  partitioned: 'too few players remain in reach to go on without splitting the game',
+};
 
 /** Every code, in wire order (the REFUSE message carries the index). */
 export const SESSION_ERROR_CODES: readonly SessionErrorCode[] = [
@@ -45,6 +58,9 @@ export const SESSION_ERROR_CODES: readonly SessionErrorCode[] = [
   'closed',
   'too-many-attempts',
   'flood',
+  'removed',
+  'host-lost',
+  'partitioned',
 ];
 
 /**

@@ -17,7 +17,7 @@ import {
 import { DEFAULT_HANDSHAKE_TIMEOUT_MS, type HostAdmissionOptions, HostGuard } from './admission.js';
 import { RELAY_CONTROL_CHANNEL, RELAY_INPUT_CHANNEL, SESSION_CONTROL_CHANNEL } from './channels.js';
 import type { ContentInfo } from './content.js';
-import { SessionError } from './errors.js';
+import { END_TEXT, SessionError } from './errors.js';
 import { contentError, helloError, passwordMismatch } from './handshake-checks.js';
 import {
   decodeSessionMessage,
@@ -107,6 +107,12 @@ export interface NetplayHostEventMap {
   'peer-left': { readonly nick: string; readonly slot: number | undefined; readonly reason: string };
   /** The first player joined: the scheduler runs from `frame`. */
   started: { readonly frame: number; readonly roster: readonly RosterEntry[] };
+  /**
+   * Rollback: the host's scheduler ended by the finality rule (`error.code` is `removed`,
+   * `host-lost` or `partitioned`; `frame` is its last final frame). Every client connection is
+   * closed with `error.closeReason`; `tick` does nothing more.
+   */
+  ended: { readonly frame: number; readonly error: SessionError };
   /** Lockstep modes: frame `frame` ran on the host's core (read its state in the handler). */
   frame: {
     readonly frame: number;
@@ -626,6 +632,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
     session.on('wait-recommended', ({ frames }) => {
       this.wait = frames;
     });
+    session.on('ended', ({ reason, frame }) => this.endGame(reason, frame));
     this.session = session;
     this.coreDriver = driver;
     const roster = this.syncPlayers(state.subarray(0, n));
@@ -673,6 +680,16 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
     this.emitter.emit('peer-refused', { nick, remoteAddress: peer.conn.remoteAddress, error });
     if (admitted && nick !== undefined)
       this.emitter.emit('peer-left', { nick, slot: peer.slot, reason: error.closeReason });
+  }
+
+  /** The rollback scheduler ended (finality rule): tell every client why and close. */
+  private endGame(reason: 'removed' | 'host-lost' | 'partitioned', frame: number): void {
+    const error = new SessionError(reason, `the game ended for the host at frame ${frame}: ${END_TEXT[reason]}`);
+    for (const p of [...this.peers]) {
+      this.drop(p);
+      p.conn.close(error.closeReason);
+    }
+    this.emitter.emit('ended', { frame, error });
   }
 
   /** Forgets a peer (before its connection closes). */

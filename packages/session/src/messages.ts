@@ -6,7 +6,7 @@ import { SESSION_MODES } from './mode.js';
 /** `"NPSN"`: the first four bytes of HELLO and CHALLENGE. */
 export const SESSION_MAGIC = 0x4e50534e;
 /** The session protocol version this package speaks. */
-export const SESSION_PROTOCOL_VERSION = 1;
+export const SESSION_PROTOCOL_VERSION = 2;
 /** Longest nick in UTF-8 bytes. */
 export const MAX_NICK_BYTES = 32;
 /** Slot value of a spectator in SYNC. */

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { NetplayHost, SESSION_MODES, type SessionMode } from '@netplay/session';
+import { NetplayHost, SESSION_MODES, type SessionError, type SessionMode } from '@netplay/session';
 import { type Clock, systemClock } from '@netplay/transport';
 import { FinalStates, sampleFinal } from '../agreement.js';
 import { choiceOption, intOption, numberOption, usageErrors } from '../args.js';
@@ -125,6 +125,11 @@ export async function hostCommand(argv: string[], io: CliIo, deps: HostDeps = {}
     ),
   );
   host.on('started', ({ frame }) => display.event(`all players are in: the game starts at frame ${frame}`));
+  let ended: SessionError | undefined;
+  host.on('ended', ({ error }) => {
+    ended = error;
+    display.event(`the game ended: ${error.message}`);
+  });
   io.out(
     `hosting on ${transport} ${bind}:${bound.port}: join with ` +
       `"netplay join HOST:${bound.port}${transport === 'ws' ? ' --transport ws' : ''} --rom ${values.rom}"\n`,
@@ -135,7 +140,7 @@ export async function hostCommand(argv: string[], io: CliIo, deps: HostDeps = {}
   const start = clock.now();
   try {
     await paceFrames(clock, io.signal, (now) => {
-      if (input.quit) return false;
+      if (input.quit || ended !== undefined) return false;
       if (seconds !== undefined && now - start >= seconds * 1000) return false;
       host.tick(input.next(now));
       const s = host.rollback;
@@ -157,5 +162,6 @@ export async function hostCommand(argv: string[], io: CliIo, deps: HostDeps = {}
   display.final();
   io.out(`host: stopped at frame ${host.frame}\n`);
   deps.onFinals?.(finals);
+  if (ended !== undefined) throw sessionFailure(ended, true);
   return ExitCode.Ok;
 }
