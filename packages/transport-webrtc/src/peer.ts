@@ -144,7 +144,10 @@ export class WebRtcListener implements Listener {
     this.offs = [
       signaling.on('signal', ({ from, signal }) => {
         const existing = this.byPeer.get(from);
-        if (existing) {
+        if (existing && signal.kind === 'offer') {
+          // The peer connects again (e.g. after a crash we have not noticed yet): the new offer wins.
+          existing.close('replaced: the peer connected again');
+        } else if (existing) {
           existing.handleSignal(signal);
           return;
         }

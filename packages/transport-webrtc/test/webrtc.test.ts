@@ -188,4 +188,31 @@ describe('transport-webrtc over node-datachannel', () => {
     expect(got.length + p.client.stats.staleDropped).toBe(200);
     for (let i = 1; i < got.length; i++) expect(got[i]!).toBeGreaterThan(got[i - 1]!);
   });
+
+  it('a guest that connects again under the same name replaces its old connection', async () => {
+    const { server, listener } = await hostIn('again');
+    const first = connectWebRtcNode({
+      signaling: { url: server.url, room: 'again', peer: 'g' },
+      to: 'host',
+      channels: CHANNELS,
+      rtc: LOOPBACK_RTC,
+    });
+    cleanup.push(() => first.close());
+    const firstClosed = closeOf(first);
+    await pollUntil(() => first.state === 'open' && listener.connections.length === 1, 10_000);
+    // Its signaling socket closed at open, so the name is free in the room again.
+    await pollUntil(() => false, 100);
+    const second = connectWebRtcNode({
+      signaling: { url: server.url, room: 'again', peer: 'g' },
+      to: 'host',
+      channels: CHANNELS,
+      rtc: LOOPBACK_RTC,
+    });
+    cleanup.push(() => second.close());
+    await pollUntil(() => second.state === 'open' && firstClosed() !== undefined, 10_000);
+    expect(second.state).toBe('open');
+    expect(firstClosed()).toMatchObject({ code: 'remote', reason: 'replaced: the peer connected again' });
+    await pollUntil(() => listener.connections.length === 1, 2000);
+    expect(listener.connections).toHaveLength(1);
+  });
 });
