@@ -2,19 +2,11 @@ import {
   crc32,
   DecodeError,
   decodeFceuClientText,
-  decodeFceuFrameData,
-  decodeFceuServerInit,
-  decodeFceuServerTcpMessage,
-  EncodeError,
-  encodeFceuClientText,
   encodeFceuServerInit,
   encodeFceuServerText,
   encodeFceuTcpFrame,
   encodeFceuUdpFrame,
-  encodeFceuUdpInput,
   FCEU_TCP_FRAME_SIZE,
-  FCEU_TCP_HEADER_SIZE,
-  FCEU_TEXT_COUNTER,
   FCEU_UDP_FRAME_SIZE,
   FCEU_UDP_HEADER_SIZE,
   FCEU_UDP_INPUT_SIZE,
@@ -22,7 +14,7 @@ import {
   fceuServerTextSize,
   isFceuCommand,
 } from '@netplay/protocol';
-import { applyDelta, DeltaError, pageDelta } from '@netplay/state';
+import { pageDelta } from '@netplay/state';
 import type { ChannelSpec } from '@netplay/transport';
 import { LockstepError } from './errors.js';
 import { type EndReason, Liveness, type LivenessOptions, type LockstepEvent } from './liveness.js';

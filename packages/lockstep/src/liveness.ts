@@ -180,7 +180,7 @@ export class Liveness {
   /** How long `w` has been stalled: waited on without progress (0 when not waited on). */
   stalledMs(w: Watch, now: number): number {
     if (w.waitingSince < 0) return 0;
-    // (No Math.max: it would turn whole-ms times into heap numbers.)
+    // biome-ignore lint/complexity/useMathMinMax: Math.max would turn whole-ms times into heap numbers
     return now - (w.waitingSince > w.progressAt ? w.waitingSince : w.progressAt);
   }
 
@@ -235,6 +235,7 @@ export class Liveness {
     for (let i = 0; i < this.list.length; i++) {
       const w = this.list[i]!;
       const waited = w.waitingSince >= 0;
+      // biome-ignore lint/complexity/useMathMinMax: as in stalledMs
       const base = waited ? (w.waitingSince > w.progressAt ? w.waitingSince : w.progressAt) : w.heardAt;
       if (base < 0) continue;
       at = after(now, at, base + this.interruptMs);
@@ -257,6 +258,7 @@ export class Liveness {
   /** When the driver should wake the scheduler for its next check (Infinity: never). */
   wakeAt(now: number): number {
     if (!this.enabled || this.ended !== undefined) return Infinity;
+    // biome-ignore lint/complexity/useMathMinMax: as in stalledMs
     return this.due > now ? this.due : now;
   }
 

@@ -21,7 +21,6 @@ import {
   network,
   PATIENT,
   type SimPeer,
-  scriptInputs,
 } from './harness.js';
 import {
   equalBytes,
