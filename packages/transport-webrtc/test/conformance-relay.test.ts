@@ -1,3 +1,4 @@
+import { fc } from '@fast-check/vitest';
 import { type ConformanceHarness, defineTransportConformance, pollUntil } from '@netplay/transport/conformance';
 import { describe, expect, it } from 'vitest';
 import { makePair } from './harness.js';
@@ -84,6 +85,54 @@ describe('the relay path', () => {
     relay.impair({ cut: true });
     await expect(makePair([{ name: 'r', kind: 'reliable' }], { connectMs: 1500 }, {}, relay)).rejects.toThrow(
       /client closed, timeout: no connection within 1500 ms/,
+    );
+  });
+
+  it('under generated impairments, reliable messages all arrive in order and unreliable ones only newer (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          loss: fc.double({ min: 0, max: 0.25, noNaN: true }),
+          duplicate: fc.double({ min: 0, max: 0.3, noNaN: true }),
+          reorder: fc.double({ min: 0, max: 0.5, noNaN: true }),
+          latencyMs: fc.integer({ min: 0, max: 5 }),
+          jitterMs: fc.integer({ min: 0, max: 10 }),
+        }),
+        fc.integer({ min: 1, max: 0xffff }),
+        fc.integer({ min: 20, max: 150 }),
+        async (impairment, seed, n) => {
+          const relay = new RelayPath(seed);
+          const channels = [
+            { name: 'r', kind: 'reliable' },
+            { name: 'u', kind: 'unreliable' },
+          ] as const;
+          const p = await makePair(channels, { interruptMs: 2000, disconnectMs: 10_000 }, {}, relay);
+          try {
+            relay.impair(impairment);
+            const reliable: number[] = [];
+            const unreliable: number[] = [];
+            p.host.on('message', (m) =>
+              (m.channel === 'r' ? reliable : unreliable).push(m.data[0]! | (m.data[1]! << 8)),
+            );
+            const msg = new Uint8Array(64);
+            for (let i = 0; i < n; i++) {
+              msg[0] = i & 0xff;
+              msg[1] = i >> 8;
+              p.client.send('r', msg);
+              p.client.send('u', msg);
+              if (i % 10 === 9) await pollUntil(() => false, 2);
+            }
+            expect(await pollUntil(() => reliable.length >= n, 20_000)).toBe(true);
+            await pollUntil(() => false, 100);
+            expect(reliable).toEqual(Array.from({ length: n }, (_, i) => i));
+            for (let i = 1; i < unreliable.length; i++) expect(unreliable[i]!).toBeGreaterThan(unreliable[i - 1]!);
+            for (const x of unreliable) expect(x).toBeLessThan(n);
+          } finally {
+            await p.dispose();
+          }
+        },
+      ),
+      { numRuns: 6 },
     );
   });
 });
