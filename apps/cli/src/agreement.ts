@@ -1,4 +1,6 @@
+import { writeFile } from 'node:fs/promises';
 import { crc32 } from '@netplay/protocol';
+import { CliError, ExitCode } from './exit-codes.js';
 
 /** CRC-32 of each final frame's state (every input known and used), as one peer saw them. */
 export class FinalStates {
@@ -10,6 +12,14 @@ export class FinalStates {
     /** The peer's name in the report. */
     readonly name: string,
   ) {}
+
+  private buffer = new Uint8Array(0);
+
+  /** A reused buffer of at least `bytes` bytes (for {@link sampleFinal}). */
+  scratch(bytes: number): Uint8Array {
+    if (this.buffer.length < bytes) this.buffer = new Uint8Array(bytes);
+    return this.buffer;
+  }
 
   /** Records frames `last + 1 .. upTo` whose states `stateOf` still holds. */
   record(upTo: number, stateOf: (frame: number) => Uint8Array | undefined): void {
@@ -23,12 +33,17 @@ export class FinalStates {
 
 /**
  * Records the state of the frame `core` is at, if not recorded yet: for lockstep, whose frames are
- * final as soon as they run, sampled once per display frame.
+ * final as soon as they run, sampled once per display frame. Hashes exactly the bytes `saveInto`
+ * wrote (into a buffer kept per finals).
  */
-export function sampleFinal(finals: FinalStates, core: { readonly frame: number; save(): Uint8Array }): void {
+export function sampleFinal(
+  finals: FinalStates,
+  core: { readonly frame: number; readonly stateBytes: number; saveInto(target: Uint8Array): number },
+): void {
   const f = core.frame;
   if (finals.hashes.has(f)) return;
-  finals.hashes.set(f, crc32(core.save()));
+  const buffer = finals.scratch(core.stateBytes);
+  finals.hashes.set(f, crc32(buffer.subarray(0, core.saveInto(buffer))));
   if (f > finals.last) finals.last = f;
 }
 
@@ -95,4 +110,14 @@ export function formatAgreement(a: Agreement): string {
   lines.push(`${a.compared} earlier final states compared with ${a.hashes[0]?.name ?? '-'}'s: ${a.differing} differ.`);
   lines.push(a.agree ? 'OK: all peers agree.' : 'FAIL: the peers do not agree.');
   return lines.join('\n');
+}
+
+/** Writes `text` to the `--finals` file; a failure is a usage error, as for `record --out`. */
+export async function writeFinalsFile(path: string, text: string): Promise<void> {
+  try {
+    await writeFile(path, text);
+  } catch (e) {
+    const reason = e instanceof Error ? e.message : String(e);
+    throw new CliError(ExitCode.Usage, `cannot write --finals ${path}: ${reason}`);
+  }
 }

@@ -26,6 +26,8 @@ export const ExitCode = {
   ContentMismatch: 10,
   /** Too many wrong passwords from this address: the host answers without checking until the back-off ends. */
   TooManyAttempts: 11,
+  /** The libretro core (--core) is missing, not a libretro core, refused to run, or crashed. */
+  BadCore: 12,
   /** An unexpected internal error (a bug: please report it with the stack trace). */
   Internal: 70,
   /** Interrupted by the user (Ctrl-C). */

@@ -1,8 +1,12 @@
 import { PadButton } from '@netplay/core-wasm';
 
+/** Pad bits past the CHIP-8 layout, used by libretro cores only: Start (Enter) and Select (Tab). */
+export const PadExtra = { Start: 6, Select: 7 } as const;
+
 /**
  * Terminal keys → pad buttons (the CHIP-8 core's `pad` layout, mapped through the game's keys):
- * W / ↑ up, S / ↓ down, A / ← left, D / → right, Space / J button A, K button B.
+ * W / ↑ up, S / ↓ down, A / ← left, D / → right, Space / J button A, K button B; on libretro
+ * cores also Enter Start and Tab Select ({@link PadExtra}).
  */
 export const KEY_BINDINGS: Readonly<Record<string, number>> = {
   w: PadButton.Up,
@@ -22,6 +26,8 @@ export const KEY_BINDINGS: Readonly<Record<string, number>> = {
   J: PadButton.A,
   k: PadButton.B,
   K: PadButton.B,
+  '\r': PadExtra.Start,
+  '\t': PadExtra.Select,
 };
 
 /** Keys that end the session: q, Q, Ctrl-C (raw mode delivers it as a byte, not a signal), Esc alone. */

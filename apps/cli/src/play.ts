@@ -1,9 +1,8 @@
-import type { Framebuffer } from '@netplay/core-wasm';
 import type { Clock } from '@netplay/transport';
-import { RacerBot } from './bot.js';
+import type { Bot } from './game.js';
 import type { CliIo } from './io.js';
 import { attachKeyboard, KeyState, type RawInput } from './keyboard.js';
-import { drawScreen, redraw } from './render.js';
+import { redraw } from './render.js';
 
 /** 60 frames per second. */
 export const FRAME_MS = 1000 / 60;
@@ -18,24 +17,33 @@ export interface InputSource {
   close(): void;
 }
 
+/** The keyboard's pad bits as the CHIP-8 core's 2-byte input (a reused array). */
+function chip8PadInput(): (pad: number) => Uint8Array {
+  const input = new Uint8Array(2);
+  return (pad) => {
+    input[0] = pad & 0xff;
+    input[1] = pad >>> 8;
+    return input;
+  };
+}
+
 /**
- * The input of a local player: a bot (`--bot`, seeded), the keyboard of a TTY stdin (raw mode),
- * or no input at all (stdin is not a terminal).
+ * The input of a local player: a bot (`--bot`, seeded, made by the game), the keyboard of a TTY
+ * stdin (raw mode; `padInput` turns its pad bits into the core's input), or no input at all
+ * (stdin is not a terminal).
  */
-export function inputSource(kind: { bot?: number; stdin?: RawInput }, clock: Clock): InputSource {
-  if (kind.bot !== undefined) {
-    const bot = new RacerBot(kind.bot);
-    return { next: () => bot.next(), quit: false, close: () => {} };
-  }
+export function inputSource(
+  kind: { bot?: Bot; stdin?: RawInput },
+  clock: Clock,
+  padInput: (pad: number) => Uint8Array = chip8PadInput(),
+): InputSource {
+  const bot = kind.bot;
+  if (bot !== undefined) return { next: () => bot.next(), quit: false, close: () => {} };
   const keys = new KeyState();
   const detach = kind.stdin ? attachKeyboard(kind.stdin, keys, () => clock.now()) : () => {};
-  const input = new Uint8Array(2);
   return {
     next(now) {
-      const pad = keys.pad(now);
-      input[0] = pad & 0xff;
-      input[1] = pad >>> 8;
-      return input;
+      return padInput(keys.pad(now));
     },
     get quit() {
       return keys.quit;
@@ -47,7 +55,8 @@ export function inputSource(kind: { bot?: number; stdin?: RawInput }, clock: Clo
 /** What the screen shows: a title, the game (once it runs), stats lines and recent events. */
 export interface View {
   readonly title: string;
-  screen(): Framebuffer | undefined;
+  /** The game as terminal text (half-blocks for CHIP-8, braille for libretro video), once it runs. */
+  screen(): string | undefined;
   stats(): readonly string[];
 }
 
@@ -74,13 +83,13 @@ export class Display {
   frame(now: number): void {
     if (this.io.live) {
       if (this.frames++ % 2 !== 0) return;
-      const fb = this.view.screen();
+      const screen = this.view.screen();
       const lines = [
         this.view.title,
-        fb ? drawScreen(fb) : '(waiting for the game to start)',
+        screen ?? '(waiting for the game to start)',
         ...this.view.stats(),
         ...this.events,
-        'keys: W/S/A/D or arrows, Space/J = A, K = B, Q to quit',
+        'keys: W/S/A/D or arrows, Space/J = A, K = B, Enter = Start, Tab = Select, Q to quit',
       ];
       this.io.out(redraw(lines));
     } else if (now - this.lastPrint >= 5000) {

@@ -1,20 +1,19 @@
 import { parseArgs } from 'node:util';
-import type { Chip8Core } from '@netplay/core-wasm';
 import { crc32 } from '@netplay/protocol';
 import { NetplayClient, NetplayHost, SESSION_MODES, type SessionMode } from '@netplay/session';
+import type { Core } from '@netplay/state';
 import { type Clock, Prng, systemClock } from '@netplay/transport';
 import { UdpRelay } from '@netplay/transport-udp/relay';
 import { type Agreement, checkAgreement, FinalStates, formatAgreement } from '../agreement.js';
 import { choiceOption, intOption, numberOption, usageErrors } from '../args.js';
-import { RacerBot } from '../bot.js';
-import { chip8Content } from '../content.js';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes.js';
+import { type Game, type GameSpec, openGame } from '../game.js';
 import type { CliIo } from '../io.js';
 import type { RawInput } from '../keyboard.js';
 import { connectSession, listenSession } from '../net.js';
 import { FRAME_MS, inputSource, paceFrames } from '../play.js';
-import { drawScreen, lockstepStatsLine, redraw, statsLine } from '../render.js';
-import { makeCore, readRom, SPACE_RACER_URL } from '../rom.js';
+import { lockstepStatsLine, redraw, statsLine } from '../render.js';
+import { SPACE_RACER_URL } from '../rom.js';
 import { sessionFailure } from '../session-errors.js';
 
 /** The scheduler modes the demo runs: every @netplay/session mode. */
@@ -22,6 +21,7 @@ export const DEMO_MODES: readonly SessionMode[] = SESSION_MODES;
 
 /** Usage text of `netplay demo`. */
 export const DEMO_USAGE = `netplay demo [--seconds N] [--mode M] [--interactive] [--seed N] [--latency MS --jitter MS --loss F]
+                [--core NAME|PATH --rom FILE]
 
 Starts a @netplay/session host and a bot guest on loopback over UDP, through a seeded impairment
 relay (default 40 ms ± 10 ms one way, 2 % loss), plus a spectator in rollback: host and guest are
@@ -33,7 +33,9 @@ or not (exit 1).
   --mode M      rollback (default, with a spectator), or lockstep-cs, lockstep-p2p, frame-advance
                 (no spectator: the session has none in the lockstep modes)
   --seed N      seed of the relay's impairment and the bots (default 2024)
-  --latency MS  mean one-way latency (default 40), --jitter MS ± (default 10), --loss F (default 0.02)`;
+  --latency MS  mean one-way latency (default 40), --jitter MS ± (default 10), --loss F (default 0.02)
+  --core C --rom FILE  play FILE on a libretro core (a name in Debian's libretro folder, or a path)
+                instead of Space Racer: every peer loads its own copy and starts from the host's state`;
 
 /** Frames run after the timed part, with no input, so every peer's final frame catches up. */
 const DRAIN_FRAMES = 90;
@@ -57,6 +59,8 @@ export interface DemoOptions {
   readonly loss: number;
   /** The host's player reads the keyboard instead of being a bot. */
   readonly interactive?: boolean;
+  /** The game (default Space Racer on CHIP-8). */
+  readonly game?: GameSpec;
 }
 
 /** What a demo run ended with. */
@@ -88,6 +92,8 @@ export async function demoCommand(argv: string[], io: CliIo, deps: DemoDeps = {}
         jitter: { type: 'string' },
         loss: { type: 'string' },
         interactive: { type: 'boolean' },
+        core: { type: 'string' },
+        rom: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -107,6 +113,10 @@ export async function demoCommand(argv: string[], io: CliIo, deps: DemoDeps = {}
     jitterMs,
     loss: numberOption('loss', values.loss, 0.02, 0, 0.5),
     interactive: values.interactive === true,
+    game: {
+      ...(values.core !== undefined ? { core: values.core } : {}),
+      ...(values.rom !== undefined ? { rom: values.rom } : {}),
+    },
   };
   if (options.interactive && deps.stdin === undefined)
     throw new CliError(ExitCode.Usage, '--interactive needs a terminal (stdin is not a TTY)');
@@ -126,14 +136,19 @@ export async function runDemo(options: DemoOptions, io: CliIo, deps: DemoDeps = 
   const mode = options.mode ?? 'rollback';
   const rollback = mode === 'rollback';
   const clock = deps.clock ?? systemClock;
-  const rom = await readRom(SPACE_RACER_URL);
-  const content = chip8Content(rom);
-  const newCore = () => makeCore(rom, 'Space Racer', { ports: 2 });
   const closers: (() => unknown)[] = [];
+  /** Each peer's own game (libretro: its own private copy of the core). */
+  const newGame = async (): Promise<Game> => {
+    const g = await openGame(options.game ?? {}, 2, SPACE_RACER_URL);
+    closers.unshift(() => g.close());
+    return g;
+  };
   /** Sockets closed last, once the peers' close messages went through the relay. */
   const sockets: (() => unknown)[] = [];
   try {
-    const hostCore = newCore();
+    const hostGame = await newGame();
+    const hostCore = hostGame.core;
+    const content = hostGame.content;
     let host: NetplayHost;
     try {
       host = new NetplayHost({
@@ -170,7 +185,7 @@ export async function runDemo(options: DemoOptions, io: CliIo, deps: DemoDeps = 
     const idle = new Uint8Array(2);
     const join = async (nick: string, spectate: boolean, seed: number) => {
       const conn = await connectSession('udp', relay.host, relay.port, clock);
-      const core = newCore();
+      const core = (await newGame()).core;
       const client = new NetplayClient(conn, {
         core,
         content,
@@ -197,9 +212,10 @@ export async function runDemo(options: DemoOptions, io: CliIo, deps: DemoDeps = 
     const guest = await join('guest', false, options.seed ^ 0x6b28);
     // The session has no spectators in the lockstep modes.
     const spectator = rollback ? await join('spectator', true, options.seed ^ 0x7c39) : undefined;
-    const hostBot = new RacerBot(options.seed + 17);
-    const guestBot = new RacerBot(options.seed + 34);
-    const keyboard = options.interactive && deps.stdin ? inputSource({ stdin: deps.stdin }, clock) : undefined;
+    const hostBot = hostGame.bot(options.seed + 17);
+    const guestBot = hostGame.bot(options.seed + 34);
+    const keyboard =
+      options.interactive && deps.stdin ? inputSource({ stdin: deps.stdin }, clock, hostGame.padInput) : undefined;
     closers.push(() => keyboard?.close());
     for (const s of [host.rollback, guest.client.rollback])
       s?.on('desync-detected', ({ frame }) => io.err(`desync detected at frame ${frame}\n`));
@@ -224,7 +240,7 @@ export async function runDemo(options: DemoOptions, io: CliIo, deps: DemoDeps = 
     };
     const who = options.interactive ? 'you play P1 (W/S), a bot plays P2' : 'host and guest are bots';
     const header =
-      `netplay demo: Space Racer, ${mode} over UDP via a relay (${options.latencyMs} ± ${options.jitterMs} ms, ` +
+      `netplay demo: ${hostGame.title}, ${mode} over UDP via a relay (${options.latencyMs} ± ${options.jitterMs} ms, ` +
       `${(options.loss * 100).toFixed(1)} % loss, seed ${options.seed}); ${who}` +
       (rollback ? ', a spectator watches' : ' (no spectator in lockstep)');
     const peerLine = (name: string, peer: NetplayHost | NetplayClient, player: number) => {
@@ -234,7 +250,7 @@ export async function runDemo(options: DemoOptions, io: CliIo, deps: DemoDeps = 
       return r !== undefined ? lockstepStatsLine(name, r, player) : `${name.padEnd(10)} P${player + 1} not started`;
     };
     const draw = (t: number) => {
-      const lines = [header, `t = ${t.toFixed(1)} s   host's screen:`, drawScreen(hostCore.framebuffer())];
+      const lines = [header, `t = ${t.toFixed(1)} s   host's screen:`, hostGame.screen() ?? ''];
       lines.push(peerLine('host', host, 0), peerLine('guest', guest.client, 1));
       if (spectator)
         lines.push(
@@ -274,12 +290,12 @@ export async function runDemo(options: DemoOptions, io: CliIo, deps: DemoDeps = 
  * the CRC-32 of the core's state under its frame counter, as `sampleFinal` and the finals files
  * key it, into one reused buffer.
  */
-function everyFrame(finals: FinalStates, core: Chip8Core): () => void {
+function everyFrame(finals: FinalStates, core: Core): () => void {
   const state = new Uint8Array(core.stateBytes);
   return () => {
-    state.fill(0, core.saveInto(state));
+    const n = core.saveInto(state);
     const f = core.frame;
-    finals.hashes.set(f, crc32(state));
+    finals.hashes.set(f, crc32(state.subarray(0, n)));
     if (f > finals.last) finals.last = f;
   };
 }

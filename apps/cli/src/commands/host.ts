@@ -1,24 +1,26 @@
 import { parseArgs } from 'node:util';
 import { NetplayHost, SESSION_MODES, type SessionError, type SessionMode } from '@netplay/session';
 import { type Clock, systemClock } from '@netplay/transport';
-import { FinalStates, sampleFinal } from '../agreement.js';
+import { FinalStates, formatFinals, sampleFinal, writeFinalsFile } from '../agreement.js';
 import { choiceOption, intOption, numberOption, usageErrors } from '../args.js';
-import { chip8Content } from '../content.js';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes.js';
+import { openGame } from '../game.js';
 import type { CliIo } from '../io.js';
 import type { RawInput } from '../keyboard.js';
 import { DEFAULT_PORT, listenerSlots, listenSession, MAX_SPECTATORS, TRANSPORTS } from '../net.js';
 import { Display, inputSource, paceFrames } from '../play.js';
 import { lockstepStatsLine, statsLine } from '../render.js';
-import { makeCore, readRom } from '../rom.js';
 import { sessionFailure } from '../session-errors.js';
 
 /** Usage text of `netplay host`. */
-export const HOST_USAGE = `netplay host --rom FILE [--port N] [--bind ADDRESS] [--transport udp|ws] [--mode M]
-                [--players N] [--password TEXT] [--delay N] [--nick NAME] [--bot] [--seconds N]
+export const HOST_USAGE = `netplay host --rom FILE [--core NAME|PATH] [--port N] [--bind ADDRESS] [--transport udp|ws] [--mode M]
+                [--players N] [--password TEXT] [--delay N] [--nick NAME] [--bot] [--seconds N] [--finals FILE]
 
 Hosts a game of the ROM and plays player 1 from the keyboard (W/S/A/D or arrows, Space/J, K; Q quits).
 Others join with "netplay join HOST:PORT" (the same ROM), spectators with --spectate.
+  --core C        a libretro core instead of CHIP-8: a name in Debian's libretro folder
+                  (nestopia → /usr/lib/x86_64-linux-gnu/libretro/nestopia_libretro.so) or a path;
+                  --rom is then the core's content (e.g. /usr/share/nes/efp.nes)
   --port N        port to listen on (default ${DEFAULT_PORT}; 0 picks a free one)
   --bind ADDRESS  address to listen on (default 0.0.0.0: reachable by others; 127.0.0.1: this machine only)
   --transport T   udp (default) or ws (WebSocket, for browsers)
@@ -30,7 +32,9 @@ Others join with "netplay join HOST:PORT" (the same ROM), spectators with --spec
   --delay N       frames of input delay (default 0)
   --nick NAME     the host's nick (default "host")
   --bot           a bot plays instead of the keyboard
-  --seconds N     stop after N seconds (default: until Q or Ctrl-C)`;
+  --seconds N     stop after N seconds (default: until Q or Ctrl-C)
+  --finals FILE   at the end, write the CRC-32 of the state of each final frame to FILE (the format
+                  of "netplay join --finals"), to compare with the joiners'`;
 
 /** In-process hooks for tests. */
 export interface HostDeps {
@@ -45,6 +49,11 @@ export interface HostDeps {
   readonly onFinals?: (finals: FinalStates) => void;
 }
 
+/** Ports of the host's core: the player count, at least 2 and at most 4 (as the CHIP-8 core takes). */
+function game4(players: number): number {
+  return Math.max(2, Math.min(4, players));
+}
+
 /** `netplay host`. */
 export async function hostCommand(argv: string[], io: CliIo, deps: HostDeps = {}): Promise<ExitCodeValue> {
   const { values } = usageErrors(() =>
@@ -52,6 +61,7 @@ export async function hostCommand(argv: string[], io: CliIo, deps: HostDeps = {}
       args: argv,
       options: {
         rom: { type: 'string' },
+        core: { type: 'string' },
         port: { type: 'string' },
         bind: { type: 'string' },
         transport: { type: 'string' },
@@ -62,6 +72,7 @@ export async function hostCommand(argv: string[], io: CliIo, deps: HostDeps = {}
         nick: { type: 'string' },
         bot: { type: 'boolean' },
         seconds: { type: 'string' },
+        finals: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -80,14 +91,20 @@ export async function hostCommand(argv: string[], io: CliIo, deps: HostDeps = {}
   const seconds = values.seconds === undefined ? undefined : numberOption('seconds', values.seconds, 0, 0.1, 1e6);
   const bind = values.bind ?? '0.0.0.0';
   const clock = deps.clock ?? systemClock;
+  const finalsPath = values.finals;
+  // Created (or emptied) before the game, so an unwritable path fails first.
+  if (finalsPath !== undefined) await writeFinalsFile(finalsPath, '');
 
-  const rom = await readRom(values.rom);
-  const core = makeCore(rom, values.rom, { ports: Math.max(2, Math.min(4, players)) });
+  const game = await openGame(
+    { rom: values.rom, ...(values.core !== undefined ? { core: values.core } : {}) },
+    game4(players),
+  );
+  const core = game.core;
   let host: NetplayHost;
   try {
     host = new NetplayHost({
       core,
-      content: chip8Content(rom),
+      content: game.content,
       clock,
       mode,
       players,
@@ -97,14 +114,25 @@ export async function hostCommand(argv: string[], io: CliIo, deps: HostDeps = {}
       ...(values.password ? { password: values.password } : {}),
     });
   } catch (e) {
+    game.close();
     throw sessionFailure(e);
   }
-  const bound = await listenSession(transport, bind, port, clock, listenerSlots(players));
+  let bound: Awaited<ReturnType<typeof listenSession>>;
+  try {
+    bound = await listenSession(transport, bind, port, clock, listenerSlots(players));
+  } catch (e) {
+    game.close();
+    throw e;
+  }
   const finals = new FinalStates(host.nick);
-  const input = inputSource(values.bot ? { bot: 1 } : deps.stdin ? { stdin: deps.stdin } : {}, clock);
+  const input = inputSource(
+    values.bot ? { bot: game.bot(1) } : deps.stdin ? { stdin: deps.stdin } : {},
+    clock,
+    game.padInput,
+  );
   const display = new Display(io, {
-    title: `netplay host: ${core.title ?? values.rom} on ${transport} ${bind}:${bound.port}, ${mode}, ${players} players`,
-    screen: () => (host.started ? core.framebuffer() : undefined),
+    title: `netplay host: ${game.title} on ${transport} ${bind}:${bound.port}, ${mode}, ${players} players`,
+    screen: () => (host.started ? game.screen() : undefined),
     stats: () => {
       const s = host.rollback;
       const lockstep = host.lockstepReport();
@@ -132,7 +160,8 @@ export async function hostCommand(argv: string[], io: CliIo, deps: HostDeps = {}
   });
   io.out(
     `hosting on ${transport} ${bind}:${bound.port}: join with ` +
-      `"netplay join HOST:${bound.port}${transport === 'ws' ? ' --transport ws' : ''} --rom ${values.rom}"\n`,
+      `"netplay join HOST:${bound.port}${transport === 'ws' ? ' --transport ws' : ''}` +
+      `${values.core !== undefined ? ` --core ${values.core}` : ''} --rom ${values.rom}"\n`,
   );
   deps.onHost?.(host);
   deps.onListening?.(bound.port);
@@ -161,6 +190,11 @@ export async function hostCommand(argv: string[], io: CliIo, deps: HostDeps = {}
   }
   display.final();
   io.out(`host: stopped at frame ${host.frame}\n`);
+  game.close();
+  if (finalsPath !== undefined) {
+    await writeFinalsFile(finalsPath, formatFinals(finals));
+    io.out(`host: wrote the state hashes of ${finals.hashes.size} final frames to ${finalsPath}\n`);
+  }
   deps.onFinals?.(finals);
   if (ended !== undefined) throw sessionFailure(ended, true);
   return ExitCode.Ok;

@@ -1,25 +1,26 @@
-import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { NetplayClient, type SessionError } from '@netplay/session';
 import { type Clock, systemClock } from '@netplay/transport';
-import { FinalStates, formatFinals, sampleFinal } from '../agreement.js';
+import { FinalStates, formatFinals, sampleFinal, writeFinalsFile } from '../agreement.js';
 import { choiceOption, intOption, numberOption, usageErrors } from '../args.js';
-import { chip8Content } from '../content.js';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes.js';
+import { type Game, openGame } from '../game.js';
 import type { CliIo } from '../io.js';
 import type { RawInput } from '../keyboard.js';
-import { connectSession, parseAddress, TRANSPORTS } from '../net.js';
+import { connectSession, parseAddress, TRANSPORTS, type TransportName } from '../net.js';
 import { Display, inputSource, paceFrames } from '../play.js';
 import { lockstepStatsLine, statsLine } from '../render.js';
-import { makeCore, readRom, SPACE_RACER_URL } from '../rom.js';
+import { SPACE_RACER_URL } from '../rom.js';
 import { sessionFailure } from '../session-errors.js';
 
 /** Usage text of `netplay join`. */
-export const JOIN_USAGE = `netplay join HOST:PORT [--rom FILE] [--transport udp|ws] [--spectate] [--players N] [--nick NAME]
+export const JOIN_USAGE = `netplay join HOST:PORT [--rom FILE] [--core NAME|PATH] [--transport udp|ws] [--spectate] [--players N] [--nick NAME]
                 [--password TEXT] [--bot] [--seconds N] [--finals FILE]
 
 Joins a game and plays from the keyboard (W/S/A/D or arrows, Space/J, K; Q quits), or watches it.
   --rom FILE      the ROM the host runs (default: the embedded Space Racer)
+  --core C        the libretro core the host runs (a name in Debian's libretro folder, or a path);
+                  needs --rom. The game starts from the host's savestate (sent in SYNC)
   --transport T   udp (default) or ws
   --spectate      watch instead of taking a player slot
   --players N     the host's player count when it is not 2 (the core gets that many ports)
@@ -49,6 +50,7 @@ export async function joinCommand(argv: string[], io: CliIo, deps: JoinDeps = {}
       allowPositionals: true,
       options: {
         rom: { type: 'string' },
+        core: { type: 'string' },
         transport: { type: 'string' },
         spectate: { type: 'boolean' },
         players: { type: 'string' },
@@ -72,18 +74,47 @@ export async function joinCommand(argv: string[], io: CliIo, deps: JoinDeps = {}
   const players = intOption('players', values.players, 2, 1, 4);
   const seconds = values.seconds === undefined ? undefined : numberOption('seconds', values.seconds, 0, 0.1, 1e6);
   const clock = deps.clock ?? systemClock;
-  const rom = await readRom(values.rom ?? SPACE_RACER_URL);
-  // The core needs at least as many ports as the session has players (the session checks it), and
-  // the lockstep runner drives exactly `players` ports, so the count must match the host's.
-  const core = makeCore(rom, values.rom ?? 'Space Racer', { ports: players });
   const finalsPath = values.finals;
   // Created (or emptied) before connecting, so an unwritable path fails before the game.
   if (finalsPath !== undefined) await writeFinalsFile(finalsPath, '');
+  // The core needs at least as many ports as the session has players (the session checks it), and
+  // the lockstep runner drives exactly `players` ports, so the count must match the host's.
+  const game = await openGame(
+    {
+      ...(values.rom !== undefined ? { rom: values.rom } : {}),
+      ...(values.core !== undefined ? { core: values.core } : {}),
+    },
+    players,
+    SPACE_RACER_URL,
+  );
+  try {
+    return await play(game, values, { address, port, transport, seconds, clock, finalsPath }, io, deps);
+  } finally {
+    game.close();
+  }
+}
 
+/** Connects and plays (the game is closed by the caller). */
+async function play(
+  game: Game,
+  values: { spectate?: boolean; nick?: string; password?: string; bot?: boolean },
+  where: {
+    address: string;
+    port: number;
+    transport: TransportName;
+    seconds: number | undefined;
+    clock: Clock;
+    finalsPath: string | undefined;
+  },
+  io: CliIo,
+  deps: JoinDeps,
+): Promise<ExitCodeValue> {
+  const { address, port, transport, seconds, clock, finalsPath } = where;
+  const core = game.core;
   const conn = await connectSession(transport, address, port, clock);
   const client = new NetplayClient(conn, {
     core,
-    content: chip8Content(rom),
+    content: game.content,
     clock,
     nick: values.nick ?? 'player',
     spectate: values.spectate === true,
@@ -101,12 +132,19 @@ export async function joinCommand(argv: string[], io: CliIo, deps: JoinDeps = {}
   io.out(`joined ${address}:${port} as ${info.nick} (${role}), ${info.mode}, host ${info.hostNick}\n`);
   const finals = new FinalStates(info.nick);
   const input = inputSource(
-    info.slot === undefined ? {} : values.bot ? { bot: 2 + info.slot } : deps.stdin ? { stdin: deps.stdin } : {},
+    info.slot === undefined
+      ? {}
+      : values.bot
+        ? { bot: game.bot(2 + info.slot) }
+        : deps.stdin
+          ? { stdin: deps.stdin }
+          : {},
     clock,
+    game.padInput,
   );
   const display = new Display(io, {
-    title: `netplay join: ${core.title ?? 'ROM'} at ${address}:${port} as ${info.nick} (${role})`,
-    screen: () => core.framebuffer(),
+    title: `netplay join: ${game.title} at ${address}:${port} as ${info.nick} (${role})`,
+    screen: () => game.screen(),
     stats: () => {
       const s = client.rollback;
       if (s !== undefined) return [statsLine(info.nick, s, info.slot)];
@@ -154,14 +192,4 @@ export async function joinCommand(argv: string[], io: CliIo, deps: JoinDeps = {}
   if (lost !== undefined) throw sessionFailure(lost, true);
   io.out(`join: left at frame ${client.frame ?? '-'}\n`);
   return ExitCode.Ok;
-}
-
-/** Writes `text` to the `--finals` file; a failure is a usage error, as for `record --out`. */
-async function writeFinalsFile(path: string, text: string): Promise<void> {
-  try {
-    await writeFile(path, text);
-  } catch (e) {
-    const reason = e instanceof Error ? e.message : String(e);
-    throw new CliError(ExitCode.Usage, `cannot write --finals ${path}: ${reason}`);
-  }
 }

@@ -4,11 +4,13 @@ import type { Core } from '@netplay/state';
 import { Prng } from '@netplay/transport';
 import { intOption, usageErrors } from '../args.js';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes.js';
+import { libretroGame, probeCore, readLibretroRom, resolveCore } from '../game.js';
 import type { CliIo } from '../io.js';
 import { makeCore, readRom } from '../rom.js';
 
 /** Usage text of `netplay synctest`. */
-export const SYNCTEST_USAGE = `netplay synctest --rom FILE [--frames N] [--check-distance N] [--players N] [--seed N]
+export const SYNCTEST_USAGE = `netplay synctest --rom FILE [--core NAME|PATH [--all-buttons]] [--frames N] [--check-distance N]
+                 [--players N] [--seed N]
 
 Runs the ROM under SyncTest: every frame is simulated, then the state N frames back is loaded
 and the frames are simulated again; any checksum difference is a desync (non-determinism in the
@@ -16,7 +18,12 @@ core or its savestates). Inputs are seeded pseudo-random key presses on every pl
   --frames N          frames to run (default 600)
   --check-distance N  frames rolled back every frame, 1..60 (default 2)
   --players N         ports driven, 1..4 (default 2)
-  --seed N            seed of the inputs (default 1)`;
+  --seed N            seed of the inputs (default 1)
+  --core C            check a libretro core (a name in Debian's libretro folder, or a path) on the
+                      ROM: the core is first run in a child process (a crash there is exit 12, not a
+                      dead netplay), then SyncTest runs on its RetroPad input
+  --all-buttons       also press the buttons known to break rollback on this core (Nestopia: X/Y,
+                      turbo A/B, whose counter is outside the savestate); default: they stay up`;
 
 /** In-process hooks for tests. */
 export interface SyncTestDeps {
@@ -31,6 +38,8 @@ export async function synctestCommand(argv: string[], io: CliIo, deps: SyncTestD
       args: argv,
       options: {
         rom: { type: 'string' },
+        core: { type: 'string' },
+        'all-buttons': { type: 'boolean' },
         frames: { type: 'string' },
         'check-distance': { type: 'string' },
         players: { type: 'string' },
@@ -50,12 +59,36 @@ export async function synctestCommand(argv: string[], io: CliIo, deps: SyncTestD
   const players = intOption('players', values.players, 2, 1, 4);
   const seed = intOption('seed', values.seed, 1, 0, 2 ** 32 - 1);
 
-  const rom = await readRom(values.rom);
-  const core = deps.makeCore ? deps.makeCore(rom, players) : makeCore(rom, values.rom, { ports: players });
-  const result = runSyncTest(core, { frames, checkDistance: distance, seed }, (frame) => {
-    const text = `synctest: frame ${frame} / ${frames}`;
-    io.err(io.live ? `\r${text}` : `${text}\n`);
-  });
+  let core: Core;
+  let buttons = 0xffff;
+  let close = () => {};
+  if (values.core !== undefined) {
+    const corePath = resolveCore(values.core);
+    const rom = await readLibretroRom(values.rom);
+    const report = await probeCore(corePath, values.rom, players);
+    io.err(
+      `synctest: ${report.libraryName} ${report.libraryVersion.trim()}: state ${report.stateBytes} B, ` +
+        `one-frame rollback ${report.reloadAgrees ? 'agrees' : 'DIFFERS'} in a test run\n`,
+    );
+    const game = libretroGame(corePath, rom, values.rom, players);
+    core = game.core;
+    close = game.close;
+    if (values['all-buttons'] !== true) buttons = game.safeButtons;
+    if (buttons !== 0xffff)
+      io.err(`synctest: buttons 0x${(~buttons & 0xffff).toString(16)} stay up (see --all-buttons)\n`);
+  } else {
+    const rom = await readRom(values.rom);
+    core = deps.makeCore ? deps.makeCore(rom, players) : makeCore(rom, values.rom, { ports: players });
+  }
+  let result: SyncTestResult;
+  try {
+    result = runSyncTest(core, { frames, checkDistance: distance, seed, buttons }, (frame) => {
+      const text = `synctest: frame ${frame} / ${frames}`;
+      io.err(io.live ? `\r${text}` : `${text}\n`);
+    });
+  } finally {
+    close();
+  }
   if (io.live) io.err('\n');
   if (result.desyncFrame !== undefined) {
     io.err(`synctest: DESYNC at frame ${result.desyncFrame}: ${result.message}\n`);
@@ -82,7 +115,13 @@ export interface SyncTestResult {
  */
 export function runSyncTest(
   core: Core,
-  options: { readonly frames: number; readonly checkDistance: number; readonly seed: number },
+  options: {
+    readonly frames: number;
+    readonly checkDistance: number;
+    readonly seed: number;
+    /** Bits of each port's input (16-bit little-endian) the inputs may set; default all. */
+    readonly buttons?: number;
+  },
   progress?: (frame: number) => void,
 ): SyncTestResult {
   const players = core.ports;
@@ -91,6 +130,7 @@ export function runSyncTest(
   const prng = new Prng(options.seed);
   const inputs = Array.from({ length: players }, () => new Uint8Array(core.inputBytes));
   const hold = new Int32Array(players);
+  const buttons = options.buttons ?? 0xffff;
   const step = options.frames >= 1000 ? Math.ceil(options.frames / 10) : 0;
   try {
     for (let f = 0; f < options.frames; f++) {
@@ -106,6 +146,8 @@ export function runSyncTest(
           } else if (r < 0.8) {
             for (let i = 0; i < input.length; i++) input[i] = prng.int(0, 256);
           }
+          input[0]! &= buttons & 0xff;
+          if (input.length > 1) input[1]! &= buttons >>> 8;
           hold[p] = prng.int(1, 31);
         }
         session.addLocalInput(p, input);
