@@ -27,7 +27,7 @@ export const UDP_ADMISSION_LIMITS: AdmissionLimits = Object.freeze({
  * not announced (`connection`) until it is confirmed.
  *
  * When an address already holds its share, its oldest pending session is aborted to make room
- * (the gate itself would refuse the newcomer): a client behind the same address as an attacker
+ * (the gate's `whenAddressFull: 'evict-oldest'`): a client behind the same address as an attacker
  * then needs only to answer one ACCEPT before that address fills its share again. And an evicted
  * session is remembered (address, session id, nonce; at most {@link REVIVE_ENTRIES}, while it is
  * younger than the keepalive, so it has sent nothing tracked yet): if its client's first datagram
@@ -50,8 +50,6 @@ export class PendingSessions {
   /** When each pending session was created. */
   private readonly born = new Map<UdpPeer, number>();
   private readonly gate: AdmissionGate<UdpPeer>;
-  /** Pending sessions in arrival order, with their address key. */
-  private readonly order = new Map<UdpPeer, string>();
   private timer: Timer | undefined;
   private readonly expired: UdpPeer[] = [];
   /** Sessions aborted so far: evicted to make room, or still pending at the timeout. */
@@ -63,7 +61,7 @@ export class PendingSessions {
     /** How long an evicted session may be revived after it was created, ms (the keepalive). */
     private readonly reviveMs: number,
   ) {
-    this.gate = new AdmissionGate<UdpPeer>(limits);
+    this.gate = new AdmissionGate<UdpPeer>({ whenAddressFull: 'evict-oldest', ...limits });
   }
 
   /** Sessions pending now. */
@@ -85,25 +83,17 @@ export class PendingSessions {
   admit(peer: UdpPeer): void {
     const key = addressKey(peer.remoteAddress);
     const now = this.clock.now();
-    let result = this.gate.admit(key, peer, now);
+    const result = this.gate.admit(key, peer, now);
     if (!result.ok) {
-      for (const [p, k] of this.order) {
-        if (k !== key) continue;
-        this.remember(p);
-        this.drop(p, 'evicted: its address opened newer sessions');
-        break;
-      }
-      result = this.gate.admit(key, peer, now);
-      if (!result.ok) {
-        this.drop(peer, 'refused: too many pending sessions from its address');
-        return;
-      }
+      this.drop(peer, 'refused: too many pending sessions from its address');
+      return;
     }
-    this.order.set(peer, key);
     this.born.set(peer, now);
     if (result.evicted) {
       this.remember(result.evicted);
-      this.drop(result.evicted, 'evicted: too many pending sessions');
+      const why =
+        result.evictedFor === 'per-address' ? 'its address opened newer sessions' : 'too many pending sessions';
+      this.drop(result.evicted, `evicted: ${why}`);
     }
     this.arm();
   }
@@ -111,7 +101,6 @@ export class PendingSessions {
   /** The session was heard (confirmed), or ended: it is no longer pending. */
   release(peer: UdpPeer): void {
     this.gate.release(peer);
-    this.order.delete(peer);
     this.born.delete(peer);
   }
 
@@ -148,7 +137,6 @@ export class PendingSessions {
   drain(reason: string): void {
     this.timer?.cancel();
     this.timer = undefined;
-    this.order.clear();
     this.born.clear();
     this.evicted.clear();
     for (const p of this.gate.drain()) p.close(reason);

@@ -1,7 +1,6 @@
-import type { ChannelSpec, ConnectionStats } from '@netplay/transport';
+import type { ChannelSpec, ConnectionStats, SendLedger } from '@netplay/transport';
 import { MutableConnectionStats } from '@netplay/transport';
 import type { RtcDataChannelLike } from './rtc.js';
-import type { SendLedger } from './send-ledger.js';
 import type { Reassembler } from './wire.js';
 
 /** {@link ConnectionStats} plus counters specific to netplay-webrtc. */

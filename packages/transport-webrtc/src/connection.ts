@@ -15,6 +15,7 @@ import {
   Emitter,
   encodeCloseReason,
   RateBudget,
+  SendLedger,
   TransportError,
   validateChannels,
 } from '@netplay/transport';
@@ -24,7 +25,6 @@ import { Negotiation } from './negotiation.js';
 import { type ResolvedOptions, resolveOptions, type WebRtcConnectionOptions } from './options.js';
 import { Outbox } from './outbox.js';
 import type { PeerSignal, RtcDataChannelLike, RtcPeerConnectionLike } from './rtc.js';
-import { SendLedger } from './send-ledger.js';
 import {
   CloseKind,
   type CloseKindValue,

@@ -15,6 +15,7 @@ import {
   Emitter,
   MutableConnectionStats,
   RttEstimator,
+  SendLedger,
   sameChannels,
   TransportError,
   truncateCloseReason,
@@ -38,7 +39,6 @@ import {
   unreliableSeq,
 } from './frame.js';
 import { type ResolvedOptions, resolveOptions, type WsConnectionOptions } from './options.js';
-import { SendLedger } from './send-ledger.js';
 import type { WsSocket } from './socket.js';
 
 /** {@link ConnectionStats} plus counters specific to netplay-ws. */

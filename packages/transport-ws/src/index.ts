@@ -4,6 +4,9 @@
  * The server (and a Node client) live in `@netplay/transport-ws/server`.
  * @packageDocumentation
  */
+
+/** @deprecated Moved to @netplay/transport; re-exported here for existing imports. */
+export { SendLedger } from '@netplay/transport';
 export { attachBrowserSocket, browserSocket, type WebSocketConstructor, type WebSocketLike } from './browser-socket.js';
 export { type ConnectOptions, connect, waitOpen } from './client.js';
 export { type MappedClose, mapRemoteClose, WsCloseCode } from './close-codes.js';
@@ -39,5 +42,4 @@ export {
   wsMaxPayload,
 } from './options.js';
 export { type FrameCharge, frameCharge } from './rate-guard.js';
-export { SendLedger } from './send-ledger.js';
 export type { WsSocket } from './socket.js';

@@ -9,13 +9,11 @@ import { AdmissionGate, type AdmissionLimits, addressKey, type Clock, type Timer
  * count toward nothing else (`maxConnections` counts accepted connections). Node only.
  *
  * When an address already holds its share, its oldest pending socket is destroyed to make room
- * (rather than refusing the newcomer, as the gate does): a client behind the same address as an
+ * (the gate's `whenAddressFull: 'evict-oldest'`): a client behind the same address as an
  * attacker then needs only to finish its upgrade before that address opens its share again.
  */
 export class PendingSockets {
   private readonly gate: AdmissionGate<Socket>;
-  /** Pending sockets in arrival order, with their address key. */
-  private readonly order = new Map<Socket, string>();
   private timer: Timer | undefined;
   private readonly expired: Socket[] = [];
   /** Sockets destroyed so far: evicted to make room, or still pending at the timeout. */
@@ -30,7 +28,7 @@ export class PendingSockets {
     private readonly clock: Clock,
     private readonly onDrop: (socket: Socket, why: 'evicted' | 'timeout') => void = () => {},
   ) {
-    this.gate = new AdmissionGate<Socket>(limits);
+    this.gate = new AdmissionGate<Socket>({ whenAddressFull: 'evict-oldest', ...limits });
   }
 
   /** Sockets pending now. */
@@ -47,21 +45,12 @@ export class PendingSockets {
   admit(socket: Socket): void {
     const key = addressKey(socket.remoteAddress ?? '?');
     const now = this.clock.now();
-    let result = this.gate.admit(key, socket, now);
+    const result = this.gate.admit(key, socket, now);
     if (!result.ok) {
-      for (const [s, k] of this.order) {
-        if (k !== key) continue;
-        this.drop(s, 'evicted');
-        break;
-      }
-      result = this.gate.admit(key, socket, now);
-      if (!result.ok) {
-        socket.destroy();
-        this.dropped++;
-        return;
-      }
+      socket.destroy();
+      this.dropped++;
+      return;
     }
-    this.order.set(socket, key);
     socket.once('close', () => this.release(socket));
     if (result.evicted) this.drop(result.evicted, 'evicted');
     this.arm();
@@ -70,7 +59,6 @@ export class PendingSockets {
   /** The socket's HELLO was accepted (or it made a plain HTTP request), or it closed: no longer pending. */
   release(socket: Socket): void {
     this.gate.release(socket);
-    this.order.delete(socket);
   }
 
   /** Destroys every pending socket (the listener is closing). */
@@ -78,7 +66,6 @@ export class PendingSockets {
     this.timer?.cancel();
     this.timer = undefined;
     for (const s of this.gate.drain()) s.destroy();
-    this.order.clear();
   }
 
   private drop(socket: Socket, why: 'evicted' | 'timeout'): void {

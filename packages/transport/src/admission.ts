@@ -6,6 +6,13 @@ export interface AdmissionLimits {
   readonly maxPendingPerAddress: number;
   /** How long an entry may stay pending, in ms, before the caller closes it (default 5000). */
   readonly pendingTimeoutMs: number;
+  /**
+   * What a newcomer from an address already at `maxPendingPerAddress` gets: `refuse` (default: the
+   * newcomer is refused) or `evict-oldest` (that address's oldest pending entry is evicted instead,
+   * so silent connections cannot lock out a client sharing their address for longer than it takes
+   * `maxPendingPerAddress` newer ones to arrive).
+   */
+  readonly whenAddressFull?: 'refuse' | 'evict-oldest';
 }
 
 /** The defaults for {@link AdmissionLimits}. */
@@ -22,6 +29,10 @@ export function validateAdmissionLimits(limits: AdmissionLimits): AdmissionLimit
     if (!Number.isInteger(v) || v < 1)
       throw new RangeError(`admission ${key} must be an integer ≥ 1, got ${String(v)}`);
   }
+  const w = limits.whenAddressFull;
+  if (w !== undefined && w !== 'refuse' && w !== 'evict-oldest') {
+    throw new RangeError(`admission whenAddressFull must be 'refuse' or 'evict-oldest', got ${String(w)}`);
+  }
   const t = limits.pendingTimeoutMs;
   if (typeof t !== 'number' || !(t > 0) || !Number.isFinite(t)) {
     throw new RangeError(`admission pendingTimeoutMs must be a positive finite number, got ${String(t)}`);
@@ -31,8 +42,11 @@ export function validateAdmissionLimits(limits: AdmissionLimits): AdmissionLimit
 
 /** The answer of {@link AdmissionGate.admit}. */
 export type AdmitResult<T> =
-  /** Admitted. `evicted`, when present, is an older pending entry the caller must close now. */
-  | { readonly ok: true; readonly evicted?: T }
+  /**
+   * Admitted. `evicted`, when present, is an older pending entry the caller must close now;
+   * `evictedFor` says which cap made room: this address's (`per-address`) or the total (`total`).
+   */
+  | { readonly ok: true; readonly evicted?: T; readonly evictedFor?: 'per-address' | 'total' }
   /** Refused: this address already holds `maxPendingPerAddress` pending entries. */
   | { readonly ok: false; readonly reason: 'per-address' };
 
@@ -45,7 +59,8 @@ interface Pending {
  * Counts connections that are not authenticated yet (a TCP socket before its WebSocket upgrade, a
  * session before its HELLO is accepted) apart from the admitted ones, so that a flood of half-open
  * connections cannot lock legitimate players out:
- * - one address may hold at most `maxPendingPerAddress` pending entries (more are refused);
+ * - one address may hold at most `maxPendingPerAddress` pending entries (more are refused, or
+ *   evict that address's oldest with `whenAddressFull: 'evict-oldest'`);
  * - when `maxPending` are pending in total, a new entry evicts the oldest pending entry among the
  *   addresses that hold the most, so a flood from a few addresses evicts itself first; a flood from
  *   `maxPending` or more addresses evicts the oldest entries first, so a newcomer stays pending
@@ -81,12 +96,18 @@ export class AdmissionGate<T> {
   /** Starts counting `item` as pending for `address` at `now`; see the class rules. */
   admit(address: string, item: T, now: number): AdmitResult<T> {
     if (this.entries.has(item)) return { ok: true };
-    if (this.pendingFor(address) >= this.limits.maxPendingPerAddress) return { ok: false, reason: 'per-address' };
     let evicted: T | undefined;
-    if (this.entries.size >= this.limits.maxPending) evicted = this.evictOne();
+    let evictedFor: 'per-address' | 'total' = 'total';
+    if (this.pendingFor(address) >= this.limits.maxPendingPerAddress) {
+      if (this.limits.whenAddressFull !== 'evict-oldest') return { ok: false, reason: 'per-address' };
+      evicted = this.evictOldestOf(address);
+      evictedFor = 'per-address';
+    } else if (this.entries.size >= this.limits.maxPending) {
+      evicted = this.evictOne();
+    }
     this.entries.set(item, { address, since: now });
     this.perAddress.set(address, this.pendingFor(address) + 1);
-    return evicted === undefined ? { ok: true } : { ok: true, evicted };
+    return evicted === undefined ? { ok: true } : { ok: true, evicted, evictedFor };
   }
 
   /** `item` authenticated or closed: it stops counting. Unknown items are ignored. */
@@ -115,6 +136,16 @@ export class AdmissionGate<T> {
     this.entries.clear();
     this.perAddress.clear();
     return all;
+  }
+
+  /** Removes and returns the oldest entry of `address`. */
+  private evictOldestOf(address: string): T | undefined {
+    for (const [item, p] of this.entries) {
+      if (p.address !== address) continue;
+      this.release(item);
+      return item;
+    }
+    return undefined;
   }
 
   /** Removes and returns the oldest entry among the addresses holding the most pending entries. */

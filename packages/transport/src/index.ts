@@ -52,6 +52,7 @@ export { expectedOutageEvents, OUTAGE_TIMEOUTS, runOutage } from './outage.js';
 export { Prng, type PrngState } from './prng.js';
 export { DEFAULT_RATE_LIMITS, RateBudget, type RateLimits, validateRateLimits } from './rate-budget.js';
 export { RttEstimator } from './rtt.js';
+export { SendLedger } from './send-ledger.js';
 export {
   DEFAULT_LINK,
   type LinkConditions,

@@ -94,6 +94,7 @@ describe('AdmissionGate', () => {
   const limits = { maxPending: 8, maxPendingPerAddress: 3, pendingTimeoutMs: 1000 };
 
   test.prop([
+    fc.constantFrom('refuse' as const, 'evict-oldest' as const),
     fc.array(
       fc.oneof(
         fc.record({ op: fc.constant('admit' as const), addr: fc.integer({ min: 0, max: 5 }), dt: fc.nat(300) }),
@@ -102,8 +103,8 @@ describe('AdmissionGate', () => {
       ),
       { maxLength: 200 },
     ),
-  ])('never holds more than the caps; evicts from the busiest address; expires exactly the old ones', (ops) => {
-    const gate = new AdmissionGate<number>(limits);
+  ])('never holds more than the caps; evicts from the busiest address; expires exactly the old ones', (mode, ops) => {
+    const gate = new AdmissionGate<number>({ ...limits, whenAddressFull: mode });
     const model = new Map<number, { addr: string; since: number }>();
     let now = 0;
     let next = 0;
@@ -117,12 +118,19 @@ describe('AdmissionGate', () => {
         for (const p of model.values()) counts.set(p.addr, (counts.get(p.addr) ?? 0) + 1);
         const most = Math.max(0, ...counts.values());
         const r = gate.admit(addr, id, now);
-        if (mine >= limits.maxPendingPerAddress) {
+        if (mine >= limits.maxPendingPerAddress && mode === 'refuse') {
           expect(r).toEqual({ ok: false, reason: 'per-address' });
           continue;
         }
         expect(r.ok).toBe(true);
-        if (model.size >= limits.maxPending) {
+        if (mine >= limits.maxPendingPerAddress) {
+          // evict-oldest: this address's oldest entry makes room.
+          const ev = r.ok ? r.evicted! : -1;
+          expect(r.ok && r.evictedFor).toBe('per-address');
+          expect(model.get(ev)?.addr).toBe(addr);
+          for (const [k, p] of model) if (p.addr === addr) expect(k).toBeGreaterThanOrEqual(ev);
+          model.delete(ev);
+        } else if (model.size >= limits.maxPending) {
           expect(r.ok && r.evicted !== undefined).toBe(true);
           const ev = r.ok ? r.evicted! : -1;
           const victim = model.get(ev)!;

@@ -1,12 +1,13 @@
 /**
- * Tracks which data frames handed to a socket are still in its send buffer, from the socket's
- * `bufferedAmount` alone (no per-message acknowledgements exist over a WebSocket).
+ * Tracks which frames handed to a socket-like sender (a WebSocket, an RTCDataChannel) are still in
+ * its send buffer, from its `bufferedAmount` alone, for transports whose API has no per-message
+ * acknowledgements (transport-ws, transport-webrtc; it fills a `ConnectionStats` send queue).
  *
- * Every frame given to the socket advances a byte position; data frames are remembered with the
+ * Every frame given to the sender advances a byte position; data frames are remembered with the
  * position of their last byte and their payload size. The bytes written so far are estimated as
- * `position − bufferedAmount`; frames ending at or before that are gone. In Node `bufferedAmount`
- * also counts WebSocket header bytes, so the estimate lags a little: frames count as queued a bit
- * longer, never shorter, and all are released once the buffer is empty.
+ * `position − bufferedAmount`; frames ending at or before that are gone. Where `bufferedAmount`
+ * also counts framing bytes (WebSocket headers in Node), the estimate lags a little: frames count as
+ * queued a bit longer, never shorter, and all are released once the buffer is empty.
  *
  * Storage is a growable ring of two `Float64Array`s, so steady-state sending allocates nothing.
  */
@@ -25,7 +26,7 @@ export class SendLedger {
   }
 
   /**
-   * Records a frame of `frameBytes` handed to the socket. Only data frames (`data`) are tracked as
+   * Records a frame of `frameBytes` handed to the sender. Only data frames (`data`) are tracked as
    * queued messages, with `payloadBytes` of payload; control frames just advance the position.
    */
   push(frameBytes: number, payloadBytes: number, data: boolean): void {
@@ -39,7 +40,7 @@ export class SendLedger {
     this.queuedBytes += payloadBytes;
   }
 
-  /** Releases the frames the socket has written, given its current `bufferedAmount`. */
+  /** Releases the frames the sender has written, given its current `bufferedAmount`. */
   update(bufferedAmount: number): void {
     const written = bufferedAmount <= 0 ? this.position : this.position - bufferedAmount;
     while (this.count > 0 && this.ends[this.head]! <= written) {

@@ -1,6 +1,6 @@
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect } from 'vitest';
-import { SendLedger } from '../src/index.js';
+import { SendLedger } from '../src/send-ledger.js';
 
 type Op = { t: 'push'; frame: number; payload: number; data: boolean } | { t: 'write'; bytes: number };
 
