@@ -37,15 +37,19 @@ export class OutputQueue {
   }
 
   header(h: RetroArchHeader): void {
-    encodeRetroArchHeader(h, this.buf, this.reserve(RETROARCH_HEADER_SIZE));
+    // reserve() may replace the buffer: take the offset first.
+    const at = this.reserve(RETROARCH_HEADER_SIZE);
+    encodeRetroArchHeader(h, this.buf, at);
   }
 
   message(m: RetroArchMessage): void {
-    encodeRetroArchMessage(m, this.buf, this.reserve(retroArchMessageSize(m)));
+    const at = this.reserve(retroArchMessageSize(m));
+    encodeRetroArchMessage(m, this.buf, at);
   }
 
   raw(bytes: Uint8Array): void {
-    this.buf.set(bytes, this.reserve(bytes.length));
+    const at = this.reserve(bytes.length);
+    this.buf.set(bytes, at);
   }
 
   /** Returns a copy of the waiting bytes and empties the queue (`undefined` when empty). */
