@@ -18,6 +18,11 @@ export type RetroArchErrorCode =
   | 'timeout'
   /** A savestate could not be inflated, or announces more than the configured maximum. */
   | 'savestate'
+  /**
+   * Emulating host or client: the core refused a savestate (truncated, another core's or content's)
+   * or a peer sent one where none is accepted; the message carries the core's own error.
+   */
+  | 'core-state'
   /** The connection closed before the session ended cleanly. */
   | 'closed'
   /** An API call that is not allowed in the current state (e.g. input before playing). */

@@ -38,6 +38,13 @@ export interface RetroArchHostOptions {
    * rejects INPUT from a client it was not told about). Default: device 0 played by client 0.
    */
   readonly deviceClients?: readonly number[];
+  /**
+   * The live session when SYNC is sent (an emulating host advances frames during the handshake):
+   * SYNC's frame and device → clients map. Overrides the constructor's frame and {@link deviceClients}.
+   */
+  readonly session?: () => { readonly frame: number; readonly deviceClients?: readonly number[] };
+  /** Whether a PLAY may be granted now; false answers MODE_REFUSED reason 2 (no slots). Default: always. */
+  readonly canPlay?: () => boolean;
   /** Device type per port sent in SYNC (default: 16 joypads, as RetroArch 1.14 with Nestopia sends). */
   readonly devices?: readonly number[];
   /** Sent as SETTING_ALLOW_PAUSING. Default false. */
@@ -159,6 +166,11 @@ export class RetroArchHostConnection {
 
   get error(): RetroArchError | undefined {
     return this._error;
+  }
+
+  /** The client number given to this connection. */
+  get client(): number {
+    return this.clientNumber;
   }
 
   /** The frame after the newest INPUT / NOINPUT relayed to the client. */
@@ -316,8 +328,8 @@ export class RetroArchHostConnection {
     }
     if (m.type === 'play') {
       const wanted = m.devices === 0 ? 1 << this.playerDevice : m.devices;
-      if (m.slave || wanted !== 1 << this.playerDevice) {
-        this.out.message({ type: 'modeRefused', reason: 4 });
+      if (m.slave || wanted !== 1 << this.playerDevice || this.options.canPlay?.() === false) {
+        this.out.message({ type: 'modeRefused', reason: m.slave || wanted !== 1 << this.playerDevice ? 4 : 2 });
         this.pending();
         return;
       }
@@ -404,9 +416,12 @@ export class RetroArchHostConnection {
         this.fail(new RetroArchError('protocol', `client core ${m.coreName} is not ${info.coreName}`), true);
         return;
       }
+      const live = this.options.session?.();
+      if (live !== undefined) this.nextFrame = live.frame;
+      const map = live?.deviceClients ?? this.options.deviceClients;
       const deviceClients = Array.from(
         { length: RETROARCH_MAX_DEVICES },
-        (_, i) => this.options.deviceClients?.[i] ?? (i === 0 ? 1 : 0), // default: client 0 plays device 0
+        (_, i) => map?.[i] ?? (i === 0 ? 1 : 0), // default: client 0 plays device 0
       );
       this.out.message({
         type: 'sync',

@@ -23,6 +23,13 @@ export {
   retroArchDeviceWords,
   retroArchInputWords,
 } from './client.js';
+export {
+  type RetroArchEmulatedPeer,
+  RetroArchEmulatingHost,
+  type RetroArchEmulatingHostEvent,
+  type RetroArchEmulatingHostOptions,
+  type RetroArchEmulatingHostStats,
+} from './emulating-host.js';
 export { RetroArchError, type RetroArchErrorCode } from './errors.js';
 export {
   RetroArchHostConnection,
@@ -44,4 +51,6 @@ export {
   type RetroArchRelaySink,
   RetroArchSessionRelay,
 } from './relay.js';
+export { type RetroArchCore, retroArchCoreInfo } from './retroarch-core.js';
 export { inflateSavestate } from './savestate.js';
+export { zlibStored } from './zlib-stored.js';

@@ -11,6 +11,11 @@ import { RetroArchClient, type RetroArchClientEvent, type RetroArchClientOptions
 import { RetroArchError } from './errors.js';
 import { RetroArchHostConnection, type RetroArchHostEvent, type RetroArchHostOptions } from './host.js';
 
+export {
+  type RetroArchGameServer,
+  type ServeRetroArchGameOptions,
+  serveRetroArchGame,
+} from './emulating-node.js';
 export { RECORD_USAGE, runRecordCommand } from './record-command.js';
 
 /** Options of {@link connectRetroArch}. */

@@ -1,0 +1,151 @@
+/**
+ * A real headless RetroArch 1.14 client joins our emulating host (Nestopia + efp on our side too)
+ * and plays while the host's input changes every few frames. The client compares every CRC we send
+ * with its own state and asks for a savestate (REQUEST_SAVESTATE) on a mismatch: the count of
+ * requests is the count of mismatches it saw. Our CRCs are checked against an offline replay of the
+ * inputs (the host's script and the client's INPUT as received) on a second core instance.
+ */
+import { writeFileSync } from 'node:fs';
+import { crc32, type LibretroCore } from '@netplay/core-libretro';
+import { afterEach, expect, it } from 'vitest';
+import type { RetroArchCore } from '../src/index.js';
+import { type RetroArchGameServer, serveRetroArchGame } from '../src/node.js';
+import { loadNestopia, SECONDS } from './cores.js';
+import { type RetroArchProcess, startClient, until, waitForPort } from './harness.js';
+
+let game: RetroArchGameServer | undefined;
+let client: RetroArchProcess | undefined;
+const cores: LibretroCore[] = [];
+afterEach(async () => {
+  await client?.stop();
+  await game?.close();
+  for (const c of cores.splice(0)) c.close();
+});
+
+/** Host input: a new RetroPad word every 3..9 frames (deterministic), never X/Y (Nestopia's turbo). */
+export function scriptedInput(seed: number): (frame: number) => number {
+  const buttons = [0, 1 << 0, 1 << 8, 1 << 4, 1 << 5, 1 << 6, 1 << 7, (1 << 0) | (1 << 7), (1 << 8) | (1 << 6)];
+  return (frame) => {
+    const block = Math.floor(frame / 6);
+    let x = Math.imul(block ^ seed, 0x9e3779b1) >>> 0;
+    x ^= x >>> 15;
+    return buttons[x % buttons.length]!;
+  };
+}
+
+it(`a real RetroArch client plays ${SECONDS} s against our emulating host: CRCs agree`, async () => {
+  const port = 56016;
+  const core = loadNestopia();
+  cores.push(core);
+  const powerOn = new Uint8Array(core.rawStateBytes);
+  const powerOnLen = core.saveRawInto(powerOn);
+  const input = scriptedInput(14);
+  // Break on purpose after the measured run: the host's core alone holds A for 30 frames (not
+  // sent to the client), so the client must see a CRC mismatch, ask for a savestate and recover.
+  const A = 1 << 8;
+  let desyncAt = Number.POSITIVE_INFINITY;
+  const hostCore: RetroArchCore = {
+    get info() {
+      return core.info;
+    },
+    get contentCrc32() {
+      return core.contentCrc32;
+    },
+    get frame() {
+      return core.frame;
+    },
+    get ports() {
+      return core.ports;
+    },
+    get rawStateBytes() {
+      return core.rawStateBytes;
+    },
+    setInputMask: (port, mask) =>
+      core.setInputMask(port, port === 0 && core.frame >= desyncAt && core.frame < desyncAt + 30 ? mask | A : mask),
+    advance: () => core.advance(),
+    saveRawInto: (t) => core.saveRawInto(t),
+    loadRaw: (s, f) => core.loadRaw(s, f),
+  };
+  const clientInput = new Map<number, number>();
+  const crcs = new Map<number, number>();
+  const requests: number[] = [];
+  let playingFrom = -1;
+  game = await serveRetroArchGame({
+    port,
+    core: hostCore,
+    checkFrames: 60,
+    localInput: input,
+    connection: { nick: 'netplay-host' },
+    onEvent: (e) => {
+      if (e.type === 'crc') crcs.set(e.frame, e.crc);
+      if (e.type === 'savestateRequest') requests.push(e.frame);
+    },
+    onConnectionEvent: (_c, e) => {
+      if (e.type === 'playing') playingFrom = e.frame;
+      if (e.type === 'relay' && e.command === 3 && e.bytes.length >= 20) {
+        clientInput.set(e.frame, new DataView(e.bytes.buffer, e.bytes.byteOffset).getUint32(16));
+      }
+    },
+  });
+  await waitForPort(port);
+  client = startClient(port, { nick: 'raclient', extra: ['netplay_start_as_spectator = "false"'] }, SECONDS + 40);
+  await until(() => playingFrom >= 0, 30_000, 'the client to play');
+  const started = Date.now();
+  const until60 = game.game.frame + SECONDS * 60;
+  await until(
+    () => game !== undefined && game.game.frame >= until60,
+    SECONDS * 1000 + 30_000,
+    `${SECONDS} s of frames`,
+  );
+  const seconds = (Date.now() - started) / 1000;
+  const measured = requests.length;
+  const sentBefore = game.game.stats.savestatesSent;
+  desyncAt = game.game.frame + 10;
+  await until(() => requests.length > measured, 20_000, 'a savestate request after the desync on purpose');
+  await until(() => game !== undefined && game.game.stats.savestatesSent > sentBefore, 5_000, 'the savestate');
+  const recovered = requests.length;
+  const calm = game.game.frame + 240;
+  await until(() => game !== undefined && game.game.frame >= calm, 20_000, '4 more CRCs');
+  const log = client.log();
+  writeFileSync('/tmp/ra14/host-client.log', log);
+  await client.stop();
+  client = undefined;
+
+  // Offline replay of the inputs on a second instance, from the host's power-on state.
+  const replay = loadNestopia();
+  cores.push(replay);
+  replay.loadRaw(powerOn.subarray(0, powerOnLen), 0);
+  // RetroArch's CRC: the serialized bytes zero-padded to the power-on size (see the README).
+  const padded = new Uint8Array(replay.rawStateBytes);
+  const paddedCrc = (): number => {
+    padded.fill(0);
+    replay.saveRawInto(padded);
+    return crc32(padded, 0, powerOnLen) >>> 0;
+  };
+  let replayed = 0;
+  let agree = 0;
+  const last = Math.max(...crcs.keys());
+  for (let f = 0; f <= last; f++) {
+    const crc = crcs.get(f);
+    if (crc !== undefined) {
+      replayed++;
+      if (paddedCrc() === crc) agree++;
+    }
+    replay.setInputMask(0, (input(f) | (f >= desyncAt && f < desyncAt + 30 ? A : 0)) & 0xffff);
+    replay.setInputMask(1, f >= playingFrom ? (clientInput.get(f) ?? 0) & 0xffff : 0);
+    replay.advance();
+  }
+  console.log(
+    `emulating host: ${game.game.stats.frames} frames in ${seconds.toFixed(1)} s of play, ${crcs.size} CRCs sent, ` +
+      `${agree}/${replayed} equal to the offline replay, ${requests.length} savestate requests from the RetroArch client ` +
+      `(= CRC mismatches it saw); desync on purpose at ${desyncAt}: requests at [${requests.join(', ')}], ` +
+      `${game.game.stats.savestatesSent} savestates sent in all, ${requests.length - recovered} requests after recovery`,
+  );
+  expect(log).toMatch(/\[Netplay\] You have joined as player 2/);
+  expect(log).not.toMatch(/\[ERROR\] \[Netplay\]/);
+  expect(agree).toBe(replayed);
+  expect(replayed).toBeGreaterThanOrEqual(SECONDS - 2);
+  expect(measured).toBe(0);
+  expect(requests[measured]).toBeGreaterThan(desyncAt);
+  expect(requests.length).toBe(recovered); // no request after the savestate: the client recovered
+});
