@@ -18,11 +18,19 @@ import {
  * input event, frame advance, ping, pong; big-endian, one type byte first), plus one extension:
  *
  * - `0x10` latency info: f64 the sender's largest one-way estimate in ms (for equalizing latency).
+ * - `0x15` host progress (issue 13, added after the first release: older peers drop it as an
+ *   unknown type): u32 the number of frames the host has run. The host runs frame k only with
+ *   every input of k, so every frame below that number is final for everyone. Sent by the host on
+ *   `ping` with its pings, by both P2P modes (the mesh reads its pings with this codec too).
  *
  * An input event's payload is `u8 port` followed by the port's input bytes. Ping times are the
  * sender's clock in whole microseconds.
  */
 export const FA_LATENCY_INFO = 0x10;
+/** Type byte of the host-progress extension (`0x15, u32 frames the host ran`). */
+export const FA_HOST_PROGRESS = 0x15;
+/** Size of an encoded host-progress message. */
+export const FA_HOST_PROGRESS_SIZE = 5;
 
 /** An input event of the frame-advance mode. */
 export interface FrameAdvanceEvent {
@@ -44,7 +52,9 @@ export type FrameAdvanceMessage =
   | { readonly type: 'advance'; readonly frame: number }
   | { readonly type: 'ping'; readonly seq: number; readonly sentAtUs: number }
   | { readonly type: 'pong'; readonly seq: number; readonly pingSentAtUs: number; readonly repliedAtUs: number }
-  | { readonly type: 'latency'; readonly maxOneWayMs: number };
+  | { readonly type: 'latency'; readonly maxOneWayMs: number }
+  /** The host has run frames `0 .. frames − 1` (each with every input): they are final for everyone. */
+  | { readonly type: 'progress'; readonly frames: number };
 
 function encode(msg: FsUaeMessage): Uint8Array {
   const out = new Uint8Array(fsUaeMessageSize(msg));
@@ -88,8 +98,22 @@ export function encodeFaLatencyInfo(maxOneWayMs: number): Uint8Array {
   return out;
 }
 
+/** Encodes the host-progress extension: the host has run `frames` frames. */
+export function encodeFaHostProgress(frames: number): Uint8Array {
+  const out = new Uint8Array(FA_HOST_PROGRESS_SIZE);
+  encodeFaHostProgressInto(frames, out);
+  return out;
+}
+
 /** Decodes one message; `inputBytes` is the session's input size. Throws only `DecodeError`. */
 export function decodeFaMessage(bytes: Uint8Array, inputBytes: number): FrameAdvanceMessage {
+  if (bytes.length > 0 && bytes[0] === FA_HOST_PROGRESS) {
+    const r = new ByteReader(bytes);
+    r.u8('type');
+    const frames = r.u32('frames');
+    r.expectEnd('host progress');
+    return { type: 'progress', frames };
+  }
   if (bytes.length > 0 && bytes[0] === FA_LATENCY_INFO) {
     const r = new ByteReader(bytes);
     r.u8('type');
@@ -230,13 +254,30 @@ export function encodeFaLatencyInfoInto(maxOneWayMs: number, target: Uint8Array)
   return FA_LATENCY_INFO_SIZE;
 }
 
+/** {@link encodeFaHostProgress} into `target` (5 bytes); returns 5. */
+export function encodeFaHostProgressInto(frames: number, target: Uint8Array): number {
+  checkU32(frames, 'frames');
+  room(target, FA_HOST_PROGRESS_SIZE, 'host progress');
+  target[0] = FA_HOST_PROGRESS;
+  putU32(target, 1, frames);
+  return FA_HOST_PROGRESS_SIZE;
+}
+
 /** Message types of {@link FaMessageScratch}. */
-export const FaType = { Event: 1, Advance: 2, Ping: 3, Pong: 4, Latency: FA_LATENCY_INFO } as const;
+export const FaType = {
+  Event: 1,
+  Advance: 2,
+  Ping: 3,
+  Pong: 4,
+  Latency: FA_LATENCY_INFO,
+  Progress: FA_HOST_PROGRESS,
+} as const;
 /** One of {@link FaType}'s values. */
 export type FaType = (typeof FaType)[keyof typeof FaType];
 
 /**
- * A decoded message, reused by {@link decodeFaMessageInto}: only the fields of `type` are set.
+ * A decoded message, reused by {@link decodeFaMessageInto}: only the fields of `type` are set
+ * (a host progress's frame count in `frame`).
  * An event's input is `bytes[inputAt .. inputAt + inputBytes)` of the decoded bytes (not a copy).
  */
 export interface FaMessageScratch {
@@ -293,6 +334,11 @@ export function decodeFaMessageInto(bytes: Uint8Array, inputBytes: number, out: 
       out.maxOneWayMs = v;
       return out;
     }
+    case FA_HOST_PROGRESS:
+      exact(bytes, FA_HOST_PROGRESS_SIZE, 'host progress');
+      out.type = FaType.Progress;
+      out.frame = getU32(bytes, 1);
+      return out;
     case 1: {
       if (bytes.length < FSUAE_INPUT_EVENT_HEADER_SIZE) throw new DecodeError('truncated', bytes.length, 'event');
       const length = bytes[11]!;

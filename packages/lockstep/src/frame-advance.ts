@@ -8,9 +8,11 @@ import {
   encodeFaAdvanceInto,
   encodeFaEvent,
   encodeFaEventInto,
+  encodeFaHostProgressInto,
   encodeFaLatencyInfoInto,
   encodeFaPingInto,
   encodeFaPongInto,
+  FA_HOST_PROGRESS_SIZE,
   FA_LATENCY_INFO_SIZE,
   FaType,
   type FrameAdvanceEvent,
@@ -21,6 +23,7 @@ import { PingHistory, type PingHistoryOptions } from './latency.js';
 import { type EndReason, Liveness, type LivenessOptions, type LockstepEvent, p2pVerdict } from './liveness.js';
 import { type BufferPool, OutboxPool, Ring } from './pool.js';
 import type { Envelope, FrameRequest, LockstepScheduler, StatefulScheduler } from './types.js';
+import { HostWatermark } from './watermark.js';
 
 /** Channels of the frame-advance mode: events and advances reliable and ordered (seed 004), pings apart. */
 export const FRAME_ADVANCE_CHANNELS: readonly ChannelSpec[] = Object.freeze([
@@ -170,6 +173,9 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
   private readonly pingPool: BufferPool;
   private readonly pongPool: BufferPool;
   private readonly latencyPool: BufferPool;
+  private readonly progressPool: BufferPool;
+  /** How far the host has run (see {@link HostWatermark}): a non-host's finals stop there. */
+  private readonly watermark: HostWatermark;
   private readonly request: { frame: number; inputs: Uint8Array; command: number };
   private readonly inputs: Uint8Array;
   private readonly local: Uint8Array;
@@ -232,6 +238,8 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
     this.pingPool = this.pool.buffers(13);
     this.pongPool = this.pool.buffers(21);
     this.latencyPool = this.pool.buffers(FA_LATENCY_INFO_SIZE);
+    this.progressPool = this.pool.buffers(FA_HOST_PROGRESS_SIZE);
+    this.watermark = new HostWatermark(this.id === this.host);
     this.request = { frame: 0, inputs: this.inputs, command: 0 };
     this.live = new Liveness(options.liveness, this.events);
     for (const p of options.peers) {
@@ -250,9 +258,14 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
     return this.live.ended;
   }
 
-  /** The last final frame: every frame run, until the end says where finals stop (a removal: before its cut). */
+  /**
+   * The last final frame. The host: every frame it ran. Any other peer: every frame it ran that
+   * the host has run too (the host's progress, sent with its pings: only then is it sure the host
+   * holds every input of it, its own included). After the end: where the end says finals stop (a
+   * removal: also before its cut).
+   */
   get finalFrame(): number {
-    return this.live.ended ? this.live.finalFrame : this.next - 1;
+    return this.live.ended ? this.live.finalFrame : this.watermark.final(this.next);
   }
 
   get nextFrame(): number {
@@ -495,6 +508,8 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
     } else if (m.type === FaType.Latency && !sched) {
       r.maxOneWay = m.maxOneWayMs;
       this.delayDirty = true;
+    } else if (m.type === FaType.Progress && !sched && from === this.host) {
+      this.watermark.heard(m.frame);
     } else {
       this.dropped++;
       return;
@@ -546,7 +561,7 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
     }
     if (this.live.ended) return;
     if (this.live.enabled && now >= this.startMs) {
-      const lost = p2pVerdict(this.live, now, this.id, this.host, this.next - 1);
+      const lost = p2pVerdict(this.live, now, this.id, this.host, this.watermark.final(this.next));
       if (lost >= 0) {
         const a = this.remotes.get(lost)?.advanced ?? this.next - 1;
         this.removePeer(lost, now);
@@ -568,10 +583,13 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
       const info = this.latencyPool.take();
       if (this.delayDirty) this.refreshDelay();
       encodeFaLatencyInfoInto(this.ownMaxMs, info);
+      const progress = this.watermark.isHost ? this.progressPool.take() : undefined;
+      if (progress) encodeFaHostProgressInto(this.next, progress);
       for (let i = 0; i < this.remoteList.length; i++) {
         const p = this.remoteList[i]!.id;
         this.pool.push(p, 'ping', data);
         this.pool.push(p, 'ping', info);
+        if (progress) this.pool.push(p, 'ping', progress);
       }
     }
   }
@@ -767,7 +785,7 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
       r.expectEnd('leave');
       if (from === this.host && this.joined && leaver === this.id) {
         // The host removed us: our events after frame `fromFrame - 1` do not count, our finals stop there.
-        this.live.end('removed', Math.min(this.next, fromFrame) - 1, now);
+        this.live.end('removed', this.watermark.final(this.next, fromFrame), now);
         return;
       }
       const rem = this.remotes.get(leaver);

@@ -13,8 +13,10 @@ import type { ChannelSpec } from '@netplay/transport';
 import { LockstepError } from './errors.js';
 import {
   decodeFaMessageInto,
+  encodeFaHostProgressInto,
   encodeFaPingInto,
   encodeFaPongInto,
+  FA_HOST_PROGRESS_SIZE,
   FaType,
   faMessageScratch,
 } from './frame-advance-wire.js';
@@ -23,6 +25,7 @@ import { type EndReason, Liveness, type LivenessOptions, type LockstepEvent, p2p
 import { blankState, bytesToMask, orPick, type Packet, prune, stateToBytes, u32msg } from './mesh-packets.js';
 import { type BufferPool, OutboxPool, Ring, readU32BE } from './pool.js';
 import type { Envelope, FrameRequest, LockstepScheduler, StatefulScheduler } from './types.js';
+import { HostWatermark } from './watermark.js';
 
 /**
  * Channels of the mesh mode. Input packets travel reliably (`input`, ordered: join notices share
@@ -196,6 +199,9 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
   private readonly inputPool: BufferPool;
   private readonly pingPool: BufferPool;
   private readonly pongPool: BufferPool;
+  private readonly progressPool: BufferPool;
+  /** How far the host has run (see {@link HostWatermark}): a non-host's finals stop there. */
+  private readonly watermark: HostWatermark;
   private readonly request: { frame: number; inputs: Uint8Array; command: number };
   private oneWayDirty = true;
   private oneWayMax = 0.5;
@@ -281,6 +287,8 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     this.inputPool = this.pool.buffers(1 + this.packetSize);
     this.pingPool = this.pool.buffers(13);
     this.pongPool = this.pool.buffers(21);
+    this.progressPool = this.pool.buffers(FA_HOST_PROGRESS_SIZE);
+    this.watermark = new HostWatermark(this.id === this.host);
     this.request = { frame: 0, inputs: this.inputs, command: 0 };
     this.live = new Liveness(options.liveness, this.events);
     for (const r of this.remoteList) this.live.add(r.id);
@@ -291,9 +299,14 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     return this.live.ended;
   }
 
-  /** The last final frame: every frame run, until the end says where finals stop (a removal: before its cut). */
+  /**
+   * The last final frame. The host: every frame it ran. Any other peer: every frame it ran that
+   * the host has run too (the host's progress, sent with its pings: only then is it sure the host
+   * holds every input of it, its own included). After the end: where the end says finals stop (a
+   * removal: also before its cut).
+   */
   get finalFrame(): number {
-    return this.live.ended ? this.live.finalFrame : this.next - 1;
+    return this.live.ended ? this.live.finalFrame : this.watermark.final(this.next);
   }
 
   /** Items of this peer's input stream kept for late joiners (bounded: about `2 × syncIntervalFrames + 120`). */
@@ -474,7 +487,7 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     this.pool.recycle();
     if (this.live.ended) return;
     if (this.joined && this.live.enabled && now >= this.startMs) {
-      const lost = p2pVerdict(this.live, now, this.id, this.host, this.next - 1);
+      const lost = p2pVerdict(this.live, now, this.id, this.host, this.watermark.final(this.next));
       if (lost >= 0) {
         this.removePeer(lost, now);
         this.live.removed(lost, this.remotes.get(lost)?.cutAt ?? this.next, now);
@@ -490,6 +503,11 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
       const data = this.pingPool.take();
       encodeFaPingInto(this.pingSeq++, now, data);
       for (let i = 0; i < this.remoteList.length; i++) this.pool.push(this.remoteList[i]!.id, 'ping', data);
+      if (this.watermark.isHost) {
+        const progress = this.progressPool.take();
+        encodeFaHostProgressInto(this.next, progress);
+        for (let i = 0; i < this.remoteList.length; i++) this.pool.push(this.remoteList[i]!.id, 'ping', progress);
+      }
     }
     if (this.pending && now >= this.pending.deadline) this.reject(this.pending.id);
   }
@@ -823,7 +841,7 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
       if (r.remaining % each !== 0) throw new DecodeError('bad-length', 13, 'leave packets');
       if (from === this.host && this.joined && leaver === this.id) {
         // The host removed us: our input is neutral from `cutAt` on, so our finals stop before it.
-        this.live.end('removed', Math.min(this.next, cutAt) - 1, now);
+        this.live.end('removed', this.watermark.final(this.next, cutAt), now);
         return;
       }
       const rem = this.remotes.get(leaver);
@@ -851,7 +869,8 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     } else if (m.type === FaType.Pong && r && m.pingSentAtUs / 1000 <= now) {
       r.history.add(now - m.pingSentAtUs / 1000);
       this.oneWayDirty = true;
-    }
+    } else if (m.type === FaType.Progress && from === this.host) this.watermark.heard(m.frame);
+    else if (m.type === FaType.Progress) throw new DecodeError('bad-value', 0, 'host progress from a non-host');
   }
 
   private onInput(from: number, channel: string, data: Uint8Array): void {

@@ -95,6 +95,36 @@ function stall(
   };
 }
 
+/**
+ * Cuts client `c` off for good, its sends first (at `atMs`: it keeps hearing the others and runs
+ * frames with its own input, which the host never gets), its receives `lagMs` later (it never hears
+ * the host's LEAVE). `check()`, after the run: the client ended, its finals stop before the frame
+ * the host removed it at and below the host's progress, they agree with the host's states, there
+ * are some, and it returns how many frames the client ran past its last final one.
+ */
+function cutOff(net: SimulatedNetwork, s: ReturnType<typeof star>, c: number, atMs: number, lagMs: number) {
+  const client = hubName(c);
+  const host = hubName(0);
+  net.clock.setTimer(atMs - net.now(), () => net.setLink(client, host, { up: false }));
+  net.clock.setTimer(atMs + lagMs - net.now(), () => net.setLink(host, client, { up: false }));
+  return {
+    check(): number {
+      const sch = s.hub.peers[c]!.scheduler;
+      const hostSch = s.hub.peers[0]!.scheduler;
+      const removed = hostSch.events.find((e) => e.type === 'removed' && e.peer === c);
+      expect(sch.endReason).toBeDefined();
+      expect(removed, 'the host removed the client').toBeDefined();
+      const finals = sch.finalFrame;
+      expect(finals, 'the client has finals').toBeGreaterThan(0);
+      if (removed?.type === 'removed') expect(finals).toBeLessThan(removed.frame);
+      const mine = s.obs[c]!.sums;
+      const theirs = s.obs[0]!.sums;
+      for (let f = 0; f <= finals; f++) expect(mine[f], `frame ${f}`).toBe(theirs[f]);
+      return mine.length - 1 - finals;
+    },
+  };
+}
+
 describe.each(['mesh', 'frame-advance'] as const)('%s liveness and finality (issue 13)', (mode) => {
   it('a client whose inputs stop while its pings flow is interrupted, removed by the host, and ends removed', () => {
     const net = network({ seed: 11, link: { latencyMs: 15, jitterMs: 5 } });
@@ -132,18 +162,43 @@ describe.each(['mesh', 'frame-advance'] as const)('%s liveness and finality (iss
     expectFinality(observed(s), s.t0, net.now(), DISCONNECT_MS + SLACK_MS);
   });
 
+  it.each([2, 3])(
+    'a client cut off after running frames the host never got (%i players): its finals never exceed the host watermark and agree',
+    (n) => {
+      const net = network({ seed: 13 + n, link: { latencyMs: 15, jitterMs: 5 } });
+      const s = star(mode, net, n, 13 + n);
+      const c = n - 1;
+      for (const [i, p] of s.hub.peers.entries())
+        playScript(net, p.runner, makeScript(i + 7, 1, F, s.t0, s.t0 + 12_000));
+      const cut = cutOff(net, s, c, s.t0 + 2000, 600);
+      net.clock.advanceTo(s.t0 + 12_000);
+      expect(cut.check(), 'the client ran frames past what the host ended up holding').toBeGreaterThan(0);
+      expectFinality(observed(s), s.t0, net.now(), DISCONNECT_MS + SLACK_MS);
+    },
+  );
+
   test.prop(
     {
       seed: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
       n: fc.integer({ min: 2, max: 8 }),
       faults: fc.array(faultArb(8), { minLength: 1, maxLength: 3 }),
+      // A client cut off for good, its sends first, its receives `lagMs` later (it runs frames
+      // with inputs the host never gets, and may never hear the LEAVE).
+      cut: fc.option(
+        fc.record({
+          client: fc.integer({ min: 1, max: 7 }),
+          atMs: fc.integer({ min: 0, max: 6000 }),
+          lagMs: fc.integer({ min: 0, max: 1000 }),
+        }),
+      ),
     },
     { numRuns: 10, endOnFailure: true },
   )(
     'partition property: pauses and partitions never split final frames nor freeze a peer past the disconnect time',
-    ({ seed, n, faults }) => {
+    ({ seed, n, faults, cut }) => {
       const net = network({ seed, link: { latencyMs: 15, jitterMs: 10 } });
       const s = star(mode, net, n, seed);
+      if (cut) cutOff(net, s, 1 + (cut.client % (n - 1)), s.t0 + cut.atMs, cut.lagMs);
       const fs = faults
         .map((f) => ({ ...f, members: f.members.filter((m) => m < n) }))
         .filter((f) => f.members.length > 0 && f.members.length < n);

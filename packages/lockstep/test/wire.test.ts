@@ -5,6 +5,7 @@ import {
   decodeFaMessageInto,
   encodeFaAdvanceInto,
   encodeFaEventInto,
+  encodeFaHostProgressInto,
   encodeFaLatencyInfoInto,
   encodeFaPingInto,
   encodeFaPongInto,
@@ -15,6 +16,7 @@ import {
   decodeFaMessage,
   encodeFaAdvance,
   encodeFaEvent,
+  encodeFaHostProgress,
   encodeFaLatencyInfo,
   encodeFaPing,
   encodeFaPong,
@@ -59,6 +61,8 @@ function viaInto(bytes: Uint8Array, inputBytes: number): FrameAdvanceMessage | s
       return { type: 'ping', seq: m.seq, sentAtUs: m.sentAtUs };
     case FaType.Pong:
       return { type: 'pong', seq: m.seq, pingSentAtUs: m.pingSentAtUs, repliedAtUs: m.repliedAtUs };
+    case FaType.Progress:
+      return { type: 'progress', frames: m.frame };
     default:
       return { type: 'latency', maxOneWayMs: m.maxOneWayMs };
   }
@@ -84,13 +88,16 @@ describe('frame-advance wire, allocation-free variants', () => {
   );
 
   test.prop([u32, u32, ms, ms, fc.double({ min: 0, max: 1e6, noNaN: true })])(
-    'advances, pings, pongs and latency info encode to the same bytes',
+    'advances, pings, pongs, latency info and host progress encode to the same bytes',
     (frame, seq, now, sent, maxMs) => {
       const sentUs = Math.round(sent * 1000);
       expect(into(5, (t) => encodeFaAdvanceInto(frame, t))).toEqual(encodeFaAdvance(frame));
       expect(into(13, (t) => encodeFaPingInto(seq, now, t))).toEqual(encodeFaPing(seq, now));
       expect(into(21, (t) => encodeFaPongInto(seq, sentUs, now, t))).toEqual(encodeFaPong(seq, sentUs, now));
       expect(into(9, (t) => encodeFaLatencyInfoInto(maxMs, t))).toEqual(encodeFaLatencyInfo(maxMs));
+      expect(into(5, (t) => encodeFaHostProgressInto(frame, t))).toEqual(encodeFaHostProgress(frame));
+      expect(encodeFaHostProgress(frame)).toEqual(Uint8Array.of(0x15, frame >>> 24, frame >>> 16, frame >>> 8, frame));
+      expect(decodeFaMessage(encodeFaHostProgress(frame), 2)).toEqual({ type: 'progress', frames: frame });
     },
   );
 
@@ -102,6 +109,7 @@ describe('frame-advance wire, allocation-free variants', () => {
     fc.tuple(u32, ms).map(([s, n]) => encodeFaPing(s, n)),
     fc.tuple(u32, ms, ms).map(([s, a, n]) => encodeFaPong(s, Math.round(a * 1000), n)),
     fc.double({ min: 0, max: 1e6, noNaN: true }).map(encodeFaLatencyInfo),
+    u32.map(encodeFaHostProgress),
   );
 
   test.prop([messages, fc.nat({ max: 40 }), fc.nat({ max: 255 }), fc.nat({ max: 3 })])(
