@@ -13,3 +13,14 @@ export function loadNestopia(): LibretroCore {
   }
   return LibretroCore.load({ core: CORE, content: efpRom(), ports: 2 });
 }
+
+/** Scripted input: a new RetroPad word every 6 frames (deterministic from `seed`), never X/Y (Nestopia's turbo). */
+export function scriptedInput(seed: number): (frame: number) => number {
+  const buttons = [0, 1 << 0, 1 << 8, 1 << 4, 1 << 5, 1 << 6, 1 << 7, (1 << 0) | (1 << 7), (1 << 8) | (1 << 6)];
+  return (frame) => {
+    const block = Math.floor(frame / 6);
+    let x = Math.imul(block ^ seed, 0x9e3779b1) >>> 0;
+    x ^= x >>> 15;
+    return buttons[x % buttons.length]!;
+  };
+}

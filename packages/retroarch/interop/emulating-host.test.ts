@@ -10,7 +10,7 @@ import { crc32, type LibretroCore } from '@netplay/core-libretro';
 import { afterEach, expect, it } from 'vitest';
 import type { RetroArchCore } from '../src/index.js';
 import { type RetroArchGameServer, serveRetroArchGame } from '../src/node.js';
-import { loadNestopia, SECONDS } from './cores.js';
+import { loadNestopia, SECONDS, scriptedInput } from './cores.js';
 import { type RetroArchProcess, startClient, until, waitForPort } from './harness.js';
 
 let game: RetroArchGameServer | undefined;
@@ -21,17 +21,6 @@ afterEach(async () => {
   await game?.close();
   for (const c of cores.splice(0)) c.close();
 });
-
-/** Host input: a new RetroPad word every 3..9 frames (deterministic), never X/Y (Nestopia's turbo). */
-export function scriptedInput(seed: number): (frame: number) => number {
-  const buttons = [0, 1 << 0, 1 << 8, 1 << 4, 1 << 5, 1 << 6, 1 << 7, (1 << 0) | (1 << 7), (1 << 8) | (1 << 6)];
-  return (frame) => {
-    const block = Math.floor(frame / 6);
-    let x = Math.imul(block ^ seed, 0x9e3779b1) >>> 0;
-    x ^= x >>> 15;
-    return buttons[x % buttons.length]!;
-  };
-}
 
 it(`a real RetroArch client plays ${SECONDS} s against our emulating host: CRCs agree`, async () => {
   const port = 56016;

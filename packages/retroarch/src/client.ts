@@ -73,6 +73,8 @@ export interface RetroArchClientOptions {
    * during the call), before it is handled: for relaying a session (see `RetroArchHostConnection.relay`).
    */
   readonly onRawFrame?: (command: number, frame: Uint8Array) => void;
+  /** Sees each INPUT of ours as it is queued: the frame and our words (a reused view). */
+  readonly onInputSent?: (frame: number, words: Uint32Array) => void;
 }
 
 /** The host's INFO, header and SYNC, once the handshake is complete. */
@@ -580,6 +582,7 @@ export class RetroArchClient {
     while (this.nextInputFrame <= last) {
       const at = this.out.reserve(size);
       encodeRetroArchInput(this.out.bytes, at, this.nextInputFrame >>> 0, this._clientNumber, this.ourInput, words);
+      this.options.onInputSent?.(this.nextInputFrame, this.ourInput);
       this.nextInputFrame++;
       sent = true;
     }

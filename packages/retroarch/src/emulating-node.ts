@@ -1,8 +1,20 @@
 import type { Server } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import {
+  RetroArchClientEmulator,
+  type RetroArchClientEmulatorEvent,
+  type RetroArchClientEmulatorOptions,
+} from './emulating-client.js';
 import { RetroArchEmulatingHost, type RetroArchEmulatingHostOptions } from './emulating-host.js';
 import type { RetroArchHostEvent, RetroArchHostOptions } from './host.js';
-import { type ListenRetroArchHostOptions, listenRetroArchHost, type RetroArchHostSocket } from './node.js';
+import {
+  type ConnectRetroArchOptions,
+  connectRetroArch,
+  type ListenRetroArchHostOptions,
+  listenRetroArchHost,
+  type RetroArchConnection,
+  type RetroArchHostSocket,
+} from './node.js';
 
 /** Options of {@link serveRetroArchGame}. */
 export interface ServeRetroArchGameOptions
@@ -62,4 +74,44 @@ export async function serveRetroArchGame(options: ServeRetroArchGameOptions): Pr
         server.close(() => resolve());
       }),
   };
+}
+
+/** Options of {@link connectRetroArchEmulating}. */
+export interface ConnectRetroArchEmulatingOptions
+  extends Omit<ConnectRetroArchOptions, 'onInputSent'>,
+    Omit<RetroArchClientEmulatorOptions, 'requestSavestate' | 'onEvent'> {
+  /** The emulator's events. */
+  readonly onEmulatorEvent?: (event: RetroArchClientEmulatorEvent) => void;
+}
+
+/** A {@link RetroArchConnection} whose client emulates the session. */
+export interface RetroArchEmulatingConnection extends RetroArchConnection {
+  readonly emulator: RetroArchClientEmulator;
+}
+
+/**
+ * Joins a RetroArch host with a client that runs the game too: a {@link RetroArchClientEmulator}
+ * fed by the client's events (savestates, every client's INPUT, CRCs) and our own INPUT; a CRC
+ * mismatch is answered with REQUEST_SAVESTATE. Resolves once connected.
+ */
+export async function connectRetroArchEmulating(
+  options: ConnectRetroArchEmulatingOptions,
+): Promise<RetroArchEmulatingConnection> {
+  let conn: RetroArchConnection | undefined;
+  const emulator = new RetroArchClientEmulator({
+    core: options.core,
+    ...(options.requestOnMismatch !== undefined ? { requestOnMismatch: options.requestOnMismatch } : {}),
+    ...(options.history !== undefined ? { history: options.history } : {}),
+    requestSavestate: () => conn?.client.requestSavestate(),
+    ...(options.onEmulatorEvent !== undefined ? { onEvent: options.onEmulatorEvent } : {}),
+  });
+  conn = await connectRetroArch({
+    ...options,
+    onEvent: (e) => {
+      emulator.onClientEvent(e);
+      options.onEvent?.(e);
+    },
+    onInputSent: (frame, words) => emulator.onInputSent(frame, words),
+  });
+  return Object.assign(conn, { emulator });
 }

@@ -24,6 +24,12 @@ export {
   retroArchInputWords,
 } from './client.js';
 export {
+  RetroArchClientEmulator,
+  type RetroArchClientEmulatorEvent,
+  type RetroArchClientEmulatorOptions,
+  type RetroArchClientEmulatorStats,
+} from './emulating-client.js';
+export {
   type RetroArchEmulatedPeer,
   RetroArchEmulatingHost,
   type RetroArchEmulatingHostEvent,
@@ -37,6 +43,7 @@ export {
   type RetroArchHostOptions,
   type RetroArchHostState,
 } from './host.js';
+export { RetroArchNetplayState } from './netplay-state.js';
 export {
   parseRecording,
   RECORDING_FORMAT,

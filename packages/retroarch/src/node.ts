@@ -12,6 +12,9 @@ import { RetroArchError } from './errors.js';
 import { RetroArchHostConnection, type RetroArchHostEvent, type RetroArchHostOptions } from './host.js';
 
 export {
+  type ConnectRetroArchEmulatingOptions,
+  connectRetroArchEmulating,
+  type RetroArchEmulatingConnection,
   type RetroArchGameServer,
   type ServeRetroArchGameOptions,
   serveRetroArchGame,

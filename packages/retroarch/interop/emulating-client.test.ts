@@ -1,0 +1,111 @@
+/**
+ * Our emulating client (Nestopia + efp through @netplay/core-libretro) joins a real headless
+ * RetroArch 1.14 host (spectating) as player 1 and plays with input that changes every few frames; it compares
+ * every CRC the host sends with its own state.
+ */
+import { afterEach, expect, it } from 'vitest';
+import type { RetroArchCore } from '../src/index.js';
+import { connectRetroArchEmulating, type RetroArchEmulatingConnection } from '../src/node.js';
+import { loadNestopia, SECONDS, scriptedInput } from './cores.js';
+import { type RetroArchProcess, startHost, until } from './harness.js';
+
+let host: RetroArchProcess | undefined;
+let conn: RetroArchEmulatingConnection | undefined;
+const cleanup: (() => void)[] = [];
+afterEach(async () => {
+  conn?.close();
+  await host?.stop();
+  for (const c of cleanup.splice(0)) c();
+});
+
+it(`our emulating client plays ${SECONDS} s on a real RetroArch host and checks every CRC`, async () => {
+  const port = 56017;
+  const core = loadNestopia();
+  cleanup.push(() => core.close());
+  // The host spectates, so our client plays device 0 (player 1): efp reads only controller 1
+  // (holding A on port 1 changes no state), and the host's own input would be the null driver's 0.
+  host = await startHost(
+    port,
+    { nick: 'rahost', checkFrames: 60, extra: ['netplay_start_as_spectator = "true"'] },
+    SECONDS + 40,
+  );
+  const input = scriptedInput(1414);
+  // Break on purpose after the measured run: our core alone holds A on our port (device 0) for
+  // 30 frames, input the host never gets: a CRC must mismatch, and the host's savestate repair it.
+  const A = 1 << 8;
+  let desyncAt = Number.POSITIVE_INFINITY;
+  const ours: RetroArchCore = {
+    get info() {
+      return core.info;
+    },
+    get contentCrc32() {
+      return core.contentCrc32;
+    },
+    get frame() {
+      return core.frame;
+    },
+    get ports() {
+      return core.ports;
+    },
+    get rawStateBytes() {
+      return core.rawStateBytes;
+    },
+    setInputMask: (port, mask) =>
+      core.setInputMask(port, port === 0 && core.frame >= desyncAt && core.frame < desyncAt + 30 ? mask | A : mask),
+    advance: () => core.advance(),
+    saveRawInto: (t) => core.saveRawInto(t),
+    loadRaw: (st, f) => core.loadRaw(st, f),
+  };
+  const mismatches: number[] = [];
+  let playing = -1;
+  const c = await connectRetroArchEmulating({
+    port,
+    nick: 'netplay-emu',
+    core: ours,
+    onEvent: (e) => {
+      if (e.type === 'synced') c.client.play();
+      if (e.type === 'mode' && e.you && e.playing) playing = e.frame;
+      if ((e.type === 'input' || e.type === 'noInput') && playing >= 0) c.client.setInput([input(e.frame)]);
+    },
+    onEmulatorEvent: (e) => {
+      if (e.type === 'crcChecked' && e.host !== e.ours) mismatches.push(e.frame);
+    },
+  });
+  conn = c;
+  await until(() => playing >= 0 && c.emulator.running, 20_000, 'playing with a loaded savestate');
+  const started = Date.now();
+  await until(
+    () => Date.now() - started >= SECONDS * 1000 || c.client.state === 'closed',
+    SECONDS * 1000 + 5000,
+    'the run',
+  );
+  const s = { ...c.emulator.stats };
+  const measured = [...mismatches];
+  desyncAt = c.emulator.frame + 10;
+  await until(
+    () => c.emulator.stats.savestatesLoaded > s.savestatesLoaded,
+    20_000,
+    'a savestate after the desync on purpose',
+  ).catch((e: unknown) => {
+    throw new Error(
+      `${String(e)}; stats ${JSON.stringify(c.emulator.stats)}; frame ${c.emulator.frame}; mismatches at [${mismatches.join(', ')}]`,
+    );
+  });
+  const repaired = c.emulator.stats.crcMismatches;
+  const checked = c.emulator.stats.crcsChecked;
+  await until(() => c.emulator.stats.crcsChecked >= checked + 4, 20_000, '4 more CRCs');
+  const log = host.log();
+  console.log(
+    `emulating client: ${SECONDS} s, ${s.frames} frames run, ${s.crcsChecked} CRCs checked, ${s.crcMismatches} mismatches ` +
+      `at [${mismatches.join(', ')}], ${s.savestateRequests} savestate requests, ${s.savestatesLoaded} savestates loaded, ` +
+      `${s.crcsSkipped} skipped; desync on purpose at ${desyncAt}: mismatches at [${mismatches.slice(measured.length).join(', ')}], ` +
+      `${c.emulator.stats.savestatesLoaded - s.savestatesLoaded} savestate(s) loaded, ${c.emulator.stats.crcMismatches - repaired} mismatches after it`,
+  );
+  expect(c.client.state).toBe('playing');
+  expect(log).toMatch(/netplay-emu has joined as player 1/);
+  expect(s.crcsChecked).toBeGreaterThanOrEqual(SECONDS - 3);
+  expect(s.crcMismatches).toBe(0);
+  expect(mismatches[measured.length]).toBeGreaterThan(desyncAt);
+  expect(c.emulator.stats.crcMismatches).toBe(repaired); // the host's savestate repaired it
+  expect(log).not.toMatch(/\[ERROR\] \[Netplay\]/);
+});
