@@ -1,0 +1,128 @@
+// The netplay command on a real core, as real processes: synctest, and host + join over UDP on
+// loopback in rollback and lockstep-cs with Nestopia and efp.nes, comparing their --finals files.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ExitCode } from '../../src/exit-codes.js';
+import { spawnCli } from '../child.js';
+import { EFP, NESTOPIA, requireFile } from './fixtures.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'netplay-cli-libretro-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A finals file's hashes (lines "FRAME CRC32"; # comments skipped). */
+function readFinals(path: string): Map<number, string> {
+  const hashes = new Map<number, string>();
+  for (const line of readFileSync(path, 'utf8').split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const m = /^(\d+) ([0-9a-f]{8})$/.exec(line);
+    expect(m, line).not.toBeNull();
+    hashes.set(Number(m![1]), m![2]!);
+  }
+  return hashes;
+}
+
+describe('netplay synctest --core', () => {
+  it('Nestopia on efp.nes: 600 frames, check distance 8, exit 0', async () => {
+    requireFile(NESTOPIA);
+    requireFile(EFP);
+    const run = spawnCli(['synctest', '--core', 'nestopia', '--rom', EFP, '--frames', '600', '--check-distance', '8']);
+    expect(await run.exit, run.stderr()).toBe(ExitCode.Ok);
+    expect(run.stdout()).toMatch(/synctest: OK, 600 frames, check distance 8, \d+ frames resimulated, no desync/);
+    expect(run.stderr()).toMatch(/Nestopia 1\.52\.0: state \d+ B, one-frame rollback agrees/);
+    expect(run.stderr()).toMatch(/buttons 0x202 stay up/);
+  }, 60_000);
+
+  it('with --all-buttons the turbo buttons X/Y break rollback: DESYNC, exit 1 (why the default leaves them up)', async () => {
+    const run = spawnCli(['synctest', '--core', NESTOPIA, '--rom', EFP, '--frames', '600', '--all-buttons']);
+    expect(await run.exit, run.stdout()).toBe(ExitCode.CheckFailed);
+    expect(run.stderr()).toMatch(/synctest: DESYNC at frame \d+/);
+  }, 60_000);
+
+  it('a missing core is exit BadCore naming the file, the Debian package and .ci/setup-libretro.sh', async () => {
+    const run = spawnCli(['synctest', '--core', 'nosuchcore', '--rom', EFP]);
+    expect(await run.exit).toBe(ExitCode.BadCore);
+    expect(run.stderr()).toMatch(/nosuchcore_libretro\.so/);
+    expect(run.stderr()).toMatch(/libretro-nosuchcore/);
+    expect(run.stderr()).toMatch(/\.ci\/setup-libretro\.sh/);
+  }, 30_000);
+
+  it('a file that is not a libretro core is exit BadCore; a ROM the core refuses is exit BadRom', async () => {
+    const fake = join(dir, 'fake_libretro.so');
+    writeFileSync(fake, 'not an ELF file');
+    const notCore = spawnCli(['synctest', '--core', fake, '--rom', EFP]);
+    expect(await notCore.exit, notCore.stderr()).toBe(ExitCode.BadCore);
+    expect(notCore.stderr()).toMatch(/not-libretro/);
+    const badRom = join(dir, 'bad.nes');
+    writeFileSync(badRom, new Uint8Array(100).fill(0x55));
+    const refused = spawnCli(['synctest', '--core', 'nestopia', '--rom', badRom]);
+    expect(await refused.exit, refused.stderr()).toBe(ExitCode.BadRom);
+    expect(refused.stderr()).toMatch(/bad\.nes/);
+    const missing = spawnCli(['host', '--core', 'nestopia', '--rom', join(dir, 'none.nes')]);
+    expect(await missing.exit).toBe(ExitCode.BadRom);
+    expect(missing.stderr()).toMatch(/cannot read ROM .*none\.nes: no such file/);
+  }, 60_000);
+});
+
+describe.each(['rollback', 'lockstep-cs'])(
+  'netplay host + join --core nestopia --mode %s (real processes, UDP)',
+  (mode) => {
+    it('both bots play; the final-state hashes of both processes agree at every shared frame', async () => {
+      const hostFinals = join(dir, `host-${mode}.finals`);
+      const joinFinals = join(dir, `join-${mode}.finals`);
+      const host = spawnCli([
+        'host',
+        '--core',
+        'nestopia',
+        '--rom',
+        EFP,
+        '--mode',
+        mode,
+        '--bind',
+        '127.0.0.1',
+        '--port',
+        '0',
+        '--bot',
+        '--seconds',
+        '9',
+        '--finals',
+        hostFinals,
+      ]);
+      try {
+        const [, port] = await host.waitFor(/hosting on udp 127\.0\.0\.1:(\d+)/);
+        const player = spawnCli([
+          'join',
+          `127.0.0.1:${port}`,
+          '--core',
+          'nestopia',
+          '--rom',
+          EFP,
+          '--bot',
+          '--seconds',
+          '5',
+          '--finals',
+          joinFinals,
+        ]);
+        expect(await player.exit, `${player.stdout()}\n${player.stderr()}`).toBe(ExitCode.Ok);
+        expect(player.stdout()).toMatch(new RegExp(`joined 127\\.0\\.0\\.1:${port} as player \\(P2\\), ${mode}`));
+        expect(await host.exit, `${host.stdout()}\n${host.stderr()}`).toBe(ExitCode.Ok);
+        const a = readFinals(hostFinals);
+        const b = readFinals(joinFinals);
+        let common = 0;
+        const differing: number[] = [];
+        for (const [f, h] of b) {
+          const o = a.get(f);
+          if (o === undefined) continue;
+          common++;
+          if (o !== h) differing.push(f);
+        }
+        // ≈ 5 s of play at 60 fps; lockstep hashes are sampled once per displayed frame.
+        expect(common).toBeGreaterThan(mode === 'rollback' ? 200 : 100);
+        expect(differing).toEqual([]);
+      } finally {
+        host.kill();
+      }
+    }, 60_000);
+  },
+);
