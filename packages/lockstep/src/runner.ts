@@ -19,6 +19,13 @@ export interface LockstepRunnerOptions<C extends Core> {
   readonly log?: boolean;
   /** Called after each frame ran. */
   readonly onFrame?: (req: FrameRequest) => void;
+  /**
+   * Called after every turn of the runner (a message delivered, the timer, a local input: the
+   * scheduler ticked, its frames ran and its outbox went out), outside the turn: the place for a
+   * shell to read the scheduler's `events` and `finalFrame` (a message may move them without a
+   * frame running). It may call back into the runner.
+   */
+  readonly onTurn?: () => void;
   /** Most frames run in one turn (bounds catch-up bursts; default 100 000). */
   readonly maxFramesPerTurn?: number;
   /**
@@ -48,6 +55,7 @@ export class LockstepRunner<C extends Core = Core> {
   private readonly onCommand: CommandHandler<C>;
   private readonly keepLog: boolean;
   private readonly onFrame: ((req: FrameRequest) => void) | undefined;
+  private readonly onTurn: (() => void) | undefined;
   private readonly maxFrames: number;
   private readonly conns = new Map<number, { conn: Connection; off: () => void; base: number }>();
   private readonly retiredWireBytes: number[] = [];
@@ -76,6 +84,7 @@ export class LockstepRunner<C extends Core = Core> {
     this.onCommand = options.onCommand ?? (defaultCommandHandler as CommandHandler<C>);
     this.keepLog = options.log === true;
     this.onFrame = options.onFrame;
+    this.onTurn = options.onTurn;
     this.maxFrames = options.maxFramesPerTurn ?? 100_000;
     this.startedAt = this.clock.now();
     for (const [peer, conn] of options.peers ?? []) this.listen(peer, conn);
@@ -176,6 +185,7 @@ export class LockstepRunner<C extends Core = Core> {
     } finally {
       this.pumping = false;
     }
+    this.onTurn?.();
   }
 
   /** Input latency, stalls and traffic so far. */
