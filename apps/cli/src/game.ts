@@ -71,6 +71,13 @@ const PAD_TO_RETROPAD: readonly [number, number][] = [
   [PadExtra.Select, RetroPad.SELECT],
 ];
 
+/** The keyboard's pad bits (`PadButton`, `PadExtra`) as a RetroPad mask (never X/Y, L, R). */
+export function retroPadMask(pad: number): number {
+  let mask = 0;
+  for (const [from, to] of PAD_TO_RETROPAD) if (pad & (1 << from)) mask |= to;
+  return mask;
+}
+
 /**
  * A libretro bot: holds a random d-pad direction, often with A or B, for 4–44 frames; presses
  * Start alone now and then (menus). Seeded; never X/Y.
@@ -189,8 +196,7 @@ export function libretroGame(corePath: string, rom: Uint8Array, romName: string,
     kind: 'libretro',
     screen: () => screen.text(),
     padInput(pad) {
-      let mask = 0;
-      for (const [from, to] of PAD_TO_RETROPAD) if (pad & (1 << from)) mask |= to;
+      const mask = retroPadMask(pad);
       input[0] = mask & 0xff;
       input[1] = mask >>> 8;
       return input;

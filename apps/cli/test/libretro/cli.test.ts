@@ -126,3 +126,19 @@ describe.each(['rollback', 'lockstep-cs'])(
     }, 60_000);
   },
 );
+
+describe('netplay demo --core nestopia', () => {
+  it.each(['rollback', 'frame-advance'])(
+    '--mode %s: host, guest (and in rollback a spectator), each its own Nestopia in one process, agree (exit 0)',
+    async (mode) => {
+      const run = spawnCli(['demo', '--core', 'nestopia', '--rom', EFP, '--seconds', '3', '--mode', mode]);
+      expect(await run.exit, `${run.stdout()}\n${run.stderr()}`).toBe(ExitCode.Ok);
+      expect(run.stdout()).toMatch(/netplay demo: efp\.nes on Nestopia 1\.52\.0/);
+      expect(run.stdout()).toMatch(
+        /[1-9]\d* earlier final states compared with host's: 0 differ\.\nOK: all peers agree\./,
+      );
+      if (mode === 'rollback') expect(run.stdout()).toMatch(/spectator {2}[0-9a-f]{8}/);
+    },
+    60_000,
+  );
+});
