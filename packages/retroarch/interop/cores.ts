@@ -24,3 +24,13 @@ export function scriptedInput(seed: number): (frame: number) => number {
     return buttons[x % buttons.length]!;
   };
 }
+
+/** Input with Nestopia's turbo buttons (RetroPad Y and X: turbo B and A) mixed in, new every 6 frames. */
+export function turboInput(seed: number): (frame: number) => number {
+  const buttons = [0, 1 << 1, 1 << 9, (1 << 1) | (1 << 9), 1 << 0, 1 << 8, (1 << 9) | (1 << 7)];
+  return (frame) => {
+    let x = Math.imul(Math.floor(frame / 6) ^ seed, 0x9e3779b1) >>> 0;
+    x ^= x >>> 15;
+    return buttons[x % buttons.length]!;
+  };
+}
