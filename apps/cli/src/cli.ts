@@ -7,13 +7,14 @@ import { CliError, ExitCode, type ExitCodeValue } from './exit-codes.js';
 import type { CliIo } from './io.js';
 
 /** Usage text of `netplay`. */
-export const USAGE = `netplay: netplay for CHIP-8 ROMs (rollback and lockstep over UDP or WebSocket)
+export const USAGE = `netplay: netplay for CHIP-8 ROMs and libretro cores (rollback and lockstep over UDP or WebSocket)
 
 Commands:
   netplay demo [--seconds N] [--mode M] [--interactive]        host + bot guest (+ spectator) over an impaired UDP relay
   netplay synctest --rom FILE [--frames N --check-distance N]  find non-determinism in a ROM's run
   netplay host --rom FILE [--port N --transport udp|ws ...]    host a game (see its --help)
   netplay join HOST:PORT [--spectate] [--rom FILE]             join a game and play in the terminal
+  (host, join, demo, synctest: --core NAME|PATH --rom FILE runs a libretro core, e.g. --core nestopia)
   netplay record HOST:PORT --out FILE [--frames N]             record a RetroArch 1.14 session's inputs
 
 Run "netplay COMMAND --help" for a command's options. Exit codes: see the README.`;
