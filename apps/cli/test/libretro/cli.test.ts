@@ -127,6 +127,40 @@ describe.each(['rollback', 'lockstep-cs'])(
   },
 );
 
+describe('content identity on a libretro core', () => {
+  it('joining a Nestopia host with the CHIP-8 core, or with another ROM, is exit ContentMismatch naming both', async () => {
+    const other = join(dir, 'other.nes');
+    const efp = readFileSync(requireFile(EFP));
+    const copy = new Uint8Array(efp);
+    copy[copy.length - 1] = copy[copy.length - 1]! ^ 0xff; // same size and header, other bytes: Nestopia still takes it
+    writeFileSync(other, copy);
+    const host = spawnCli([
+      'host',
+      '--core',
+      'nestopia',
+      '--rom',
+      EFP,
+      '--bind',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--seconds',
+      '8',
+    ]);
+    try {
+      const [, port] = await host.waitFor(/hosting on udp 127\.0\.0\.1:(\d+)/);
+      const chip8 = spawnCli(['join', `127.0.0.1:${port}`, '--bot']);
+      expect(await chip8.exit, chip8.stderr()).toBe(ExitCode.ContentMismatch);
+      expect(chip8.stderr()).toMatch(/core mismatch: host runs libretro:Nestopia 1\.52\.0, you have chip8 1/);
+      const wrongRom = spawnCli(['join', `127.0.0.1:${port}`, '--core', 'nestopia', '--rom', other, '--bot']);
+      expect(await wrongRom.exit, wrongRom.stderr()).toBe(ExitCode.ContentMismatch);
+      expect(wrongRom.stderr()).toMatch(/content mismatch/);
+    } finally {
+      host.kill();
+    }
+  }, 60_000);
+});
+
 describe('netplay demo --core nestopia', () => {
   it.each(['rollback', 'frame-advance'])(
     '--mode %s: host, guest (and in rollback a spectator), each its own Nestopia in one process, agree (exit 0)',
