@@ -23,6 +23,7 @@ import {
 import { SESSION_CONTROL_CHANNEL } from './channels.js';
 import type { ContentInfo } from './content.js';
 import { END_TEXT, SessionError } from './errors.js';
+import { endError, type FinalityScheduler, LockstepFinality } from './lockstep-finality.js';
 import {
   decodeSessionMessage,
   encodeHello,
@@ -110,6 +111,13 @@ export interface NetplayClientEventMap {
     /** Every port's input of that frame, port 0 first (`players × inputBytes` bytes; valid in the handler only). */
     readonly inputs: Uint8Array;
   };
+  /**
+   * Lockstep modes: frames up to `frame` are final (issue 13). lockstep-cs: every frame run. P2P
+   * modes: only frames the host has run too (its progress reaches this peer with its pings), so
+   * this trails the `frame` events; frames run after the last `final` (a client cut off from the
+   * host, or removed) may differ from the host's and are never final.
+   */
+  final: { readonly frame: number };
   /** The session ended: `error` says why (a refusal, a timeout, or `closed`). Last event. */
   closed: { readonly error: SessionError };
 }
@@ -148,6 +156,7 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
   private watch: SpectatorSession | undefined;
   private coreDriver: CoreDriver | undefined;
   private runner: LockstepRunner | undefined;
+  private finality: LockstepFinality | undefined;
   private readonly early: Array<{ channel: string; data: Uint8Array }> = [];
   private wait = 0;
   /** The input used when `tick` gets none. */
@@ -234,6 +243,11 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
   /** The next frame to simulate (undefined before the scheduler knows it). */
   get frame(): number | undefined {
     return this.p2p?.currentFrame ?? this.watch?.currentFrame ?? this.runner?.schedulerRef.nextFrame;
+  }
+
+  /** Lockstep modes: the last final frame (as the last `final` event said; -1: none); undefined otherwise. */
+  get finalFrame(): number | undefined {
+    return this.finality?.finalFrame;
   }
 
   /** Player scheduler stats (undefined for spectators and before `joined`). */
@@ -466,12 +480,7 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
         frameMs: 1000 / (o.fps ?? 60),
       });
 
-      this.runner = new LockstepRunner({
-        clock: o.clock,
-        scheduler: cs,
-        core: this.core,
-        onFrame: (req) => this.emitter.emit('frame', { frame: req.frame, inputs: req.inputs }),
-      });
+      this.runner = this.startRunner(cs);
       this.stage = 'playing';
       this.joinInfo = info;
       const early = this.early.splice(0);
@@ -581,16 +590,26 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
     this.routed = { shape, routes };
     this.stage = 'playing';
     this.joinInfo = info;
-    this.runner = new LockstepRunner({
-      clock: o.clock,
-      scheduler,
-      core: this.core,
-      peers: routes,
-      onFrame: (req) => this.emitter.emit('frame', { frame: req.frame, inputs: req.inputs }),
-    });
+    this.runner = this.startRunner(scheduler, routes);
     this.emitter.emit('joined', info);
     const early = this.early.splice(0);
     for (const e of early) this.onMessage(e.channel, e.data);
+  }
+
+  /**
+   * Lockstep: the runner, with the finality rule's events handled: `final` events, and the
+   * scheduler's end (removed, host lost) ends the session with that `SessionError`.
+   */
+  private startRunner(scheduler: FinalityScheduler, peers?: Map<number, RoutedConnection>): LockstepRunner {
+    const fin = new LockstepFinality(scheduler, {
+      final: (frame) => this.emitter.emit('final', { frame }),
+      removed: () => {},
+      ended: (reason, frame) => this.fail(endError(reason, frame, 'this peer')),
+    });
+    this.finality = fin;
+    const hooks = fin.hooks((req) => this.emitter.emit('frame', { frame: req.frame, inputs: req.inputs }));
+    const o = this.options;
+    return new LockstepRunner({ clock: o.clock, scheduler, core: this.core, ...(peers ? { peers } : {}), ...hooks });
   }
 
   /** A routed message from the host: `[source slot][channel][payload]`; a departed source's are dropped. */

@@ -15,10 +15,11 @@ import {
   type Unsubscribe,
 } from '@netplay/transport';
 import { DEFAULT_HANDSHAKE_TIMEOUT_MS, type HostAdmissionOptions, HostGuard } from './admission.js';
-import { RELAY_CONTROL_CHANNEL, RELAY_INPUT_CHANNEL, SESSION_CONTROL_CHANNEL } from './channels.js';
+import { SESSION_CONTROL_CHANNEL } from './channels.js';
 import type { ContentInfo } from './content.js';
 import { END_TEXT, SessionError } from './errors.js';
 import { contentError, helloError, passwordMismatch } from './handshake-checks.js';
+import { type FinalityScheduler, LockstepFinality } from './lockstep-finality.js';
 import {
   decodeSessionMessage,
   encodeChallenge,
@@ -39,8 +40,9 @@ import {
   type P2PScheduler,
   p2pShape,
 } from './p2p-lockstep.js';
+import { routeFromPlayer } from './p2p-routing.js';
 import { RelayFramer, rollbackChannelOf } from './relay.js';
-import { BROADCAST_SLOT, ROUTE_HEADER_BYTES, RoutedConnection, routedChannelIndex } from './routed-connection.js';
+import { RoutedConnection } from './routed-connection.js';
 
 /** Options of {@link NetplayHost}. */
 export interface NetplayHostOptions extends HostAdmissionOptions {
@@ -108,11 +110,13 @@ export interface NetplayHostEventMap {
   /** The first player joined: the scheduler runs from `frame`. */
   started: { readonly frame: number; readonly roster: readonly RosterEntry[] };
   /**
-   * Rollback: the host's scheduler ended by the finality rule (`error.code` is `removed`,
+   * The host's scheduler (rollback or lockstep) ended by the finality rule (`error.code` is `removed`,
    * `host-lost` or `partitioned`; `frame` is its last final frame). Every client connection is
    * closed with `error.closeReason`; `tick` does nothing more.
    */
   ended: { readonly frame: number; readonly error: SessionError };
+  /** Lockstep modes: frames up to `frame` are final (the host's: every frame it ran; emitted after each). */
+  final: { readonly frame: number };
   /** Lockstep modes: frame `frame` ran on the host's core (read its state in the handler). */
   frame: {
     readonly frame: number;
@@ -177,6 +181,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
   private session: P2PSession | undefined;
   private server: ClientServerServer | undefined;
   private runner: LockstepRunner | undefined;
+  private finality: LockstepFinality | undefined;
   /** The host's state when the session was created (lockstep: the power-on state every peer shares). */
   private readonly initialState: Uint8Array;
   private coreDriver: CoreDriver | undefined;
@@ -266,6 +271,11 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
   /** The next frame the host simulates (0 before the start). */
   get frame(): number {
     return this.session?.currentFrame ?? this.runner?.schedulerRef.nextFrame ?? 0;
+  }
+
+  /** Lockstep modes: the last final frame (as the last `final` event said; -1: none); undefined in rollback. */
+  get finalFrame(): number | undefined {
+    return this.finality?.finalFrame;
   }
 
   /** Scheduler stats (undefined before the start). */
@@ -377,7 +387,8 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
     }
     if (channel !== SESSION_CONTROL_CHANNEL) {
       if (isP2PLockstep(this.mode)) {
-        this.onRouted(peer, channel, data);
+        const error = routeFromPlayer(this.p2p, this.bySlot, this.framer, this.mode, peer, channel, data);
+        if (error !== undefined) this.refuse(peer, error);
         return;
       }
       // lockstep-cs: the runner reads the game channels of admitted peers itself.
@@ -554,12 +565,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
         startMs: this.clock.now(),
         magic: this.randomU32() >>> 0,
       });
-      this.runner = new LockstepRunner({
-        clock: this.clock,
-        scheduler: this.server,
-        core: this.core,
-        onFrame: (req) => this.emitter.emit('frame', { frame: req.frame, inputs: req.inputs }),
-      });
+      this.runner = this.startRunner(this.server);
     }
     const roster = this.roster();
     this.sendTo(
@@ -670,21 +676,23 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
     }
   }
 
-  private refuse(peer: Peer, error: SessionError): void {
+  /** Refuses `peer` (REFUSE, close, `peer-refused`, and `peer-left` if it was admitted; `refused` false: no `peer-refused`). */
+  private refuse(peer: Peer, error: SessionError, refused = true): void {
     const nick = peer.nick;
     const admitted = peer.stage === 'playing' || peer.stage === 'spectating';
     this.sendTo(peer, encodeRefuse({ code: error.code, message: error.message }));
     this.drop(peer);
     if (admitted && nick !== undefined) this.forget(peer, nick);
     peer.conn.close(error.closeReason);
-    this.emitter.emit('peer-refused', { nick, remoteAddress: peer.conn.remoteAddress, error });
+    if (refused) this.emitter.emit('peer-refused', { nick, remoteAddress: peer.conn.remoteAddress, error });
     if (admitted && nick !== undefined)
       this.emitter.emit('peer-left', { nick, slot: peer.slot, reason: error.closeReason });
   }
 
-  /** The rollback scheduler ended (finality rule): tell every client why and close. */
+  /** The scheduler ended (finality rule): tell every client why and close. */
   private endGame(reason: 'removed' | 'host-lost' | 'partitioned', frame: number): void {
     const error = new SessionError(reason, `the game ended for the host at frame ${frame}: ${END_TEXT[reason]}`);
+    this.runner?.stop();
     for (const p of [...this.peers]) {
       this.drop(p);
       p.conn.close(error.closeReason);
@@ -725,62 +733,6 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
         p2p.scheduler.removePeer(peer.slot, this.clock.now());
         this.runner?.pump();
       }
-    }
-  }
-
-  /**
-   * lockstep-p2p and frame-advance: a routed message from a player, `[destination][channel][payload]`.
-   * Destination 0 is the host's scheduler; {@link BROADCAST_SLOT} (required on the mode's broadcast
-   * channels, refused elsewhere) is the host's scheduler and then every other player, in order of
-   * arrival; another slot is forwarded to that player as `[source][channel][payload]`.
-   */
-  private onRouted(peer: Peer, channel: string, data: Uint8Array): void {
-    const p2p = this.p2p;
-    if (peer.stage !== 'playing' || peer.slot === undefined) {
-      this.refuse(peer, new SessionError('protocol', `game message on ${channel} before the handshake finished`));
-      return;
-    }
-    if (p2p === undefined) {
-      this.refuse(peer, new SessionError('protocol', `game message on ${channel} before the game started`));
-      return;
-    }
-    if (channel !== RELAY_CONTROL_CHANNEL && channel !== RELAY_INPUT_CHANNEL) {
-      this.refuse(peer, new SessionError('protocol', `message on ${channel}, which mode ${this.mode} does not use`));
-      return;
-    }
-    const ci = routedChannelIndex(channel, data, p2p.shape.channels);
-    if (ci < 0) {
-      this.refuse(peer, new SessionError('protocol', `bad routed message on ${channel}`));
-      return;
-    }
-    const name = p2p.shape.channels[ci]!.name;
-    const to = data[0]!;
-    if ((to === BROADCAST_SLOT) !== p2p.shape.broadcast.has(name)) {
-      this.refuse(
-        peer,
-        new SessionError(
-          'protocol',
-          to === BROADCAST_SLOT ? `broadcast on channel ${name}` : `channel ${name} must be broadcast`,
-        ),
-      );
-      return;
-    }
-    const payload = data.subarray(ROUTE_HEADER_BYTES);
-    if (to === 0 || to === BROADCAST_SLOT) p2p.routes.get(peer.slot)?.deliver(ci, payload);
-    if (to === BROADCAST_SLOT) {
-      for (const [slot, q] of this.bySlot) if (slot !== peer.slot) this.forward(q, channel, peer.slot, ci, payload);
-    } else if (to !== 0 && to !== peer.slot) {
-      const q = this.bySlot.get(to);
-      if (q !== undefined) this.forward(q, channel, peer.slot, ci, payload);
-    }
-  }
-
-  private forward(to: Peer, channel: string, from: number, ci: number, payload: Uint8Array): void {
-    if (to.stage !== 'playing' || to.conn.state === 'closed') return;
-    try {
-      to.conn.send(channel, this.framer.frameRouted(from, ci, payload));
-    } catch (e) {
-      if (!(e instanceof TransportError)) throw e;
     }
   }
 
@@ -841,14 +793,29 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
         }),
       );
     this.p2p = { scheduler, shape, routes };
-    this.runner = new LockstepRunner({
-      clock: this.clock,
-      scheduler,
-      core: this.core,
-      peers: routes,
-      onFrame: (req) => this.emitter.emit('frame', { frame: req.frame, inputs: req.inputs }),
-    });
+    this.runner = this.startRunner(scheduler, routes);
     this.emitter.emit('started', { frame: 0, roster });
+  }
+
+  /**
+   * Lockstep: the host's runner, with the finality rule's events handled (`final` events; a peer
+   * the scheduler removed is refused with `removed` and its messages no longer relayed; the end
+   * ends the game).
+   */
+  private startRunner(scheduler: FinalityScheduler, peers?: Map<number, RoutedConnection>): LockstepRunner {
+    const removed = (slot: number, frame: number) => {
+      const p = [...this.peers].find((q) => q.slot === slot && q.stage === 'playing');
+      const text = `removed at frame ${frame}: ${END_TEXT.removed}`;
+      if (p !== undefined) this.refuse(p, new SessionError('removed', text), false);
+    };
+    const fin = new LockstepFinality(scheduler, {
+      final: (frame) => this.emitter.emit('final', { frame }),
+      removed,
+      ended: (reason, frame) => this.endGame(reason, frame),
+    });
+    this.finality = fin;
+    const hooks = fin.hooks((req) => this.emitter.emit('frame', { frame: req.frame, inputs: req.inputs }));
+    return new LockstepRunner({ clock: this.clock, scheduler, core: this.core, ...(peers ? { peers } : {}), ...hooks });
   }
 
   private onClose(peer: Peer, reason: string): void {

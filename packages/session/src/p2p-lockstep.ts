@@ -1,11 +1,6 @@
-import {
-  FRAME_ADVANCE_CHANNELS,
-  FrameAdvancePeer,
-  type LockstepScheduler,
-  MESH_CHANNELS,
-  MeshPeer,
-} from '@netplay/lockstep';
+import { FRAME_ADVANCE_CHANNELS, FrameAdvancePeer, MESH_CHANNELS, MeshPeer } from '@netplay/lockstep';
 import type { ChannelSpec } from '@netplay/transport';
+import type { FinalityScheduler } from './lockstep-finality.js';
 import type { SessionMode } from './mode.js';
 
 /** The two lockstep modes whose peers talk to each other: MAMEHub's mesh and FS-UAE's frame-advance. */
@@ -17,7 +12,7 @@ export function isP2PLockstep(mode: SessionMode): mode is P2PLockstepMode {
 }
 
 /** A P2P lockstep scheduler with the host's departure rule (`MeshPeer`, `FrameAdvancePeer`). */
-export type P2PScheduler = LockstepScheduler & {
+export type P2PScheduler = FinalityScheduler & {
   /** Host: peer `id` is gone for good (nothing more will arrive from it); cut its stream for everyone. */
   removePeer(id: number, now: number): void;
 };
