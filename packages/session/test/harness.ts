@@ -19,6 +19,8 @@ export function setup(
   seed: number,
   hostOptions: Partial<Omit<NetplayHostOptions, 'clock'>> = {},
   link: { latencyMs?: number; jitterMs?: number; loss?: number } = { latencyMs: 20, jitterMs: 5, loss: 0.01 },
+  /** Timeouts of the host's connections (default: the transport's). */
+  hostTimeouts?: { disconnectMs: number },
 ) {
   const net = new SimulatedNetwork({ seed, link });
   const salt = new Prng(seed ^ 0x5a17);
@@ -30,7 +32,10 @@ export function setup(
     fps: 1000 / FRAME_MS,
     ...hostOptions,
   });
-  const listener = net.listen('host', { channels: SESSION_CHANNELS });
+  const listener = net.listen('host', {
+    channels: SESSION_CHANNELS,
+    ...(hostTimeouts ? { timeouts: hostTimeouts } : {}),
+  });
   host.listen(listener);
   const closes: SessionError[] = [];
   const join = (name: string, options: Partial<Omit<NetplayClientOptions, 'clock'>> = {}): NetplayClient => {

@@ -146,6 +146,52 @@ describe.each(['lockstep-p2p', 'frame-advance', 'lockstep-cs'] as const)('%s: a 
   });
 });
 
+describe.each(['lockstep-p2p', 'frame-advance', 'lockstep-cs'] as const)('%s: a host that loses quorum', (mode) => {
+  it('a host cut off from both clients of three ends partitioned (ended event, every client dropped); the clients end host-lost', () => {
+    const players = 3;
+    const patient = { disconnectMs: 60_000 };
+    const env = setup(
+      23,
+      { mode, players, core: new TestCore({ players, seed: SEED }) },
+      { latencyMs: 15, jitterMs: 3, loss: 0 },
+      patient,
+    );
+    const host = track(env.host);
+    const ended: { frame: number; code: string; message: string }[] = [];
+    env.host.on('ended', ({ frame, error }) => ended.push({ frame, code: error.code, message: error.message }));
+    const clients = [1, 2].map((i) => {
+      const conn = env.net.connect(`p${i}`, 'host', { channels: SESSION_CHANNELS, timeouts: patient });
+      return new NetplayClient(conn, {
+        core: new TestCore({ players, seed: SEED }),
+        content: CONTENT,
+        clock: env.net.clock,
+        nick: `p${i}`,
+        fps: 1000 / FRAME_MS,
+        randomU32: () => 0x55 + i,
+      });
+    });
+    const tracks = clients.map(track);
+    env.net.runUntil(() => clients.every((c) => c.state !== 'handshaking'), 20_000);
+    expect(clients.map((c) => c.state)).toEqual(['playing', 'playing']);
+    run(env, clients, 2000, 8);
+    env.net.cutBoth('p1', 'host');
+    env.net.cutBoth('p2', 'host');
+    run(env, clients, 9000, 9);
+    expect(ended.map((e) => e.code)).toEqual(['partitioned']);
+    expect(ended[0]!.message).toMatch(/^the game ended for the host at frame \d+: too few players/);
+    expect(ended[0]!.frame).toBe(host.final);
+    expect(env.host.peerList()).toEqual([]);
+    // The host's clients were closed (those it could still reach would read `partitioned`); cut
+    // off, each ended by its own scheduler, `host-lost`, with finals the host has too.
+    for (const [i, c] of clients.entries()) {
+      expect(c.state).toBe('closed');
+      expect(c.error?.code).toBe('host-lost');
+      expect(agreeOnFinals(host, tracks[i]!)).toBeGreaterThan(60);
+      expect(tracks[i]!.final).toBeLessThanOrEqual(host.final);
+    }
+  });
+});
+
 describe('LockstepFinality', () => {
   it('reports growing finals, every removal, and the end once; nothing after the end', () => {
     const events: import('@netplay/lockstep').LockstepEvent[] = [];
