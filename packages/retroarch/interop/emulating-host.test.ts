@@ -14,9 +14,11 @@ import { type RetroArchProcess, startClient, until, waitForPort } from './harnes
 
 let game: RetroArchGameServer | undefined;
 let client: RetroArchProcess | undefined;
+let spectator: RetroArchProcess | undefined;
 const cores: LibretroCore[] = [];
 afterEach(async () => {
   await client?.stop();
+  await spectator?.stop();
   await game?.close();
   for (const c of cores.splice(0)) c.close();
 });
@@ -57,6 +59,8 @@ it(`a real RetroArch client plays ${SECONDS} s against our emulating host: CRCs 
   const clientInput = new Map<number, number>();
   const crcs = new Map<number, number>();
   const requests: number[] = [];
+  const requestClients: number[] = [];
+  const joined = new Map<string, number>();
   let playingFrom = -1;
   game = await serveRetroArchGame({
     port,
@@ -66,9 +70,13 @@ it(`a real RetroArch client plays ${SECONDS} s against our emulating host: CRCs 
     connection: { nick: 'netplay-host' },
     onEvent: (e) => {
       if (e.type === 'crc') crcs.set(e.frame, e.crc);
-      if (e.type === 'savestateRequest') requests.push(e.frame);
+      if (e.type === 'savestateRequest') {
+        requests.push(e.frame);
+        requestClients.push(e.client);
+      }
     },
-    onConnectionEvent: (_c, e) => {
+    onConnectionEvent: (c, e) => {
+      if (e.type === 'joined') joined.set(e.nick, c.host.client);
       if (e.type === 'playing') playingFrom = e.frame;
       if (e.type === 'relay' && e.command === 3 && e.bytes.length >= 20) {
         clientInput.set(e.frame, new DataView(e.bytes.buffer, e.bytes.byteOffset).getUint32(16));
@@ -78,6 +86,9 @@ it(`a real RetroArch client plays ${SECONDS} s against our emulating host: CRCs 
   await waitForPort(port);
   client = startClient(port, { nick: 'raclient', extra: ['netplay_start_as_spectator = "false"'] }, SECONDS + 40);
   await until(() => playingFrom >= 0, 30_000, 'the client to play');
+  // A second real RetroArch joins mid-session as a spectator: SYNC's device map names the player.
+  spectator = startClient(port, { nick: 'raspec', extra: ['netplay_start_as_spectator = "true"'] }, SECONDS + 40);
+  await until(() => joined.has('raspec'), 30_000, 'the spectator to join');
   const started = Date.now();
   const until60 = game.game.frame + SECONDS * 60;
   await until(
@@ -89,14 +100,21 @@ it(`a real RetroArch client plays ${SECONDS} s against our emulating host: CRCs 
   const measured = requests.length;
   const sentBefore = game.game.stats.savestatesSent;
   desyncAt = game.game.frame + 10;
-  await until(() => requests.length > measured, 20_000, 'a savestate request after the desync on purpose');
+  await until(
+    () => requests.length > measured,
+    20_000,
+    'a savestate request after the desync on purpose (the player, the spectator or both)',
+  );
   await until(() => game !== undefined && game.game.stats.savestatesSent > sentBefore, 5_000, 'the savestate');
   const recovered = requests.length;
   const calm = game.game.frame + 240;
   await until(() => game !== undefined && game.game.frame >= calm, 20_000, '4 more CRCs');
   const log = client.log();
+  const spectatorLog = spectator.log();
   await client.stop();
   client = undefined;
+  await spectator.stop();
+  spectator = undefined;
 
   // Offline replay of the inputs on a second instance, from the host's power-on state.
   const replay = loadNestopia();
@@ -125,11 +143,15 @@ it(`a real RetroArch client plays ${SECONDS} s against our emulating host: CRCs 
   console.log(
     `emulating host: ${game.game.stats.frames} frames in ${seconds.toFixed(1)} s of play, ${crcs.size} CRCs sent, ` +
       `${agree}/${replayed} equal to the offline replay, ${requests.length} savestate requests from the RetroArch client ` +
-      `(= CRC mismatches it saw); desync on purpose at ${desyncAt}: requests at [${requests.join(', ')}], ` +
+      `(= CRC mismatches they saw); desync on purpose at ${desyncAt}: requests at [${requests.join(', ')}] from clients [${requestClients.join(', ')}] ` +
+      `(player ${joined.get('raclient')}, spectator ${joined.get('raspec')}), ` +
       `${game.game.stats.savestatesSent} savestates sent in all, ${requests.length - recovered} requests after recovery`,
   );
   expect(log).toMatch(/\[Netplay\] You have joined as player 2/);
   expect(log).not.toMatch(/\[ERROR\] \[Netplay\]/);
+  expect(spectatorLog).toMatch(/\[Netplay\] Connected to: "netplay-host"/);
+  for (const c of requestClients) expect([joined.get('raclient'), joined.get('raspec')]).toContain(c);
+  expect(spectatorLog).not.toMatch(/\[ERROR\] \[Netplay\]/);
   expect(agree).toBe(replayed);
   expect(replayed).toBeGreaterThanOrEqual(SECONDS - 2);
   expect(measured).toBe(0);
