@@ -359,7 +359,7 @@ export class ClientServerServer implements LockstepScheduler, StatefulScheduler 
     if (lost && live.hasQuorum(now, true, this.id, lost.id)) this.expel(lost.id, now);
     if (live.hasQuorum(now, true, this.id)) live.noQuorumSince = -1;
     else if (live.noQuorumSince < 0) live.noQuorumSince = now;
-    else if (now - live.noQuorumSince >= live.disconnectMs) live.end('partitioned', this.next - 1, now);
+    else if (now >= live.noQuorumSince + live.disconnectMs) live.end('partitioned', this.next - 1, now);
     live.checked(now);
   }
 

@@ -177,16 +177,26 @@ export class Liveness {
     }
   }
 
-  /** How long `w` has been stalled: waited on without progress (0 when not waited on). */
-  stalledMs(w: Watch, now: number): number {
-    if (w.waitingSince < 0) return 0;
+  /** Whether the due frame has been blocked `disconnectMs + slackMs` at `now` (see {@link stalledOrSilent}). */
+  frozenTooLong(now: number): boolean {
+    return this.blockedSince >= 0 && now >= this.blockedSince + this.disconnectMs + this.slackMs;
+  }
+
+  /**
+   * Whether `w` has been stalled (waited on without progress) or silent for `ms` at `now`. Written
+   * as `now >= since + ms`, the sum {@link nextCheckAt} wakes at: `now - since >= ms` can be false
+   * at that very time with fractional-ms clocks (a threshold skipped until the next wake).
+   */
+  stalledOrSilent(w: Watch, now: number, ms: number): boolean {
+    if (now >= w.heardAt + ms) return true;
+    if (w.waitingSince < 0) return false;
     // biome-ignore lint/complexity/useMathMinMax: Math.max would turn whole-ms times into heap numbers
-    return now - (w.waitingSince > w.progressAt ? w.waitingSince : w.progressAt);
+    return now >= (w.waitingSince > w.progressAt ? w.waitingSince : w.progressAt) + ms;
   }
 
   /** Whether `w` is in this peer's group: heard within `interruptMs` and not stalled that long. */
   inGroup(w: Watch, now: number): boolean {
-    return now - w.heardAt < this.interruptMs && this.stalledMs(w, now) < this.interruptMs;
+    return !this.stalledOrSilent(w, now, this.interruptMs);
   }
 
   /**
@@ -213,7 +223,7 @@ export class Liveness {
       const w = this.list[i]!;
       if (w.progressAt < 0) w.progressAt = now;
       if (w.heardAt < 0) w.heardAt = now;
-      if (!w.interrupted && (this.stalledMs(w, now) >= this.interruptMs || now - w.heardAt >= this.interruptMs)) {
+      if (!w.interrupted && this.stalledOrSilent(w, now, this.interruptMs)) {
         w.interrupted = true;
         this.emit({ type: 'interrupted', peer: w.id, at: now });
       }
@@ -224,7 +234,7 @@ export class Liveness {
   lost(now: number): Watch | undefined {
     for (let i = 0; i < this.list.length; i++) {
       const w = this.list[i]!;
-      if (this.stalledMs(w, now) >= this.disconnectMs || now - w.heardAt >= this.disconnectMs) return w;
+      if (this.stalledOrSilent(w, now, this.disconnectMs)) return w;
     }
     return undefined;
   }
@@ -235,7 +245,7 @@ export class Liveness {
     for (let i = 0; i < this.list.length; i++) {
       const w = this.list[i]!;
       const waited = w.waitingSince >= 0;
-      // biome-ignore lint/complexity/useMathMinMax: as in stalledMs
+      // biome-ignore lint/complexity/useMathMinMax: as in stalledOrSilent
       const base = waited ? (w.waitingSince > w.progressAt ? w.waitingSince : w.progressAt) : w.heardAt;
       if (base < 0) continue;
       at = after(now, at, base + this.interruptMs);
@@ -258,7 +268,7 @@ export class Liveness {
   /** When the driver should wake the scheduler for its next check (Infinity: never). */
   wakeAt(now: number): number {
     if (!this.enabled || this.ended !== undefined) return Infinity;
-    // biome-ignore lint/complexity/useMathMinMax: as in stalledMs
+    // biome-ignore lint/complexity/useMathMinMax: as in stalledOrSilent
     return this.due > now ? this.due : now;
   }
 
@@ -314,16 +324,12 @@ function verdict(live: Liveness, now: number, selfId: number, hostId: number, fi
     }
     if (live.hasQuorum(now, true, hostId)) live.noQuorumSince = -1;
     else if (live.noQuorumSince < 0) live.noQuorumSince = now;
-    else if (now - live.noQuorumSince >= live.disconnectMs) live.end('partitioned', finalFrame, now);
-    if (live.blockedSince >= 0 && now - live.blockedSince >= live.disconnectMs + live.slackMs)
-      live.end('partitioned', finalFrame, now);
+    else if (now >= live.noQuorumSince + live.disconnectMs) live.end('partitioned', finalFrame, now);
+    if (live.frozenTooLong(now)) live.end('partitioned', finalFrame, now);
     return -1;
   }
   const h = live.get(hostId);
-  if (
-    (h && (live.stalledMs(h, now) >= live.disconnectMs || now - h.heardAt >= live.disconnectMs)) ||
-    (live.blockedSince >= 0 && now - live.blockedSince >= live.disconnectMs + live.slackMs)
-  )
+  if ((h && live.stalledOrSilent(h, now, live.disconnectMs)) || live.frozenTooLong(now))
     live.end('host-lost', finalFrame, now);
   return -1;
 }
