@@ -150,6 +150,21 @@ describe('RetroArchEmulatingHost with a sans-I/O client', () => {
     expect(a).toEqual(b);
   });
 
+  it('a player that leaves no longer holds the host: frames run on without its input, the seat is free again', () => {
+    const { game, client, conn, pump } = setup(0);
+    client.start(0);
+    pump();
+    client.play();
+    pump();
+    expect(game.playerClient).toBe(1);
+    expect(game.runUntil(50)).toBe(3);
+    expect(game.runUntil(50)).toBe(0); // waits for the player
+    conn.connectionClosed();
+    expect(game.playerClient).toBeUndefined();
+    expect(game.runUntil(50)).toBe(47);
+    expect(game.hostOptions().canPlay?.()).toBe(true);
+  });
+
   it('REQUEST_SAVESTATE: a fresh LOAD_SAVESTATE at the next frame, before its input', () => {
     const { game, client, pump, order } = setup(0);
     client.start(0);
