@@ -13,14 +13,6 @@ export class FinalStates {
     readonly name: string,
   ) {}
 
-  private buffer = new Uint8Array(0);
-
-  /** A reused buffer of at least `bytes` bytes (for {@link sampleFinal}). */
-  scratch(bytes: number): Uint8Array {
-    if (this.buffer.length < bytes) this.buffer = new Uint8Array(bytes);
-    return this.buffer;
-  }
-
   /** Records frames `last + 1 .. upTo` whose states `stateOf` still holds. */
   record(upTo: number, stateOf: (frame: number) => Uint8Array | undefined): void {
     for (let f = this.last + 1; f <= upTo; f++) {
@@ -31,20 +23,63 @@ export class FinalStates {
   }
 }
 
+/** What {@link LockstepFinals} reads of a core: its frame counter and its state. */
+export interface HashableCore {
+  readonly frame: number;
+  readonly stateBytes: number;
+  saveInto(target: Uint8Array): number;
+}
+
 /**
- * Records the state of the frame `core` is at, if not recorded yet: for lockstep, whose frames are
- * final as soon as they run, sampled once per display frame. Hashes exactly the bytes `saveInto`
- * wrote (into a buffer kept per finals).
+ * Lockstep finals: the state after each frame is hashed when the frame runs (the session's `frame`
+ * event, under the core's frame counter as the finals files key it) and held back until the session
+ * reports the frame final (its `final` event). A P2P lockstep client's frames become final only once
+ * the host has run them too, so a client cut off mid-game never records a frame the host ran
+ * differently; frames still pending when the game ends are not final and are never recorded.
+ * Feed it `host.on('frame', ({ frame }) => f.ran(frame))` and `host.on('final', ({ frame }) =>
+ * f.final(frame))` (likewise on a client).
  */
-export function sampleFinal(
-  finals: FinalStates,
-  core: { readonly frame: number; readonly stateBytes: number; saveInto(target: Uint8Array): number },
-): void {
-  const f = core.frame;
-  if (finals.hashes.has(f)) return;
-  const buffer = finals.scratch(core.stateBytes);
-  finals.hashes.set(f, crc32(buffer.subarray(0, core.saveInto(buffer))));
-  if (f > finals.last) finals.last = f;
+export class LockstepFinals {
+  /** Hashes by scheduler frame: [the core's frame counter, CRC-32 of the state]. */
+  private readonly pending = new Map<number, readonly [number, number]>();
+  private readonly buffer: Uint8Array;
+  private finalUpTo = -1;
+
+  constructor(
+    readonly finals: FinalStates,
+    private readonly core: HashableCore,
+  ) {
+    this.buffer = new Uint8Array(core.stateBytes);
+  }
+
+  /** Scheduler frame `frame` just ran on the core. */
+  ran(frame: number): void {
+    const crc = crc32(this.buffer.subarray(0, this.core.saveInto(this.buffer)));
+    const at = this.core.frame;
+    if (frame <= this.finalUpTo) this.commit(at, crc);
+    else this.pending.set(frame, [at, crc]);
+  }
+
+  /** Scheduler frames up to `upTo` are final. */
+  final(upTo: number): void {
+    if (upTo <= this.finalUpTo) return;
+    this.finalUpTo = upTo;
+    for (const [frame, [at, crc]] of this.pending) {
+      if (frame > upTo) continue;
+      this.commit(at, crc);
+      this.pending.delete(frame);
+    }
+  }
+
+  /** Frames that ran but are not final (yet). */
+  get pendingFrames(): number {
+    return this.pending.size;
+  }
+
+  private commit(at: number, crc: number): void {
+    this.finals.hashes.set(at, crc);
+    if (at > this.finals.last) this.finals.last = at;
+  }
 }
 
 /** The first line of a finals file (see {@link formatFinals}): its format and version. */

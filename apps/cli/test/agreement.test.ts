@@ -1,6 +1,6 @@
 import { fc, test } from '@fast-check/vitest';
-import { describe, expect } from 'vitest';
-import { checkAgreement, FinalStates } from '../src/agreement.js';
+import { describe, expect, it } from 'vitest';
+import { checkAgreement, FinalStates, LockstepFinals } from '../src/agreement.js';
 
 function peer(name: string, hashes: Map<number, number>): FinalStates {
   const p = new FinalStates(name);
@@ -42,5 +42,44 @@ describe('checkAgreement', () => {
   test.prop([histories])('a peer with no final frame means no agreement', (history) => {
     const a = checkAgreement([peer('a', new Map(history.map((h, i) => [i, h]))), peer('b', new Map())]);
     expect(a.agree).toBe(false);
+  });
+});
+
+describe('LockstepFinals', () => {
+  /** A core whose state is its frame counter, advanced by hand. */
+  function counterCore() {
+    const core = {
+      frame: 0,
+      stateBytes: 4,
+      saveInto(target: Uint8Array): number {
+        new DataView(target.buffer, target.byteOffset, 4).setUint32(0, core.frame);
+        return 4;
+      },
+    };
+    return core;
+  }
+
+  it('records a frame only once it is final; frames never final are never recorded', () => {
+    const core = counterCore();
+    const finals = new FinalStates('p');
+    const rec = new LockstepFinals(finals, core);
+    for (let f = 0; f < 10; f++) {
+      core.frame = f + 1;
+      rec.ran(f);
+    }
+    expect(finals.hashes.size).toBe(0);
+    expect(rec.pendingFrames).toBe(10);
+    rec.final(5);
+    expect([...finals.hashes.keys()].sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(finals.last).toBe(6);
+    expect(rec.pendingFrames).toBe(4);
+    rec.final(3); // never backwards
+    expect(rec.pendingFrames).toBe(4);
+    // A frame that runs at or below the final frame already known is final at once.
+    core.frame = 99;
+    rec.ran(4);
+    expect(finals.hashes.has(99)).toBe(true);
+    // Frames 6..9 never become final: they are not recorded.
+    expect(finals.hashes.has(10)).toBe(false);
   });
 });

@@ -1,10 +1,9 @@
 import { parseArgs } from 'node:util';
-import { crc32 } from '@netplay/protocol';
 import { NetplayClient, NetplayHost, SESSION_MODES, type SessionMode } from '@netplay/session';
 import type { Core } from '@netplay/state';
 import { type Clock, Prng, systemClock } from '@netplay/transport';
 import { UdpRelay } from '@netplay/transport-udp/relay';
-import { type Agreement, checkAgreement, FinalStates, formatAgreement } from '../agreement.js';
+import { type Agreement, checkAgreement, FinalStates, formatAgreement, LockstepFinals } from '../agreement.js';
 import { choiceOption, intOption, numberOption, usageErrors } from '../args.js';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import { type Game, type GameSpec, openGame } from '../game.js';
@@ -165,8 +164,8 @@ export async function runDemo(options: DemoOptions, io: CliIo, deps: DemoDeps = 
     }
     closers.push(() => host.close('closed: the demo is over'));
     const finals: FinalStates[] = [new FinalStates('host')];
-    // Lockstep: the host's `frame` event fires after each frame ran on its core.
-    closers.push(host.on('frame', everyFrame(finals[0]!, hostCore)));
+    // Lockstep: the host's `frame` event fires after each frame ran on its core; `final` once it is final.
+    closers.push(...everyFinalFrame(host, finals[0]!, hostCore));
     const bound = await listenSession('udp', '127.0.0.1', 0, clock);
     sockets.push(() => bound.listener.close('closed: the demo is over'));
     host.listen(bound.listener);
@@ -197,7 +196,7 @@ export async function runDemo(options: DemoOptions, io: CliIo, deps: DemoDeps = 
       closers.push(() => client.close('closed: the demo is over'));
       const peerFinals = new FinalStates(nick);
       finals.push(peerFinals);
-      closers.push(client.on('frame', everyFrame(peerFinals, core)));
+      closers.push(...everyFinalFrame(client, peerFinals, core));
       // The host only starts once every player slot is filled: tick it while the guest joins.
       const timer = setInterval(() => host.tick(idle), FRAME_MS);
       try {
@@ -286,18 +285,17 @@ export async function runDemo(options: DemoOptions, io: CliIo, deps: DemoDeps = 
 }
 
 /**
- * A `frame` event handler (lockstep modes: fired after each frame ran on the core) that records
- * the CRC-32 of the core's state under its frame counter, as `sampleFinal` and the finals files
- * key it, into one reused buffer.
+ * Lockstep modes: records the CRC-32 of the core's state after each frame (the session's `frame`
+ * event, keyed by the core's frame counter as the finals files key it) once the session reports that
+ * frame final (`final`: a P2P client's frames wait for the host's progress). Returns the unsubscribes.
  */
-function everyFrame(finals: FinalStates, core: Core): () => void {
-  const state = new Uint8Array(core.stateBytes);
-  return () => {
-    const n = core.saveInto(state);
-    const f = core.frame;
-    finals.hashes.set(f, crc32(state.subarray(0, n)));
-    if (f > finals.last) finals.last = f;
-  };
+function everyFinalFrame(peer: NetplayHost | NetplayClient, finals: FinalStates, core: Core): Array<() => void> {
+  const recorder = new LockstepFinals(finals, core);
+  const ran = ({ frame }: { readonly frame: number }) => recorder.ran(frame);
+  const final = ({ frame }: { readonly frame: number }) => recorder.final(frame);
+  return peer instanceof NetplayHost
+    ? [peer.on('frame', ran), peer.on('final', final)]
+    : [peer.on('frame', ran), peer.on('final', final)];
 }
 
 /** A seeded u32 source (the host's salts and lockstep-cs magic, frame-advance's event-order seed): reproducible runs. */

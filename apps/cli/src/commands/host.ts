@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { NetplayHost, SESSION_MODES, type SessionError, type SessionMode } from '@netplay/session';
 import { type Clock, systemClock } from '@netplay/transport';
-import { FinalStates, formatFinals, sampleFinal, writeFinalsFile } from '../agreement.js';
+import { FinalStates, formatFinals, LockstepFinals, writeFinalsFile } from '../agreement.js';
 import { choiceOption, intOption, numberOption, usageErrors } from '../args.js';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import { openGame } from '../game.js';
@@ -125,6 +125,10 @@ export async function hostCommand(argv: string[], io: CliIo, deps: HostDeps = {}
     throw e;
   }
   const finals = new FinalStates(host.nick);
+  // Lockstep: a frame's state is recorded when it runs and kept once the session says it is final.
+  const lockstepFinals = new LockstepFinals(finals, core);
+  host.on('frame', ({ frame }) => lockstepFinals.ran(frame));
+  host.on('final', ({ frame }) => lockstepFinals.final(frame));
   const input = inputSource(
     values.bot ? { bot: game.bot(1) } : deps.stdin ? { stdin: deps.stdin } : {},
     clock,
@@ -176,7 +180,6 @@ export async function hostCommand(argv: string[], io: CliIo, deps: HostDeps = {}
       const d = host.driver;
       if (s !== undefined && d !== undefined)
         finals.record(Math.min(s.confirmedFrame, s.currentFrame), (f) => d.stateOf(f));
-      else if (host.lockstep !== undefined) sampleFinal(finals, core);
       display.frame(now);
       return true;
     });

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { NetplayClient, type SessionError } from '@netplay/session';
 import { type Clock, systemClock } from '@netplay/transport';
-import { FinalStates, formatFinals, sampleFinal, writeFinalsFile } from '../agreement.js';
+import { FinalStates, formatFinals, LockstepFinals, writeFinalsFile } from '../agreement.js';
 import { choiceOption, intOption, numberOption, usageErrors } from '../args.js';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import { type Game, openGame } from '../game.js';
@@ -131,6 +131,10 @@ async function play(
   const role = info.slot === undefined ? 'a spectator' : `P${info.slot + 1}`;
   io.out(`joined ${address}:${port} as ${info.nick} (${role}), ${info.mode}, host ${info.hostNick}\n`);
   const finals = new FinalStates(info.nick);
+  // Lockstep: a frame's state is recorded when it runs and kept once the session says it is final.
+  const lockstepFinals = new LockstepFinals(finals, core);
+  client.on('frame', ({ frame }) => lockstepFinals.ran(frame));
+  client.on('final', ({ frame }) => lockstepFinals.final(frame));
   const input = inputSource(
     info.slot === undefined
       ? {}
@@ -167,8 +171,7 @@ async function play(
       client.tick(input.next(now));
       const d = client.driver;
       const s = client.rollback;
-      if (client.lockstep !== undefined) sampleFinal(finals, core);
-      else if (d !== undefined) {
+      if (client.lockstep === undefined && d !== undefined) {
         if (s !== undefined) finals.record(Math.min(s.confirmedFrame, s.currentFrame), (f) => d.stateOf(f));
         else if (client.frame !== undefined) finals.record(client.frame, (f) => d.stateOf(f));
       }
