@@ -45,7 +45,7 @@ describe('netplay host / join in-process', () => {
     const b = join_(port, ['--bot', '--seconds', '2.5', '--nick', 'sam', '--players', '3']);
     expect(await a.done).toBe(ExitCode.Ok);
     expect(await b.done).toBe(ExitCode.Ok);
-    expect(await host.done).toBe(ExitCode.Ok);
+    expect(await host.done, `${host.io.stdout.join('')}${host.io.stderr.join('')}`).toBe(ExitCode.Ok);
     const joined = `${a.io.stdout.join('')}${b.io.stdout.join('')}`;
     expect(joined).toMatch(/as sam \(P[23]\)/);
     expect(joined).toMatch(/as sam \(2\) \(P[23]\)/);
