@@ -1,8 +1,10 @@
 // The netplay command on a real core, as real processes: synctest, and host + join over UDP on
 // loopback in rollback and lockstep-cs with Nestopia and efp.nes, comparing their --finals files.
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/exit-codes.js';
 import { spawnCli } from '../child.js';
@@ -47,6 +49,19 @@ describe('netplay synctest --core', () => {
     expect(run.stderr()).toMatch(/libretro-nosuchcore/);
     expect(run.stderr()).toMatch(/\.ci\/setup-libretro\.sh/);
   }, 30_000);
+
+  it('a core that aborts on load: exit BadCore (core-crashed, the signal named), not a dead netplay', async () => {
+    // The fake core of @netplay/core-libretro's tests, built with -DABORT_ON_LOAD by the system C compiler.
+    const source = fileURLToPath(
+      new URL('../../../../packages/core-libretro/test/fixtures/fake-core.c', import.meta.url),
+    );
+    const so = join(dir, 'abort_libretro.so');
+    execFileSync('cc', ['-shared', '-fPIC', '-O1', '-DABORT_ON_LOAD', '-o', so, source], { stdio: 'pipe' });
+    const run = spawnCli(['synctest', '--core', so, '--rom', EFP, '--frames', '60']);
+    expect(await run.exit, `${run.stdout()}\n${run.stderr()}`).toBe(ExitCode.BadCore);
+    expect(run.stderr()).toMatch(/core-crashed/);
+    expect(run.stderr()).toMatch(/SIGABRT/);
+  }, 60_000);
 
   it('a file that is not a libretro core is exit BadCore; a ROM the core refuses is exit BadRom', async () => {
     const fake = join(dir, 'fake_libretro.so');
