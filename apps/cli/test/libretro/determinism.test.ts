@@ -45,7 +45,7 @@ function crcOfCore(core: LibretroCore, buf: Uint8Array): number {
 }
 
 /** Sets up host + clients on one simulated network; every core is its own Nestopia. */
-function setup(mode: SessionMode, players: number, seed: number, link: Link, delay: number) {
+function setup(mode: SessionMode, players: number, seed: number, link: Link, delay: number, ahead: number) {
   const net = new SimulatedNetwork({ seed, link });
   const cores: LibretroCore[] = [];
   const nestopia = (start?: Uint8Array) => {
@@ -68,10 +68,17 @@ function setup(mode: SessionMode, players: number, seed: number, link: Link, del
   host.listen(net.listen('host', { channels: SESSION_CHANNELS }));
   const clients: NetplayClient[] = [];
   for (let i = 1; i < players; i++) {
+    // The client's own Nestopia has run `ahead` frames of its own before joining: SYNC's host
+    // state, loaded before frame 0, must replace all of it.
+    const core = nestopia();
+    for (let f = 0; f < ahead; f++) {
+      core.setInput(0, pad(generatedMask(seed ^ 0x77, i, f)));
+      core.advance();
+    }
     const conn = net.connect(`p${i}`, 'host', { channels: SESSION_CHANNELS });
     clients.push(
       new NetplayClient(conn, {
-        core: nestopia(),
+        core,
         content: CONTENT,
         clock: net.clock,
         nick: `p${i}`,
@@ -160,14 +167,20 @@ describe.each(['rollback', 'lockstep-cs', 'lockstep-p2p', 'frame-advance'] as co
   'Nestopia under %s over the simulated network',
   (mode) => {
     test.prop(
-      [fc.integer({ min: 1, max: 2 ** 30 }), fc.integer({ min: 2, max: 4 }), linkArb, fc.integer({ min: 0, max: 2 })],
+      [
+        fc.integer({ min: 1, max: 2 ** 30 }),
+        fc.integer({ min: 2, max: 4 }),
+        linkArb,
+        fc.integer({ min: 0, max: 2 }),
+        fc.integer({ min: 0, max: 30 }),
+      ],
       // No shrinking (a Nestopia run takes seconds): the failing seed is printed.
       { numRuns: 5, endOnFailure: true },
     )(
       'every final frame of every peer equals an offline replay of the generated inputs',
-      (seed, players, link, delay) => {
+      (seed, players, link, delay, ahead) => {
         const rollback = mode === 'rollback';
-        const env = setup(mode, players, seed, link, delay);
+        const env = setup(mode, players, seed, link, delay, ahead);
         try {
           const { net, host, hostCore, clients } = env;
           const peers: Peer[] = [makePeer(host, hostCore, 0, rollback, seed, delay)];
