@@ -93,7 +93,7 @@ function setup(mode: SessionMode, players: number, seed: number, link: Link, del
 function makePeer(
   peer: NetplayHost | NetplayClient,
   core: LibretroCore,
-  slot: number,
+  slotOf: () => number,
   rollback: boolean,
   seed: number,
   delay: number,
@@ -110,7 +110,9 @@ function makePeer(
       inputs[core.frame - 1] = frameInputs.slice();
     });
   return {
-    slot,
+    get slot() {
+      return slotOf();
+    },
     core,
     finals,
     inputs,
@@ -118,7 +120,7 @@ function makePeer(
       const s = peer.rollback;
       // Rollback: the input of frame F is the generated input of index F (added for current + delay).
       const at = rollback ? (s === undefined ? -1 : s.currentFrame + delay) : index;
-      peer.tick(pad(at < 0 ? 0 : generatedMask(seed, slot, at), input));
+      peer.tick(pad(at < 0 ? 0 : generatedMask(seed, slotOf(), at), input));
     },
     record() {
       const s = peer.rollback;
@@ -183,12 +185,14 @@ describe.each(['rollback', 'lockstep-cs', 'lockstep-p2p', 'frame-advance'] as co
         const env = setup(mode, players, seed, link, delay, ahead);
         try {
           const { net, host, hostCore, clients } = env;
-          const peers: Peer[] = [makePeer(host, hostCore, 0, rollback, seed, delay)];
+          // Tracked from before the handshake: a lockstep runner may run frames on its own timer
+          // as soon as its peer is in.
+          const peers: Peer[] = [
+            makePeer(host, hostCore, () => 0, rollback, seed, delay),
+            ...clients.map((c) => makePeer(c, c.core as LibretroCore, () => c.info?.slot ?? -1, rollback, seed, delay)),
+          ];
           net.runUntil(() => clients.every((c) => c.state !== 'handshaking'), 20_000);
-          for (const c of clients) {
-            expect(c.state).toBe('playing');
-            peers.push(makePeer(c, c.core as LibretroCore, c.info!.slot!, rollback, seed, delay));
-          }
+          for (const c of clients) expect(c.state).toBe('playing');
           let ticks = 0;
           for (let t = 0; t < RUN_MS; t += FRAME_MS, ticks++) {
             for (const p of peers) p.tick(ticks);
