@@ -4,8 +4,8 @@ import type { SendFn } from './channels.js';
 /** What a session exposes to the adapter. */
 export interface SessionEndpoint {
   receive(peer: string, channel: string, data: Uint8Array): void;
-  /** Optional: told when a peer's connection closes. */
-  disconnectPeer?(peer: string): void;
+  /** Optional: told when a peer's connection closes (`left`: the peer closed it itself). */
+  disconnectPeer?(peer: string, how?: 'left' | 'lost'): void;
 }
 
 /**
@@ -39,9 +39,9 @@ export class ConnectionSet {
   bind(peer: string, connection: Connection, session: SessionEndpoint): Unsubscribe {
     this.conns.set(peer, connection);
     const offMessage = connection.on('message', ({ channel, data }) => session.receive(peer, channel, data));
-    const offClose = connection.on('close', () => {
+    const offClose = connection.on('close', ({ code }) => {
       if (this.conns.get(peer) === connection) this.conns.delete(peer);
-      session.disconnectPeer?.(peer);
+      session.disconnectPeer?.(peer, code === 'remote' ? 'left' : 'lost');
     });
     return () => {
       offMessage();

@@ -417,11 +417,15 @@ export class P2PSession implements EventSource<SessionEventMap> {
    * The link to `peer` is gone (the transport closed). On the host, a player's departure is
    * decided at the frame after its last input the host holds, and broadcast; the other peers
    * wait for that decision. A spectator is simply dropped.
+   * @param how `left`: the peer closed its link itself (a clean close it announced), so it no
+   *   longer counts toward quorum (README, "Finality and partitions"); `lost` (default): a timeout
+   *   or a broken link, which may be a partition.
    */
-  disconnectPeer(peer: string): void {
+  disconnectPeer(peer: string, how: 'left' | 'lost' = 'lost'): void {
     if (this.spectators.remove(peer) || this.finality.endReason !== undefined) return;
     const r = this.peers.byPeer.get(peer);
     if (r === undefined || !r.connected) return;
+    if (how === 'left') r.leftVoluntarily = true;
     // It may still hear us (a one-sided timeout): it drops us too, at once, instead of waiting
     // for its own timeout (so a host that came back from a pause removes this peer without delay).
     // The host says LEAVE instead, once the removal is agreed.

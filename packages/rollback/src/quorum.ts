@@ -44,7 +44,9 @@ export class Quorum {
       if (this.role.isHost && without === undefined) host = true;
     }
     for (const r of this.peers.list) {
-      if (!this.member(r.player)) continue;
+      // A player that left on its own is out of the membership already, whatever the frame its
+      // leave is decided at: two players closing at once must not leave the host without quorum.
+      if (!this.member(r.player) || r.leftVoluntarily) continue;
       members++;
       if (r === without || !this.inGroup(r, reachable)) continue;
       group++;

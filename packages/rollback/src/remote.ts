@@ -9,6 +9,11 @@ export const TIME_SAMPLES = 16;
  */
 export class Remote {
   connected = true;
+  /**
+   * It left on its own (it closed its link: `disconnectPeer(peer, 'left')`): it no longer counts
+   * in the membership for quorum, since a peer that stopped playing cannot form a rival group.
+   */
+  leftVoluntarily = false;
   synchronized = false;
   interrupted = false;
   lastHeard: number;

@@ -339,7 +339,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
     });
     peer.offs.push(
       conn.on('message', ({ channel, data }) => this.onMessage(peer, channel, data)),
-      conn.on('close', ({ reason }) => this.onClose(peer, reason)),
+      conn.on('close', ({ code, reason }) => this.onClose(peer, reason, code === 'remote')),
     );
     if (conn.state === 'closed') this.onClose(peer, 'closed before the handshake');
   }
@@ -712,8 +712,8 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
   }
 
   /** Tells the scheduler an admitted peer is gone. */
-  private forget(peer: Peer, nick: string): void {
-    this.session?.disconnectPeer(nick);
+  private forget(peer: Peer, nick: string, voluntary = false): void {
+    this.session?.disconnectPeer(nick, voluntary ? 'left' : 'lost');
     if (this.mode !== 'lockstep-cs' && !this.started && !peer.spectate) {
       const wait = encodeWait({ joined: this.bySlot.size + 1, players: this.players });
       for (const p of this.bySlot.values()) this.sendTo(p, wait);
@@ -818,14 +818,15 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
     return new LockstepRunner({ clock: this.clock, scheduler, core: this.core, ...(peers ? { peers } : {}), ...hooks });
   }
 
-  private onClose(peer: Peer, reason: string): void {
+  /** `voluntary`: the peer closed the connection itself (close code `remote`), not a timeout. */
+  private onClose(peer: Peer, reason: string, voluntary = false): void {
     for (const off of peer.offs) off();
     if (peer.stage === 'closed' || !this.peers.has(peer)) return;
     const admitted = peer.stage === 'playing' || peer.stage === 'spectating';
     const nick = peer.nick;
     this.drop(peer);
     if (admitted && nick !== undefined) {
-      this.forget(peer, nick);
+      this.forget(peer, nick, voluntary);
       this.emitter.emit('peer-left', { nick, slot: peer.slot, reason });
     }
   }

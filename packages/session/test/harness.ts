@@ -1,6 +1,6 @@
 import { hash64 } from '@netplay/state';
 import { TestCore } from '@netplay/state/testing';
-import { Prng, SimulatedNetwork } from '@netplay/transport';
+import { Prng, SimulatedNetwork, type Timeouts } from '@netplay/transport';
 import {
   type ContentInfo,
   NetplayClient,
@@ -38,8 +38,13 @@ export function setup(
   });
   host.listen(listener);
   const closes: SessionError[] = [];
-  const join = (name: string, options: Partial<Omit<NetplayClientOptions, 'clock'>> = {}): NetplayClient => {
-    const conn = net.connect(name, 'host', { channels: SESSION_CHANNELS });
+  const join = (
+    name: string,
+    options: Partial<Omit<NetplayClientOptions, 'clock'>> = {},
+    /** The client end's transport timeouts (default: the transport's). */
+    timeouts?: Partial<Timeouts>,
+  ): NetplayClient => {
+    const conn = net.connect(name, 'host', { channels: SESSION_CHANNELS, ...(timeouts ? { timeouts } : {}) });
     const client = new NetplayClient(conn, {
       core: new TestCore({ players: 2, seed: 7 }),
       content: CONTENT,
