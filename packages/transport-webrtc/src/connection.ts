@@ -11,6 +11,7 @@ import type {
 } from '@netplay/transport';
 import {
   channelSignature,
+  checkSend,
   decodeCloseReason,
   Emitter,
   encodeCloseReason,
@@ -185,13 +186,7 @@ export class WebRtcConnection implements Connection {
   }
 
   send(channel: string, data: Uint8Array): void {
-    if (this.currentState === 'closed') throw new TransportError('closed', 'the connection is closed');
-    const chan = this.byName.get(channel);
-    if (!chan) throw new TransportError('unknown-channel', `no channel named "${channel}"`);
-    const max = chan.reliable ? this.currentLimits.maxMessageBytes : this.currentLimits.maxUnreliableBytes;
-    if (data.length > max) {
-      throw new TransportError('too-large', `${data.length} bytes exceed the ${chan.spec.kind} limit of ${max}`);
-    }
+    const chan = checkSend(this.currentState, this.byName, channel, data.length, this.currentLimits);
     if (this.currentState === 'connecting') {
       this.outbox.queue(chan, data);
       return;

@@ -12,6 +12,7 @@ import type {
 } from '@netplay/transport';
 import {
   channelSignature,
+  checkSend,
   Emitter,
   MutableConnectionStats,
   RttEstimator,
@@ -181,13 +182,7 @@ export class WsConnection implements Connection {
   }
 
   send(channel: string, data: Uint8Array): void {
-    if (this.currentState === 'closed') throw new TransportError('closed', 'the connection is closed');
-    const ch = this.byName.get(channel);
-    if (!ch) throw new TransportError('unknown-channel', `no channel named "${channel}"`);
-    const max = ch.reliable ? this.currentLimits.maxMessageBytes : this.currentLimits.maxUnreliableBytes;
-    if (data.length > max) {
-      throw new TransportError('too-large', `${data.length} bytes exceed the ${ch.spec.kind} limit of ${max}`);
-    }
+    const ch = checkSend(this.currentState, this.byName, channel, data.length, this.currentLimits);
     if (this.currentState === 'connecting') {
       if (this.connectingBytes + data.length > this.opts.maxBufferedBytes) {
         throw new TransportError('limit', `more than ${this.opts.maxBufferedBytes} bytes queued before open`);

@@ -1,6 +1,26 @@
-import type { ChannelSpec } from './contract.js';
+import type { ChannelSpec, ConnectionLimits, ConnectionState } from './contract.js';
 import { MAX_CLOSE_REASON_BYTES } from './contract.js';
 import { TransportError } from './errors.js';
+
+/**
+ * The checks every `Connection.send` makes first, as the contract words them: throws
+ * `TransportError` `closed` after close, `unknown-channel` for a name not in `byName`, `too-large`
+ * past the channel kind's limit; returns the channel's state otherwise. Allocates nothing.
+ */
+export function checkSend<C extends { readonly spec: ChannelSpec }>(
+  state: ConnectionState,
+  byName: ReadonlyMap<string, C>,
+  channel: string,
+  bytes: number,
+  limits: ConnectionLimits,
+): C {
+  if (state === 'closed') throw new TransportError('closed', 'the connection is closed');
+  const ch = byName.get(channel);
+  if (!ch) throw new TransportError('unknown-channel', `no channel named "${channel}"`);
+  const max = ch.spec.kind === 'reliable' ? limits.maxMessageBytes : limits.maxUnreliableBytes;
+  if (bytes > max) throw new TransportError('too-large', `${bytes} bytes exceed the ${ch.spec.kind} limit of ${max}`);
+  return ch;
+}
 
 /** Most channels one connection may declare. */
 export const MAX_CHANNELS = 64;

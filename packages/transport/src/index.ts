@@ -17,6 +17,7 @@ export {
 export { AttemptLimiter, type AttemptLimits, DEFAULT_ATTEMPT_LIMITS } from './attempt-limiter.js';
 export {
   channelSignature,
+  checkSend,
   decodeCloseReason,
   encodeCloseReason,
   MAX_CHANNELS,

@@ -1,4 +1,4 @@
-import { decodeCloseReason, encodeCloseReason, sameChannels, validateChannels } from './channels.js';
+import { checkSend, decodeCloseReason, encodeCloseReason, sameChannels, validateChannels } from './channels.js';
 import type { Timer } from './clock.js';
 import { MutableConnectionStats } from './connection-stats.js';
 import type {
@@ -178,14 +178,8 @@ export class MemoryConnection implements Connection {
   }
 
   send(channel: string, data: Uint8Array): void {
-    if (this.currentState === 'closed') throw new TransportError('closed', 'the connection is closed');
-    const ch = this.byName.get(channel);
-    if (!ch) throw new TransportError('unknown-channel', `no channel named "${channel}"`);
+    const ch = checkSend(this.currentState, this.byName, channel, data.length, this.limits);
     const reliable = ch.spec.kind === 'reliable';
-    const max = reliable ? this.limits.maxMessageBytes : this.limits.maxUnreliableBytes;
-    if (data.length > max) {
-      throw new TransportError('too-large', `${data.length} bytes exceed the ${ch.spec.kind} limit of ${max}`);
-    }
     if (reliable && this.mstats.sendQueueLength >= this.maxSendQueue) {
       throw new TransportError('limit', `send queue full (${this.maxSendQueue} messages)`);
     }
