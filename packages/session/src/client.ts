@@ -2,7 +2,7 @@ import { ClientServerClient, LockstepError, LockstepRunner, type PeerReport } fr
 import { DecodeError } from '@netplay/protocol';
 import {
   CoreDriver,
-  P2PSession,
+  type P2PSession,
   type PeerStats,
   RollbackError,
   type SendFn,
@@ -22,7 +22,7 @@ import {
 } from '@netplay/transport';
 import { SESSION_CONTROL_CHANNEL } from './channels.js';
 import type { ContentInfo } from './content.js';
-import { END_TEXT, SessionError } from './errors.js';
+import { SessionError } from './errors.js';
 import { endError, type FinalityScheduler, LockstepFinality } from './lockstep-finality.js';
 import {
   decodeSessionMessage,
@@ -46,6 +46,7 @@ import {
 } from './p2p-lockstep.js';
 import { passwordProof } from './password.js';
 import { RelayFramer, relayChannelOf, rollbackChannelOf } from './relay.js';
+import { startRollback } from './rollback-start.js';
 import { ROUTE_HEADER_BYTES, RoutedConnection, routedChannelIndex } from './routed-connection.js';
 
 /** Options of {@link NetplayClient}. */
@@ -501,30 +502,26 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
           this.slotOf.set(e.nick, e.slot);
           this.nickOf.set(e.slot, e.nick);
         }
-      let driver: CoreDriver | undefined;
-      const s = new P2PSession({
+      const { session: s, driver } = startRollback({
+        core: this.core,
         players: m.players,
-        inputBytes: m.inputBytes,
         localPlayer: m.slot,
         remotes: m.roster
           .filter((e) => e.slot !== m.slot && e.slot < m.players)
           .map((e) => ({ peer: e.nick, player: e.slot })),
+        isHost: false,
         hostPeer: ch.hostNick,
         clock: o.clock,
         send: this.send,
         inputDelay: m.inputDelay,
-        fps: o.fps ?? 60,
-        stateSource: (f) => driver?.stateOf(f),
-        ...(o.maxPrediction !== undefined ? { maxPrediction: o.maxPrediction } : {}),
-        ...(o.checksumInterval !== undefined ? { checksumInterval: o.checksumInterval } : {}),
+        fps: o.fps,
+        maxPrediction: o.maxPrediction,
+        checksumInterval: o.checksumInterval,
+        wait: (frames) => {
+          this.wait = frames;
+        },
+        ended: (error) => this.fail(error),
       });
-      driver = new CoreDriver(this.core, s.ringFrames);
-      s.on('wait-recommended', ({ frames }) => {
-        this.wait = frames;
-      });
-      s.on('ended', ({ reason, frame }) =>
-        this.fail(new SessionError(reason, `the game ended for this peer at frame ${frame}: ${END_TEXT[reason]}`)),
-      );
       this.p2p = s;
       this.coreDriver = driver;
       this.stage = 'playing';

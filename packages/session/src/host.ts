@@ -1,6 +1,6 @@
 import { ClientServerServer, LockstepRunner, type PeerReport } from '@netplay/lockstep';
 import { DecodeError } from '@netplay/protocol';
-import { CoreDriver, P2PSession, type PeerStats, type SendFn, type SessionStats } from '@netplay/rollback';
+import type { CoreDriver, P2PSession, PeerStats, SendFn, SessionStats } from '@netplay/rollback';
 import type { Core } from '@netplay/state';
 import {
   type Clock,
@@ -19,7 +19,7 @@ import { SESSION_CONTROL_CHANNEL } from './channels.js';
 import type { ContentInfo } from './content.js';
 import { END_TEXT, SessionError } from './errors.js';
 import { contentError, helloError, passwordMismatch } from './handshake-checks.js';
-import { type FinalityScheduler, LockstepFinality } from './lockstep-finality.js';
+import { endError, type FinalityScheduler, LockstepFinality } from './lockstep-finality.js';
 import {
   decodeSessionMessage,
   encodeChallenge,
@@ -42,6 +42,7 @@ import {
 } from './p2p-lockstep.js';
 import { routeFromPlayer } from './p2p-routing.js';
 import { RelayFramer, rollbackChannelOf } from './relay.js';
+import { startRollback } from './rollback-start.js';
 import { RoutedConnection } from './routed-connection.js';
 
 /** Options of {@link NetplayHost}. */
@@ -618,10 +619,9 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
         if (!(e instanceof TransportError)) throw e;
       }
     };
-    let driver: CoreDriver | undefined;
-    const session = new P2PSession({
+    const { session, driver } = startRollback({
+      core: this.core,
       players: this.players,
-      inputBytes: this.core.inputBytes,
       localPlayer: 0,
       remotes: [...this.bySlot].map(([player, p]) => ({ peer: p.nick ?? '', player })),
       isHost: true,
@@ -629,16 +629,14 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
       clock: this.clock,
       send,
       inputDelay: this.inputDelay,
-      fps: this.options.fps ?? 60,
-      stateSource: (f) => driver?.stateOf(f),
-      ...(this.options.maxPrediction !== undefined ? { maxPrediction: this.options.maxPrediction } : {}),
-      ...(this.options.checksumInterval !== undefined ? { checksumInterval: this.options.checksumInterval } : {}),
+      fps: this.options.fps,
+      maxPrediction: this.options.maxPrediction,
+      checksumInterval: this.options.checksumInterval,
+      wait: (frames) => {
+        this.wait = frames;
+      },
+      ended: (error, frame) => this.endGame(error, frame),
     });
-    driver = new CoreDriver(this.core, session.ringFrames);
-    session.on('wait-recommended', ({ frames }) => {
-      this.wait = frames;
-    });
-    session.on('ended', ({ reason, frame }) => this.endGame(reason, frame));
     this.session = session;
     this.coreDriver = driver;
     const roster = this.syncPlayers(state.subarray(0, n));
@@ -690,8 +688,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
   }
 
   /** The scheduler ended (finality rule): tell every client why and close. */
-  private endGame(reason: 'removed' | 'host-lost' | 'partitioned', frame: number): void {
-    const error = new SessionError(reason, `the game ended for the host at frame ${frame}: ${END_TEXT[reason]}`);
+  private endGame(error: SessionError, frame: number): void {
     this.runner?.stop();
     for (const p of [...this.peers]) {
       this.drop(p);
@@ -811,7 +808,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
     const fin = new LockstepFinality(scheduler, {
       final: (frame) => this.emitter.emit('final', { frame }),
       removed,
-      ended: (reason, frame) => this.endGame(reason, frame),
+      ended: (reason, frame) => this.endGame(endError(reason, frame, 'the host'), frame),
     });
     this.finality = fin;
     const hooks = fin.hooks((req) => this.emitter.emit('frame', { frame: req.frame, inputs: req.inputs }));
