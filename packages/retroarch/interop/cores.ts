@@ -1,6 +1,7 @@
 /** The real Nestopia core for the emulating interop tests (`.ci/setup-libretro.sh` installs it). */
 import { existsSync } from 'node:fs';
 import { LibretroCore } from '@netplay/core-libretro';
+import type { RetroArchCore } from '../src/index.js';
 import { CORE, efpRom } from './harness.js';
 
 /** Seconds of play in the long interop runs (issue 14 asks 60; shortened for CI time, see the README). */
@@ -32,5 +33,40 @@ export function turboInput(seed: number): (frame: number) => number {
     let x = Math.imul(Math.floor(frame / 6) ^ seed, 0x9e3779b1) >>> 0;
     x ^= x >>> 15;
     return buttons[x % buttons.length]!;
+  };
+}
+
+/** RetroPad A, as a RetroArch joypad bit. */
+export const PAD_A = 1 << 8;
+
+/**
+ * `core` as a {@link RetroArchCore} that, to break the game on purpose, holds A on port 0 for 30
+ * frames from `desync.at` (set it during the run; `Infinity`: never): input that only this core sees.
+ */
+export function desyncingCore(core: LibretroCore, desync: { at: number }): RetroArchCore {
+  return {
+    get info() {
+      return core.info;
+    },
+    get contentCrc32() {
+      return core.contentCrc32;
+    },
+    get frame() {
+      return core.frame;
+    },
+    get ports() {
+      return core.ports;
+    },
+    get rawStateBytes() {
+      return core.rawStateBytes;
+    },
+    setInputMask: (port, mask) =>
+      core.setInputMask(
+        port,
+        port === 0 && core.frame >= desync.at && core.frame < desync.at + 30 ? mask | PAD_A : mask,
+      ),
+    advance: () => core.advance(),
+    saveRawInto: (t) => core.saveRawInto(t),
+    loadRaw: (st, f) => core.loadRaw(st, f),
   };
 }

@@ -4,9 +4,8 @@
  * every CRC the host sends with its own state.
  */
 import { afterEach, expect, it } from 'vitest';
-import type { RetroArchCore } from '../src/index.js';
 import { connectRetroArchEmulating, type RetroArchEmulatingConnection } from '../src/node.js';
-import { loadNestopia, SECONDS, scriptedInput, turboInput } from './cores.js';
+import { desyncingCore, loadNestopia, SECONDS, scriptedInput, turboInput } from './cores.js';
 import { startCountingProxy } from './counting-proxy.js';
 import { type RetroArchProcess, startClient, startHost, until } from './harness.js';
 
@@ -34,30 +33,8 @@ it(`our emulating client plays ${SECONDS} s on a real RetroArch host and checks 
   const input = scriptedInput(1414);
   // Break on purpose after the measured run: our core alone holds A on our port (device 0) for
   // 30 frames, input the host never gets: a CRC must mismatch, and the host's savestate repair it.
-  const A = 1 << 8;
-  let desyncAt = Number.POSITIVE_INFINITY;
-  const ours: RetroArchCore = {
-    get info() {
-      return core.info;
-    },
-    get contentCrc32() {
-      return core.contentCrc32;
-    },
-    get frame() {
-      return core.frame;
-    },
-    get ports() {
-      return core.ports;
-    },
-    get rawStateBytes() {
-      return core.rawStateBytes;
-    },
-    setInputMask: (port, mask) =>
-      core.setInputMask(port, port === 0 && core.frame >= desyncAt && core.frame < desyncAt + 30 ? mask | A : mask),
-    advance: () => core.advance(),
-    saveRawInto: (t) => core.saveRawInto(t),
-    loadRaw: (st, f) => core.loadRaw(st, f),
-  };
+  const desync = { at: Number.POSITIVE_INFINITY };
+  const ours = desyncingCore(core, desync);
   const mismatches: number[] = [];
   let playing = -1;
   const c = await connectRetroArchEmulating({
@@ -83,7 +60,7 @@ it(`our emulating client plays ${SECONDS} s on a real RetroArch host and checks 
   );
   const s = { ...c.emulator.stats };
   const measured = [...mismatches];
-  desyncAt = c.emulator.frame + 10;
+  desync.at = c.emulator.frame + 10;
   await until(
     () => c.emulator.stats.savestatesLoaded > s.savestatesLoaded,
     20_000,
@@ -100,14 +77,14 @@ it(`our emulating client plays ${SECONDS} s on a real RetroArch host and checks 
   console.log(
     `emulating client: ${SECONDS} s, ${s.frames} frames run, ${s.crcsChecked} CRCs checked, ${s.crcMismatches} mismatches ` +
       `at [${measured.join(', ')}], ${s.savestateRequests} savestate requests, ${s.savestatesLoaded} savestates loaded, ` +
-      `${s.crcsSkipped} skipped; desync on purpose at ${desyncAt}: mismatches at [${mismatches.slice(measured.length).join(', ')}], ` +
+      `${s.crcsSkipped} skipped; desync on purpose at ${desync.at}: mismatches at [${mismatches.slice(measured.length).join(', ')}], ` +
       `${c.emulator.stats.savestatesLoaded - s.savestatesLoaded} savestate(s) loaded, ${c.emulator.stats.crcMismatches - repaired} mismatches after it`,
   );
   expect(c.client.state).toBe('playing');
   expect(log).toMatch(/netplay-emu has joined as player 1/);
   expect(s.crcsChecked).toBeGreaterThanOrEqual(SECONDS - 3);
   expect(s.crcMismatches).toBe(0);
-  expect(mismatches[measured.length]).toBeGreaterThan(desyncAt);
+  expect(mismatches[measured.length]).toBeGreaterThan(desync.at);
   expect(c.emulator.stats.crcMismatches).toBe(repaired); // the host's savestate repaired it
   expect(log).not.toMatch(/\[ERROR\] \[Netplay\]/);
 });

@@ -7,9 +7,8 @@
  */
 import { crc32, type LibretroCore } from '@netplay/core-libretro';
 import { afterEach, expect, it } from 'vitest';
-import type { RetroArchCore } from '../src/index.js';
 import { type RetroArchGameServer, serveRetroArchGame } from '../src/node.js';
-import { loadNestopia, SECONDS, scriptedInput } from './cores.js';
+import { desyncingCore, loadNestopia, PAD_A, SECONDS, scriptedInput } from './cores.js';
 import { type RetroArchProcess, startClient, until, waitForPort } from './harness.js';
 
 let game: RetroArchGameServer | undefined;
@@ -32,30 +31,8 @@ it(`a real RetroArch client plays ${SECONDS} s against our emulating host: CRCs 
   const input = scriptedInput(14);
   // Break on purpose after the measured run: the host's core alone holds A for 30 frames (not
   // sent to the client), so the client must see a CRC mismatch, ask for a savestate and recover.
-  const A = 1 << 8;
-  let desyncAt = Number.POSITIVE_INFINITY;
-  const hostCore: RetroArchCore = {
-    get info() {
-      return core.info;
-    },
-    get contentCrc32() {
-      return core.contentCrc32;
-    },
-    get frame() {
-      return core.frame;
-    },
-    get ports() {
-      return core.ports;
-    },
-    get rawStateBytes() {
-      return core.rawStateBytes;
-    },
-    setInputMask: (port, mask) =>
-      core.setInputMask(port, port === 0 && core.frame >= desyncAt && core.frame < desyncAt + 30 ? mask | A : mask),
-    advance: () => core.advance(),
-    saveRawInto: (t) => core.saveRawInto(t),
-    loadRaw: (s, f) => core.loadRaw(s, f),
-  };
+  const desync = { at: Number.POSITIVE_INFINITY };
+  const hostCore = desyncingCore(core, desync);
   const clientInput = new Map<number, number>();
   const crcs = new Map<number, number>();
   const requests: number[] = [];
@@ -99,7 +76,7 @@ it(`a real RetroArch client plays ${SECONDS} s against our emulating host: CRCs 
   const seconds = (Date.now() - started) / 1000;
   const measured = requests.length;
   const sentBefore = game.game.stats.savestatesSent;
-  desyncAt = game.game.frame + 10;
+  desync.at = game.game.frame + 10;
   await until(
     () => requests.length > measured,
     20_000,
@@ -136,14 +113,14 @@ it(`a real RetroArch client plays ${SECONDS} s against our emulating host: CRCs 
       replayed++;
       if (paddedCrc() === crc) agree++;
     }
-    replay.setInputMask(0, (input(f) | (f >= desyncAt && f < desyncAt + 30 ? A : 0)) & 0xffff);
+    replay.setInputMask(0, (input(f) | (f >= desync.at && f < desync.at + 30 ? PAD_A : 0)) & 0xffff);
     replay.setInputMask(1, f >= playingFrom ? (clientInput.get(f) ?? 0) & 0xffff : 0);
     replay.advance();
   }
   console.log(
     `emulating host: ${game.game.stats.frames} frames in ${seconds.toFixed(1)} s of play, ${crcs.size} CRCs sent, ` +
       `${agree}/${replayed} equal to the offline replay, ${requests.length} savestate requests from the RetroArch client ` +
-      `(= CRC mismatches they saw); desync on purpose at ${desyncAt}: requests at [${requests.join(', ')}] from clients [${requestClients.join(', ')}] ` +
+      `(= CRC mismatches they saw); desync on purpose at ${desync.at}: requests at [${requests.join(', ')}] from clients [${requestClients.join(', ')}] ` +
       `(player ${joined.get('raclient')}, spectator ${joined.get('raspec')}), ` +
       `${game.game.stats.savestatesSent} savestates sent in all, ${requests.length - recovered} requests after recovery`,
   );
@@ -155,6 +132,6 @@ it(`a real RetroArch client plays ${SECONDS} s against our emulating host: CRCs 
   expect(agree).toBe(replayed);
   expect(replayed).toBeGreaterThanOrEqual(SECONDS - 2);
   expect(measured).toBe(0);
-  expect(requests[measured]).toBeGreaterThan(desyncAt);
+  expect(requests[measured]).toBeGreaterThan(desync.at);
   expect(requests.length).toBe(recovered); // no request after the savestate: the client recovered
 });
