@@ -170,7 +170,7 @@ describe('transport-webrtc over node-datachannel', () => {
     expect(p.client.stats.packetsSent).toBeGreaterThan(48);
   });
 
-  it('unreliable messages above highWaterBytes are held back, newest only: delivered + replaced = sent, the last always arrives', async () => {
+  it('unreliable bursts over a real data channel: delivered + replaced = sent, in order, the last always arrives', async () => {
     const p = await makePair(CHANNELS, {}, { highWaterBytes: 1 });
     cleanup.push(() => p.dispose());
     const got: number[] = [];
@@ -184,7 +184,8 @@ describe('transport-webrtc over node-datachannel', () => {
     await pollUntil(() => got[got.length - 1] === 199, 5000);
     await pollUntil(() => false, 100);
     expect(got[got.length - 1]).toBe(199);
-    expect(p.client.stats.staleDropped).toBeGreaterThan(0);
+    // How much is held back depends on how fast node-datachannel drains its buffer (on a fast
+    // machine, nothing may be); test/outbox.test.ts proves the hold-back with a controlled buffer.
     expect(got.length + p.client.stats.staleDropped).toBe(200);
     for (let i = 1; i < got.length; i++) expect(got[i]!).toBeGreaterThan(got[i - 1]!);
   });
