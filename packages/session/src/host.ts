@@ -1,6 +1,6 @@
-import { ClientServerServer, LockstepRunner, type PeerReport } from '@netplay/lockstep';
+import { ClientServerServer, type LockstepRunner, type PeerReport } from '@netplay/lockstep';
 import { DecodeError } from '@netplay/protocol';
-import type { CoreDriver, P2PSession, PeerStats, SendFn, SessionStats } from '@netplay/rollback';
+import type { CoreDriver, P2PSession, PeerStats, SessionStats } from '@netplay/rollback';
 import type { Core } from '@netplay/state';
 import {
   type Clock,
@@ -9,20 +9,21 @@ import {
   type EventSource,
   type Handler,
   type Listener,
-  type RateBudget,
-  type Timer,
   TransportError,
   type Unsubscribe,
 } from '@netplay/transport';
-import { DEFAULT_HANDSHAKE_TIMEOUT_MS, type HostAdmissionOptions, HostGuard } from './admission.js';
+import { DEFAULT_HANDSHAKE_TIMEOUT_MS, HostGuard } from './admission.js';
 import { SESSION_CONTROL_CHANNEL } from './channels.js';
-import type { ContentInfo } from './content.js';
 import { END_TEXT, SessionError } from './errors.js';
-import { contentError, helloError, passwordMismatch } from './handshake-checks.js';
-import { endError, type FinalityScheduler, LockstepFinality } from './lockstep-finality.js';
+import { type HandshakeHost, onHello, onInfo } from './host-handshake.js';
+import { cutRoutedPlayer, type HostP2P, hostRoute, startHostRunner } from './host-lockstep.js';
+import type { HostPeerInfo, NetplayHostEventMap, NetplayHostOptions } from './host-options.js';
+import { newPeer, type Peer } from './host-peer.js';
+import { peerSender, rollbackGameMessage } from './host-rollback.js';
+import { roomError, rosterOf, uniqueNick } from './host-room.js';
+import type { FinalityScheduler, LockstepFinality } from './lockstep-finality.js';
 import {
   decodeSessionMessage,
-  encodeChallenge,
   encodeRefuse,
   encodeSync,
   encodeWait,
@@ -33,117 +34,13 @@ import {
   utf8Length,
 } from './messages.js';
 import { type SessionMode, SUPPORTED_MODES } from './mode.js';
-import {
-  createP2PScheduler,
-  isP2PLockstep,
-  type P2PLockstepShape,
-  type P2PScheduler,
-  p2pShape,
-} from './p2p-lockstep.js';
+import { createP2PScheduler, isP2PLockstep, p2pShape } from './p2p-lockstep.js';
 import { routeFromPlayer } from './p2p-routing.js';
-import { RelayFramer, rollbackChannelOf } from './relay.js';
+import { RelayFramer } from './relay.js';
 import { startRollback } from './rollback-start.js';
-import { RoutedConnection } from './routed-connection.js';
+import type { RoutedConnection } from './routed-connection.js';
 
-/** Options of {@link NetplayHost}. */
-export interface NetplayHostOptions extends HostAdmissionOptions {
-  /** The host's core (power-on or loaded state: frame 0 of the session is the state it holds). */
-  readonly core: Core;
-  /** What the host runs; clients must match it exactly. */
-  readonly content: ContentInfo;
-  /** Time source for the scheduler and the handshake timeout. */
-  readonly clock: Clock;
-  /** The host's own nick (default `"host"`); it is also its peer id in the scheduler. */
-  readonly nick?: string;
-  /** The scheduler (default `rollback`). */
-  readonly mode?: SessionMode;
-  /**
-   * Player slots including the host's (default 2): rollback, lockstep-p2p and frame-advance 2–16
-   * (the game starts when every slot is filled; the host relays the clients' messages to each
-   * other), lockstep-cs 2 up to the core's ports (at most 255; the game starts with the first
-   * client, later ones join late).
-   */
-  readonly players?: number;
-  /** Spectators admitted at most (default 8). */
-  readonly maxSpectators?: number;
-  /** Password clients must prove (salted SHA-256); none if undefined or empty. */
-  readonly password?: string;
-  /** Frames of input delay every player uses (default 0, at most 255). */
-  readonly inputDelay?: number;
-  /**
-   * Source of the per-connection u32 salt (default: `crypto.getRandomValues`). Inject a seeded
-   * `Prng`'s `nextU32` for reproducible tests.
-   */
-  readonly randomU32?: () => number;
-  /** Frames per second of the game (default 60). */
-  readonly fps?: number;
-  /**
-   * A client must finish the handshake (the pre-auth timeout of {@link HostAdmissionOptions.admission})
-   * within this many ms (default 5 000).
-   */
-  readonly handshakeTimeoutMs?: number;
-  /** Rollback: prediction window (default the scheduler's, 8). */
-  readonly maxPrediction?: number;
-  /** Rollback: frames between checksum exchanges (default the scheduler's, 60). */
-  readonly checksumInterval?: number;
-}
-
-/** A connected peer as the host sees it. */
-export interface HostPeerInfo {
-  /** The nick the host assigned (unique); undefined before HELLO. */
-  readonly nick: string | undefined;
-  /** Player slot (0 is the host), or undefined for a spectator or before admission. */
-  readonly slot: number | undefined;
-  /** `handshaking` (before SYNC), `playing` or `spectating` (a spectator admitted before the start waits for it). */
-  readonly stage: 'handshaking' | 'playing' | 'spectating';
-  /** The transport's remote address. */
-  readonly remoteAddress: string;
-}
-
-/** Events of a {@link NetplayHost}. */
-export interface NetplayHostEventMap {
-  /** A client passed the handshake (a player got SYNC, or a spectator was admitted). */
-  'peer-joined': { readonly nick: string; readonly slot: number | undefined };
-  /** A client was refused; its connection is closed with `error.closeReason`. */
-  'peer-refused': { readonly nick: string | undefined; readonly remoteAddress: string; readonly error: SessionError };
-  /** An admitted client's connection closed. */
-  'peer-left': { readonly nick: string; readonly slot: number | undefined; readonly reason: string };
-  /** The first player joined: the scheduler runs from `frame`. */
-  started: { readonly frame: number; readonly roster: readonly RosterEntry[] };
-  /**
-   * The host's scheduler (rollback or lockstep) ended by the finality rule (`error.code` is `removed`,
-   * `host-lost` or `partitioned`; `frame` is its last final frame). Every client connection is
-   * closed with `error.closeReason`; `tick` does nothing more.
-   */
-  ended: { readonly frame: number; readonly error: SessionError };
-  /** Lockstep modes: frames up to `frame` are final (the host's: every frame it ran; emitted after each). */
-  final: { readonly frame: number };
-  /** Lockstep modes: frame `frame` ran on the host's core (read its state in the handler). */
-  frame: {
-    readonly frame: number;
-    /** Every port's input of that frame, port 0 first (`players × inputBytes` bytes; valid in the handler only). */
-    readonly inputs: Uint8Array;
-  };
-}
-
-interface Peer {
-  readonly conn: Connection;
-  /** `addressKey` of the remote address: the key of the per-address limits. */
-  readonly address: string;
-  /** Messages and bytes per second this client may still send (undefined: no limit). */
-  readonly budget: RateBudget | undefined;
-  stage: 'hello' | 'info' | 'playing' | 'spectating' | 'closed';
-  nick: string | undefined;
-  spectate: boolean;
-  salt: number;
-  slot: number | undefined;
-  timer: Timer | undefined;
-  offs: Unsubscribe[];
-  /** Game messages of a spectator that arrived before the scheduler started. */
-  early: Array<{ channel: string; data: Uint8Array }>;
-}
-
-const MAX_EARLY_MESSAGES = 64;
+export type { HostPeerInfo, NetplayHostEventMap, NetplayHostOptions } from './host-options.js';
 
 const defaultRandomU32 = (): number => {
   const a = new Uint32Array(1);
@@ -177,6 +74,8 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
   private readonly maxSpectators: number;
   private readonly handshakeTimeoutMs: number;
   private readonly guard: HostGuard<Peer>;
+  /** The handshake steps' view of this host. */
+  private readonly handshake: HandshakeHost;
   private readonly peers = new Set<Peer>();
   private readonly byNick = new Map<string, Peer>();
   private session: P2PSession | undefined;
@@ -191,13 +90,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
   /** Admitted players by slot (rollback and P2P lockstep relay). */
   private readonly bySlot = new Map<number, Peer>();
   /** lockstep-p2p and frame-advance: the host's scheduler, the mode's wire and one routed connection per client slot. */
-  private p2p:
-    | {
-        readonly scheduler: P2PScheduler;
-        readonly shape: P2PLockstepShape;
-        readonly routes: Map<number, RoutedConnection>;
-      }
-    | undefined;
+  private p2p: HostP2P | undefined;
   private closed = false;
 
   /** @throws SessionError `unsupported-mode` or `bad-argument` for options this version cannot run. */
@@ -213,6 +106,24 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
     this.handshakeTimeoutMs = options.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS;
     this.guard = new HostGuard<Peer>(options, this.handshakeTimeoutMs);
     this.randomU32 = options.randomU32 ?? defaultRandomU32;
+    this.handshake = {
+      mode: this.mode,
+      nick: this.nick,
+      password: options.password,
+      content: options.content,
+      guard: this.guard,
+      now: () => this.clock.now(),
+      randomU32: () => this.randomU32(),
+      roomError: (peer) => this.fullError(peer.spectate, peer),
+      assignNick: (peer, asked) => {
+        peer.nick = this.uniqueNick(asked);
+        this.byNick.set(peer.nick, peer);
+        return peer.nick;
+      },
+      send: (peer, data) => this.sendTo(peer, data),
+      refuse: (peer, error) => this.refuse(peer, error),
+      admit: (peer) => this.admit(peer),
+    };
     if (!SUPPORTED_MODES.includes(this.mode))
       throw new SessionError(
         'unsupported-mode',
@@ -313,19 +224,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
       return;
     }
     const now = this.clock.now();
-    const peer: Peer = {
-      conn,
-      address: HostGuard.addressOf(conn.remoteAddress),
-      budget: this.guard.budget(now),
-      stage: 'hello',
-      nick: undefined,
-      spectate: false,
-      salt: 0,
-      slot: undefined,
-      timer: undefined,
-      offs: [],
-      early: [],
-    };
+    const peer = newPeer(conn, HostGuard.addressOf(conn.remoteAddress), this.guard.budget(now));
     this.peers.add(peer);
     const arrival = this.guard.arrive(peer, peer.address, now);
     if (!arrival.ok) {
@@ -394,21 +293,8 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
       }
       // lockstep-cs: the runner reads the game channels of admitted peers itself.
       if (this.mode !== 'rollback' && peer.stage === 'playing') return;
-      if (rollbackChannelOf(channel) !== undefined) {
-        if (peer.stage === 'playing' && this.session !== undefined) this.relay(peer, channel, data);
-        else if (peer.stage !== 'playing')
-          this.refuse(
-            peer,
-            new SessionError('protocol', `relay message on ${channel} from a peer that is not a player`),
-          );
-        return;
-      }
-      if ((peer.stage === 'playing' || peer.stage === 'spectating') && peer.nick !== undefined) {
-        if (this.session !== undefined) this.session.receive(peer.nick, channel, data);
-        else if (peer.early.length < MAX_EARLY_MESSAGES) peer.early.push({ channel, data });
-        else this.refuse(peer, new SessionError('protocol', 'too many game messages before the start'));
-      } else
-        this.refuse(peer, new SessionError('protocol', `game message on ${channel} before the handshake finished`));
+      const error = rollbackGameMessage(this.session, this.bySlot, this.framer, peer, channel, data);
+      if (error !== undefined) this.refuse(peer, error);
       return;
     }
     let m: ReturnType<typeof decodeSessionMessage>;
@@ -425,87 +311,24 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
       return;
     }
     if (peer.stage === 'hello' && m.type === SessionMessageType.Hello) {
-      peer.spectate = m.spectate;
-      const error =
-        helloError(m, this.mode) ??
-        this.fullError(peer.spectate) ??
-        (this.hasPassword() ? this.guard.blocked(peer.address, this.clock.now()) : undefined);
-      if (error) {
-        this.refuse(peer, error);
-        return;
-      }
-      peer.nick = this.uniqueNick(m.nick);
-      this.byNick.set(peer.nick, peer);
-      peer.salt = this.randomU32() >>> 0;
-      peer.stage = 'info';
-      this.sendTo(
-        peer,
-        encodeChallenge({
-          passwordRequired: this.hasPassword(),
-          salt: peer.salt,
-          nick: peer.nick,
-          hostNick: this.nick,
-        }),
-      );
+      onHello(this.handshake, peer, m);
       return;
     }
     if (peer.stage === 'info' && m.type === SessionMessageType.Info) {
-      if (this.hasPassword()) {
-        // Blocked addresses are answered without checking the password.
-        const now = this.clock.now();
-        const blocked = this.guard.blocked(peer.address, now);
-        const wrong = blocked ? undefined : passwordMismatch(m, peer.salt, this.options.password ?? '');
-        if (blocked || wrong !== undefined) {
-          this.refuse(peer, blocked ?? this.guard.failed(peer.address, now, wrong ?? ''));
-          return;
-        }
-        this.guard.succeeded(peer.address);
-      }
-      const mismatch = contentError(m, this.options.content);
-      if (mismatch) {
-        this.refuse(peer, mismatch);
-        return;
-      }
-      const full = this.fullError(peer.spectate, peer);
-      if (full) {
-        this.refuse(peer, full);
-        return;
-      }
-      this.admit(peer);
+      onInfo(this.handshake, peer, m);
       return;
     }
     this.refuse(peer, new SessionError('protocol', `unexpected session message ${m.type} at stage ${peer.stage}`));
   }
 
-  private hasPassword(): boolean {
-    return this.options.password !== undefined && this.options.password !== '';
-  }
-
   /** The refusal for one more player (or spectator), if there is no room. */
   private fullError(spectate: boolean, self?: Peer): SessionError | undefined {
-    let spectators = 0;
-    let players = 1;
-    for (const p of this.peers) {
-      if (p === self || (p.stage !== 'playing' && p.stage !== 'spectating')) continue;
-      if (p.spectate) spectators++;
-      else players++;
-    }
-    if (spectate) {
-      if (spectators >= this.maxSpectators)
-        return new SessionError('server-full', `server full: ${this.maxSpectators} spectators already watch`);
-      return undefined;
-    }
-    if ((this.mode !== 'lockstep-cs' && this.started) || players >= this.players)
-      return new SessionError('server-full', `server full: all ${this.players} player slots are taken`);
-    return undefined;
+    const room = { mode: this.mode, started: this.started, players: this.players, maxSpectators: this.maxSpectators };
+    return roomError(room, this.peers, spectate, self);
   }
 
   private uniqueNick(nick: string): string {
-    if (nick !== this.nick && !this.byNick.has(nick)) return nick;
-    for (let i = 2; ; i++) {
-      const candidate = `${nick} (${i})`;
-      if (candidate !== this.nick && !this.byNick.has(candidate)) return candidate;
-    }
+    return uniqueNick(nick, this.nick, this.byNick);
   }
 
   private admit(peer: Peer): void {
@@ -569,19 +392,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
       this.runner = this.startRunner(this.server);
     }
     const roster = this.roster();
-    this.sendTo(
-      peer,
-      encodeSync({
-        mode: this.mode,
-        frame: this.server.nextFrame,
-        players: this.players,
-        slot,
-        inputDelay: this.inputDelay,
-        inputBytes: this.core.inputBytes,
-        roster,
-        state: this.initialState,
-      }),
-    );
+    this.sendTo(peer, this.syncMessage(slot, this.server.nextFrame, roster, this.initialState));
     this.server.addClient(slot, slot);
     this.runner.addPeer(slot, peer.conn);
     if (first) this.emitter.emit('started', { frame: 0, roster });
@@ -589,36 +400,12 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
   }
 
   private roster(): RosterEntry[] {
-    const roster: RosterEntry[] = [{ slot: 0, nick: this.nick }];
-    for (const p of this.peers)
-      if (p.stage === 'playing' && p.nick !== undefined && p.slot !== undefined)
-        roster.push({ slot: p.slot, nick: p.nick });
-    return roster;
-  }
-
-  /** Relays a client's rollback message to the player in the slot it names. */
-  private relay(from: Peer, channel: string, data: Uint8Array): void {
-    const to = data.length > 0 ? this.bySlot.get(data[0] ?? 0) : undefined;
-    if (to === undefined || to === from || from.slot === undefined || to.conn.state === 'closed') return;
-    try {
-      to.conn.send(channel, this.framer.frame(from.slot, data.subarray(1)));
-    } catch (e) {
-      if (!(e instanceof TransportError)) throw e;
-    }
+    return rosterOf(this.nick, this.peers);
   }
 
   private start(): void {
     const state = new Uint8Array(this.core.stateBytes);
     const n = this.core.saveInto(state);
-    const send: SendFn = (to, channel, data) => {
-      const p = this.byNick.get(to);
-      if (p === undefined || p.stage === 'closed' || p.conn.state === 'closed') return;
-      try {
-        p.conn.send(channel, data);
-      } catch (e) {
-        if (!(e instanceof TransportError)) throw e;
-      }
-    };
     const { session, driver } = startRollback({
       core: this.core,
       players: this.players,
@@ -627,7 +414,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
       isHost: true,
       hostPeer: this.nick,
       clock: this.clock,
-      send,
+      send: peerSender(this.byNick),
       inputDelay: this.inputDelay,
       fps: this.options.fps,
       maxPrediction: this.options.maxPrediction,
@@ -649,20 +436,14 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
    */
   private syncSpectator(peer: Peer): void {
     peer.stage = 'spectating';
-    this.sendTo(
-      peer,
-      encodeSync({
-        mode: this.mode,
-        frame: this.frame,
-        players: this.players,
-        slot: SPECTATOR_SLOT,
-        inputDelay: this.inputDelay,
-        inputBytes: this.core.inputBytes,
-        roster: this.roster(),
-        state: new Uint8Array(0),
-      }),
-    );
+    this.sendTo(peer, this.syncMessage(SPECTATOR_SLOT, this.frame, this.roster(), new Uint8Array(0)));
     this.emitter.emit('peer-joined', { nick: peer.nick ?? '', slot: undefined });
+  }
+
+  /** SYNC for `slot` (or {@link SPECTATOR_SLOT}) in this session. */
+  private syncMessage(slot: number, frame: number, roster: RosterEntry[], state: Uint8Array): Uint8Array {
+    const { mode, players, inputDelay } = this;
+    return encodeSync({ mode, frame, players, slot, inputDelay, inputBytes: this.core.inputBytes, roster, state });
   }
 
   private sendTo(peer: Peer, data: Uint8Array): void {
@@ -719,18 +500,8 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
       this.server.removeClient(peer.slot);
       this.runner?.removePeer(peer.slot);
     }
-    const p2p = this.p2p;
-    if (p2p !== undefined && peer.slot !== undefined && !peer.spectate) {
-      const route = p2p.routes.get(peer.slot);
-      if (route !== undefined) {
-        p2p.routes.delete(peer.slot);
-        this.runner?.removePeer(peer.slot);
-        route.end({ code: 'remote', reason: `${nick} left` });
-        // Every message of the leaver that any client got came through here first: the host's cut is safe.
-        p2p.scheduler.removePeer(peer.slot, this.clock.now());
-        this.runner?.pump();
-      }
-    }
+    if (this.p2p !== undefined && peer.slot !== undefined && !peer.spectate)
+      cutRoutedPlayer(this.p2p, this.runner, peer.slot, nick, this.clock.now());
   }
 
   /** The largest smoothed round-trip time of the players' connections (0 before any sample). */
@@ -743,20 +514,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
   /** Every slot is filled (rollback and the P2P lockstep modes): SYNC each player with frame 0 and `state`; returns the roster. */
   private syncPlayers(state: Uint8Array): RosterEntry[] {
     const roster = this.roster();
-    for (const [slot, player] of this.bySlot)
-      this.sendTo(
-        player,
-        encodeSync({
-          mode: this.mode,
-          frame: 0,
-          players: this.players,
-          slot,
-          inputDelay: this.inputDelay,
-          inputBytes: this.core.inputBytes,
-          roster,
-          state,
-        }),
-      );
+    for (const [slot, player] of this.bySlot) this.sendTo(player, this.syncMessage(slot, 0, roster, state));
     return roster;
   }
 
@@ -779,16 +537,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
     });
     const roster = this.syncPlayers(state.subarray(0, n));
     const routes = new Map<number, RoutedConnection>();
-    for (const [slot, player] of this.bySlot)
-      routes.set(
-        slot,
-        new RoutedConnection({
-          carrier: player.conn,
-          slot: 0,
-          channels: shape.channels,
-          remoteAddress: `${player.conn.remoteAddress} (slot ${slot})`,
-        }),
-      );
+    for (const [slot, player] of this.bySlot) routes.set(slot, hostRoute(shape, slot, player.conn));
     this.p2p = { scheduler, shape, routes };
     this.runner = this.startRunner(scheduler, routes);
     this.emitter.emit('started', { frame: 0, roster });
@@ -800,19 +549,24 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
    * ends the game).
    */
   private startRunner(scheduler: FinalityScheduler, peers?: Map<number, RoutedConnection>): LockstepRunner {
-    const removed = (slot: number, frame: number) => {
-      const p = [...this.peers].find((q) => q.slot === slot && q.stage === 'playing');
-      const text = `removed at frame ${frame}: ${END_TEXT.removed}`;
-      if (p !== undefined) this.refuse(p, new SessionError('removed', text), false);
-    };
-    const fin = new LockstepFinality(scheduler, {
-      final: (frame) => this.emitter.emit('final', { frame }),
-      removed,
-      ended: (reason, frame) => this.endGame(endError(reason, frame, 'the host'), frame),
-    });
-    this.finality = fin;
-    const hooks = fin.hooks((req) => this.emitter.emit('frame', { frame: req.frame, inputs: req.inputs }));
-    return new LockstepRunner({ clock: this.clock, scheduler, core: this.core, ...(peers ? { peers } : {}), ...hooks });
+    const { runner, finality } = startHostRunner(
+      this.clock,
+      this.core,
+      scheduler,
+      {
+        final: (frame) => this.emitter.emit('final', { frame }),
+        frame: (frame, inputs) => this.emitter.emit('frame', { frame, inputs }),
+        removed: (slot, frame) => {
+          const p = [...this.peers].find((q) => q.slot === slot && q.stage === 'playing');
+          const text = `removed at frame ${frame}: ${END_TEXT.removed}`;
+          if (p !== undefined) this.refuse(p, new SessionError('removed', text), false);
+        },
+        ended: (error, frame) => this.endGame(error, frame),
+      },
+      peers,
+    );
+    this.finality = finality;
+    return runner;
   }
 
   /** `voluntary`: the peer closed the connection itself (close code `remote`), not a timeout. */

@@ -1,0 +1,83 @@
+import type { Core } from '@netplay/state';
+import type { Clock } from '@netplay/transport';
+import type { ContentInfo } from './content.js';
+import type { SessionError } from './errors.js';
+import type { RosterEntry } from './messages.js';
+import type { SessionMode } from './mode.js';
+
+/** Options of {@link NetplayClient}. */
+export interface NetplayClientOptions {
+  /** The client's core (same core id, version and content as the host's). */
+  readonly core: Core;
+  /** What the client runs. */
+  readonly content: ContentInfo;
+  /** Time source for the scheduler and the handshake timeout. */
+  readonly clock: Clock;
+  /** The nick the client asks for (the host may rename it, see {@link JoinInfo.nick}). */
+  readonly nick: string;
+  /** The session's password, if it has one. */
+  readonly password?: string;
+  /** Join as a spectator (default false: take a player slot). */
+  readonly spectate?: boolean;
+  /** Frames per second of the game (default 60). */
+  readonly fps?: number;
+  /** The handshake must finish within this many ms (default 10 000). */
+  readonly handshakeTimeoutMs?: number;
+  /** Rollback: prediction window (default the scheduler's, 8). */
+  readonly maxPrediction?: number;
+  /** Rollback: frames between checksum exchanges (default the scheduler's, 60). Use the host's value. */
+  readonly checksumInterval?: number;
+  /**
+   * Source of a u32 for frame-advance's event-order seed (default: `crypto.getRandomValues`).
+   * Inject a seeded `Prng`'s `nextU32` for reproducible tests.
+   */
+  readonly randomU32?: () => number;
+  /** Test hook: the session protocol version announced in HELLO (default {@link SESSION_PROTOCOL_VERSION}). */
+  readonly protocolVersion?: number;
+}
+
+/** What the client learned from the host's CHALLENGE and SYNC. */
+export interface JoinInfo {
+  /** The nick the host assigned (the requested one, or e.g. `"bob (2)"` if it was taken). */
+  readonly nick: string;
+  /** The host's nick (its peer id). */
+  readonly hostNick: string;
+  /** The scheduler the host chose. */
+  readonly mode: SessionMode;
+  /** This client's player slot (0-based), or undefined for a spectator. */
+  readonly slot: number | undefined;
+  /** Player slots of the session. */
+  readonly players: number;
+  /** Frames of input delay. */
+  readonly inputDelay: number;
+  /** The frame the client starts from (players: the host's SYNC frame; spectators: the scheduler syncs them). */
+  readonly frame: number;
+  /** The players (slot and nick) at the time of SYNC. */
+  readonly roster: readonly RosterEntry[];
+}
+
+/** Events of a {@link NetplayClient}. */
+export interface NetplayClientEventMap {
+  /** Admitted as a player; the host waits for more players (`joined` of `players`, the host included). */
+  waiting: { readonly joined: number; readonly players: number };
+  /** The handshake is done; the scheduler runs from now on. */
+  joined: JoinInfo;
+  /** Lockstep modes: frame `frame` ran on the client's core (read its state in the handler). */
+  frame: {
+    readonly frame: number;
+    /** Every port's input of that frame, port 0 first (`players × inputBytes` bytes; valid in the handler only). */
+    readonly inputs: Uint8Array;
+  };
+  /**
+   * Lockstep modes: frames up to `frame` are final (issue 13). lockstep-cs: every frame run. P2P
+   * modes: only frames the host has run too (its progress reaches this peer with its pings), so
+   * this trails the `frame` events; frames run after the last `final` (a client cut off from the
+   * host, or removed) may differ from the host's and are never final.
+   */
+  final: { readonly frame: number };
+  /** The session ended: `error` says why (a refusal, a timeout, or `closed`). Last event. */
+  closed: { readonly error: SessionError };
+}
+
+/** Stage of a {@link NetplayClient}. */
+export type NetplayClientState = 'handshaking' | 'playing' | 'spectating' | 'closed';

@@ -1,0 +1,88 @@
+import type { Core } from '@netplay/state';
+import type { Clock } from '@netplay/transport';
+import type { HostAdmissionOptions } from './admission.js';
+import type { ContentInfo } from './content.js';
+import type { SessionError } from './errors.js';
+import type { RosterEntry } from './messages.js';
+import type { SessionMode } from './mode.js';
+
+/** Options of {@link NetplayHost}. */
+export interface NetplayHostOptions extends HostAdmissionOptions {
+  /** The host's core (power-on or loaded state: frame 0 of the session is the state it holds). */
+  readonly core: Core;
+  /** What the host runs; clients must match it exactly. */
+  readonly content: ContentInfo;
+  /** Time source for the scheduler and the handshake timeout. */
+  readonly clock: Clock;
+  /** The host's own nick (default `"host"`); it is also its peer id in the scheduler. */
+  readonly nick?: string;
+  /** The scheduler (default `rollback`). */
+  readonly mode?: SessionMode;
+  /**
+   * Player slots including the host's (default 2): rollback, lockstep-p2p and frame-advance 2–16
+   * (the game starts when every slot is filled; the host relays the clients' messages to each
+   * other), lockstep-cs 2 up to the core's ports (at most 255; the game starts with the first
+   * client, later ones join late).
+   */
+  readonly players?: number;
+  /** Spectators admitted at most (default 8). */
+  readonly maxSpectators?: number;
+  /** Password clients must prove (salted SHA-256); none if undefined or empty. */
+  readonly password?: string;
+  /** Frames of input delay every player uses (default 0, at most 255). */
+  readonly inputDelay?: number;
+  /**
+   * Source of the per-connection u32 salt (default: `crypto.getRandomValues`). Inject a seeded
+   * `Prng`'s `nextU32` for reproducible tests.
+   */
+  readonly randomU32?: () => number;
+  /** Frames per second of the game (default 60). */
+  readonly fps?: number;
+  /**
+   * A client must finish the handshake (the pre-auth timeout of {@link HostAdmissionOptions.admission})
+   * within this many ms (default 5 000).
+   */
+  readonly handshakeTimeoutMs?: number;
+  /** Rollback: prediction window (default the scheduler's, 8). */
+  readonly maxPrediction?: number;
+  /** Rollback: frames between checksum exchanges (default the scheduler's, 60). */
+  readonly checksumInterval?: number;
+}
+
+/** A connected peer as the host sees it. */
+export interface HostPeerInfo {
+  /** The nick the host assigned (unique); undefined before HELLO. */
+  readonly nick: string | undefined;
+  /** Player slot (0 is the host), or undefined for a spectator or before admission. */
+  readonly slot: number | undefined;
+  /** `handshaking` (before SYNC), `playing` or `spectating` (a spectator admitted before the start waits for it). */
+  readonly stage: 'handshaking' | 'playing' | 'spectating';
+  /** The transport's remote address. */
+  readonly remoteAddress: string;
+}
+
+/** Events of a {@link NetplayHost}. */
+export interface NetplayHostEventMap {
+  /** A client passed the handshake (a player got SYNC, or a spectator was admitted). */
+  'peer-joined': { readonly nick: string; readonly slot: number | undefined };
+  /** A client was refused; its connection is closed with `error.closeReason`. */
+  'peer-refused': { readonly nick: string | undefined; readonly remoteAddress: string; readonly error: SessionError };
+  /** An admitted client's connection closed. */
+  'peer-left': { readonly nick: string; readonly slot: number | undefined; readonly reason: string };
+  /** The first player joined: the scheduler runs from `frame`. */
+  started: { readonly frame: number; readonly roster: readonly RosterEntry[] };
+  /**
+   * The host's scheduler (rollback or lockstep) ended by the finality rule (`error.code` is `removed`,
+   * `host-lost` or `partitioned`; `frame` is its last final frame). Every client connection is
+   * closed with `error.closeReason`; `tick` does nothing more.
+   */
+  ended: { readonly frame: number; readonly error: SessionError };
+  /** Lockstep modes: frames up to `frame` are final (the host's: every frame it ran; emitted after each). */
+  final: { readonly frame: number };
+  /** Lockstep modes: frame `frame` ran on the host's core (read its state in the handler). */
+  frame: {
+    readonly frame: number;
+    /** Every port's input of that frame, port 0 first (`players × inputBytes` bytes; valid in the handler only). */
+    readonly inputs: Uint8Array;
+  };
+}

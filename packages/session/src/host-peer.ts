@@ -1,0 +1,36 @@
+import type { Connection, RateBudget, Timer, Unsubscribe } from '@netplay/transport';
+
+/** A connection as the host tracks it, from arrival to close. */
+export interface Peer {
+  readonly conn: Connection;
+  /** `addressKey` of the remote address: the key of the per-address limits. */
+  readonly address: string;
+  /** Messages and bytes per second this client may still send (undefined: no limit). */
+  readonly budget: RateBudget | undefined;
+  stage: 'hello' | 'info' | 'playing' | 'spectating' | 'closed';
+  nick: string | undefined;
+  spectate: boolean;
+  salt: number;
+  slot: number | undefined;
+  timer: Timer | undefined;
+  offs: Unsubscribe[];
+  /** Game messages of a spectator that arrived before the scheduler started. */
+  early: Array<{ channel: string; data: Uint8Array }>;
+}
+
+/** A peer record for a connection that just arrived (stage `hello`). */
+export function newPeer(conn: Connection, address: string, budget: RateBudget | undefined): Peer {
+  return {
+    conn,
+    address,
+    budget,
+    stage: 'hello',
+    nick: undefined,
+    spectate: false,
+    salt: 0,
+    slot: undefined,
+    timer: undefined,
+    offs: [],
+    early: [],
+  };
+}
