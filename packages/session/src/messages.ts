@@ -1,12 +1,16 @@
 import { ByteReader, DecodeError } from '@netplay/protocol';
+import { MAX_CHAT_BYTES, SESSION_COMMAND_KINDS, type SessionCommandKind } from './commands.js';
 import { SESSION_ERROR_CODES, type SessionErrorCode } from './errors.js';
 import type { SessionMode } from './mode.js';
 import { SESSION_MODES } from './mode.js';
 
 /** `"NPSN"`: the first four bytes of HELLO and CHALLENGE. */
 export const SESSION_MAGIC = 0x4e50534e;
-/** The session protocol version this package speaks. */
-export const SESSION_PROTOCOL_VERSION = 2;
+/**
+ * The session protocol version this package speaks. 3 (issue 15): local players (HELLO and SYNC),
+ * chat and host commands, and the lockstep modes' command byte in every slot's input.
+ */
+export const SESSION_PROTOCOL_VERSION = 3;
 /** Longest nick in UTF-8 bytes. */
 export const MAX_NICK_BYTES = 32;
 /** Slot value of a spectator in SYNC. */
@@ -20,6 +24,14 @@ export const SessionMessageType = {
   Sync: 4,
   Refuse: 5,
   Wait: 6,
+  /** Client → host: a chat line to relay. */
+  ChatSend: 7,
+  /** Host → every client: a chat line, numbered in the host's order. */
+  Chat: 8,
+  /** Client → host: please pause or resume. */
+  CommandRequest: 9,
+  /** Host → every client: a command the host made (rollback's reset, with its frame). */
+  Command: 10,
 } as const;
 /** A session message type. */
 export type SessionMessageType = (typeof SessionMessageType)[keyof typeof SessionMessageType];
@@ -31,6 +43,8 @@ export interface HelloMessage {
   /** The rest is only decoded when magic and version match ours. */
   readonly spectate: boolean;
   readonly nick: string;
+  /** Ports (local players) the client asks for, 1..255 (absent: 1). */
+  readonly localPlayers?: number;
 }
 
 /** Host → client: the host's header, the salt and the nick the host assigned. */
@@ -70,6 +84,42 @@ export interface SyncMessage {
   readonly roster: readonly RosterEntry[];
   /** Host's savestate of `frame` (may be empty when the scheduler syncs it itself). */
   readonly state: Uint8Array;
+  /** Ports in each slot's block (absent: 1); see `SlotLayout`. */
+  readonly portsPerSlot?: number;
+  /** Whether every slot's scheduler input ends with the command byte (lockstep modes; absent: false). */
+  readonly commandByte?: boolean;
+  /** Local players of each roster entry, in roster order (absent: 1 each). */
+  readonly localPlayers?: readonly number[];
+}
+
+/** Client → host: a chat line (at most `MAX_CHAT_BYTES` UTF-8 bytes). */
+export interface ChatSendMessage {
+  readonly text: string;
+}
+
+/** Host → every client: a chat line, in the host's order. */
+export interface ChatMessage {
+  /** The host's count of chat lines (0, 1, 2, …): every peer sees the lines in this order. */
+  readonly seq: number;
+  /** The host's frame when it relayed the line. */
+  readonly frame: number;
+  /** The author's player slot, or {@link SPECTATOR_SLOT}. */
+  readonly slot: number;
+  /** The author's nick (as the host assigned it, never as the author claims). */
+  readonly nick: string;
+  /** The line, sanitized by the host. */
+  readonly text: string;
+}
+
+/** Client → host: pause or resume the game (players only). */
+export interface CommandRequestMessage {
+  readonly kind: Extract<SessionCommandKind, 'pause' | 'resume'>;
+}
+
+/** Host → every client: the host made `kind` at `frame`. */
+export interface CommandMessage {
+  readonly kind: SessionCommandKind;
+  readonly frame: number;
 }
 
 /** Host → admitted player before the start: how many players are in, of how many. */
@@ -133,20 +183,22 @@ class Writer {
   }
   /** u8 length + UTF-8 (cut to 255 bytes at a character boundary). */
   str8(s: string): this {
-    return this.strN(s, 255, (n) => this.u8(n));
+    return this.strN(s, 255, 1);
   }
   /** u16 length + UTF-8. */
   str16(s: string): this {
-    return this.strN(s, 0xffff, (n) => this.u16(n));
+    return this.strN(s, 0xffff, 2);
   }
-  private strN(s: string, max: number, len: (n: number) => void): this {
+  /** A u8 or u16 length + UTF-8, cut to `max` bytes at a character boundary. */
+  strN(s: string, max: number, lenBytes: 1 | 2): this {
     let b = utf8.encode(s);
     if (b.length > max) {
       let cut = max;
       while (cut > 0 && ((b[cut] ?? 0) & 0xc0) === 0x80) cut--;
       b = b.subarray(0, cut);
     }
-    len(b.length);
+    if (lenBytes === 1) this.u8(b.length);
+    else this.u16(b.length);
     return this.bytes(b);
   }
   done(): Uint8Array {
@@ -154,8 +206,9 @@ class Writer {
   }
 }
 
-function str(r: ByteReader, lenBytes: 1 | 2, field: string): string {
+function str(r: ByteReader, lenBytes: 1 | 2, field: string, max = Infinity): string {
   const n = lenBytes === 1 ? r.u8(`${field} length`) : r.u16(`${field} length`);
+  if (n > max) throw new DecodeError('too-large', r.offset - lenBytes, `${field} of ${n} bytes (at most ${max})`);
   const at = r.offset;
   const b = r.bytesView(n, field);
   try {
@@ -169,13 +222,15 @@ function str(r: ByteReader, lenBytes: 1 | 2, field: string): string {
 export function encodeHello(
   m: Omit<HelloMessage, 'magic' | 'version'> & { magic?: number; version?: number },
 ): Uint8Array {
-  return new Writer()
+  const w = new Writer()
     .u8(SessionMessageType.Hello)
     .u32(m.magic ?? SESSION_MAGIC)
     .u16(m.version ?? SESSION_PROTOCOL_VERSION)
     .u8(m.spectate ? 1 : 0)
-    .str8(m.nick)
-    .done();
+    .str8(m.nick);
+  // Absent when 1, so a single player's HELLO is the same bytes as before local players existed.
+  if (m.localPlayers !== undefined && m.localPlayers !== 1) w.u8(m.localPlayers);
+  return w.done();
 }
 
 /** Encodes CHALLENGE. */
@@ -217,7 +272,50 @@ export function encodeSync(m: SyncMessage): Uint8Array {
     .u16(m.inputBytes)
     .u8(m.roster.length);
   for (const e of m.roster) w.u8(e.slot).str8(e.nick);
-  return w.u32(m.state.length).bytes(m.state).done();
+  w.u32(m.state.length).bytes(m.state);
+  // Optional tail: u8 ports per slot, u8 flags (bit 0 command byte), u8 n, n × u8 local players.
+  if (m.portsPerSlot !== undefined || m.commandByte !== undefined || m.localPlayers !== undefined) {
+    const local = m.localPlayers ?? [];
+    w.u8(m.portsPerSlot ?? 1)
+      .u8(m.commandByte === true ? 1 : 0)
+      .u8(local.length);
+    for (const n of local) w.u8(n);
+  }
+  return w.done();
+}
+
+/** Encodes CHAT_SEND (the text is cut to `MAX_CHAT_BYTES` at a character boundary). */
+export function encodeChatSend(m: ChatSendMessage): Uint8Array {
+  return new Writer().u8(SessionMessageType.ChatSend).strN(m.text, MAX_CHAT_BYTES, 2).done();
+}
+
+/** Encodes CHAT (the text is cut to `MAX_CHAT_BYTES` at a character boundary). */
+export function encodeChat(m: ChatMessage): Uint8Array {
+  return new Writer()
+    .u8(SessionMessageType.Chat)
+    .u32(m.seq)
+    .u32(m.frame)
+    .u8(m.slot)
+    .str8(m.nick)
+    .strN(m.text, MAX_CHAT_BYTES, 2)
+    .done();
+}
+
+/** Encodes COMMAND_REQUEST. */
+export function encodeCommandRequest(m: CommandRequestMessage): Uint8Array {
+  return new Writer()
+    .u8(SessionMessageType.CommandRequest)
+    .u8(SESSION_COMMAND_KINDS.indexOf(m.kind) + 1)
+    .done();
+}
+
+/** Encodes COMMAND. */
+export function encodeCommand(m: CommandMessage): Uint8Array {
+  return new Writer()
+    .u8(SessionMessageType.Command)
+    .u8(SESSION_COMMAND_KINDS.indexOf(m.kind) + 1)
+    .u32(m.frame)
+    .done();
 }
 
 /** Encodes REFUSE. */
@@ -237,7 +335,11 @@ export type SessionMessage =
   | ({ readonly type: typeof SessionMessageType.Info } & InfoMessage)
   | ({ readonly type: typeof SessionMessageType.Sync } & SyncMessage)
   | ({ readonly type: typeof SessionMessageType.Refuse } & RefuseMessage)
-  | ({ readonly type: typeof SessionMessageType.Wait } & WaitMessage);
+  | ({ readonly type: typeof SessionMessageType.Wait } & WaitMessage)
+  | ({ readonly type: typeof SessionMessageType.ChatSend } & ChatSendMessage)
+  | ({ readonly type: typeof SessionMessageType.Chat } & ChatMessage)
+  | ({ readonly type: typeof SessionMessageType.CommandRequest } & CommandRequestMessage)
+  | ({ readonly type: typeof SessionMessageType.Command } & CommandMessage);
 
 /**
  * Decodes one session control message. Throws only `DecodeError` (from @netplay/protocol), on any
@@ -255,8 +357,12 @@ export function decodeSessionMessage(data: Uint8Array): SessionMessage {
         return { type, magic, version, spectate: false, nick: '' };
       const flags = r.u8('flags');
       const nick = str(r, 1, 'nick');
+      if (r.remaining === 0) return { type, magic, version, spectate: (flags & 1) !== 0, nick };
+      const at = r.offset;
+      const localPlayers = r.u8('local players');
+      if (localPlayers === 0) throw new DecodeError('bad-value', at, 'HELLO asks for 0 local players');
       r.expectEnd('HELLO');
-      return { type, magic, version, spectate: (flags & 1) !== 0, nick };
+      return { type, magic, version, spectate: (flags & 1) !== 0, nick, localPlayers };
     }
     case SessionMessageType.Challenge: {
       const magic = r.u32('magic');
@@ -294,8 +400,30 @@ export function decodeSessionMessage(data: Uint8Array): SessionMessage {
       for (let i = 0; i < count; i++) roster.push({ slot: r.u8('roster slot'), nick: str(r, 1, 'roster nick') });
       const len = r.u32('state length');
       const state = r.bytesCopy(len, 'state');
+      if (r.remaining === 0) return { type, mode, frame, players, slot, inputDelay, inputBytes, roster, state };
+      const at = r.offset;
+      const portsPerSlot = r.u8('ports per slot');
+      if (portsPerSlot === 0) throw new DecodeError('bad-value', at, 'SYNC with 0 ports per slot');
+      const flags = r.u8('flags');
+      const n = r.u8('local players count');
+      const localPlayers: number[] = [];
+      for (let i = 0; i < n; i++) localPlayers.push(r.u8('local players'));
       r.expectEnd('SYNC');
-      return { type, mode, frame, players, slot, inputDelay, inputBytes, roster, state };
+      const commandByte = (flags & 1) !== 0;
+      return {
+        type,
+        mode,
+        frame,
+        players,
+        slot,
+        inputDelay,
+        inputBytes,
+        roster,
+        state,
+        portsPerSlot,
+        commandByte,
+        localPlayers,
+      };
     }
     case SessionMessageType.Refuse: {
       const at = r.offset;
@@ -310,6 +438,36 @@ export function decodeSessionMessage(data: Uint8Array): SessionMessage {
       const players = r.u8('players');
       r.expectEnd('WAIT');
       return { type, joined, players };
+    }
+    case SessionMessageType.ChatSend: {
+      const text = str(r, 2, 'chat text', MAX_CHAT_BYTES);
+      r.expectEnd('CHAT_SEND');
+      return { type, text };
+    }
+    case SessionMessageType.Chat: {
+      const seq = r.u32('seq');
+      const frame = r.u32('frame');
+      const slot = r.u8('slot');
+      const nick = str(r, 1, 'nick');
+      const text = str(r, 2, 'chat text', MAX_CHAT_BYTES);
+      r.expectEnd('CHAT');
+      return { type, seq, frame, slot, nick, text };
+    }
+    case SessionMessageType.CommandRequest: {
+      const at = r.offset;
+      const kind = SESSION_COMMAND_KINDS[r.u8('kind') - 1];
+      if (kind !== 'pause' && kind !== 'resume')
+        throw new DecodeError('bad-value', at, 'COMMAND_REQUEST kind is not pause or resume');
+      r.expectEnd('COMMAND_REQUEST');
+      return { type, kind };
+    }
+    case SessionMessageType.Command: {
+      const at = r.offset;
+      const kind = SESSION_COMMAND_KINDS[r.u8('kind') - 1];
+      if (kind === undefined) throw new DecodeError('bad-value', at, 'unknown command kind');
+      const frame = r.u32('frame');
+      r.expectEnd('COMMAND');
+      return { type, kind, frame };
     }
     default:
       throw new DecodeError('unknown-type', 0, `unknown session message type ${type}`);

@@ -1,0 +1,233 @@
+import type { Core } from '@netplay/state';
+import { SessionError } from './errors.js';
+
+/**
+ * How a session lays the game's ports out on the scheduler (couch + online, as GGPO/GGRS let a
+ * peer carry several local players). Each player **slot** (one peer: the host is slot 0) owns a
+ * block of `portsPerSlot` consecutive ports, `slot × portsPerSlot …`, of which it drives the first
+ * `localPlayers`. The scheduler sees one player per slot whose input is the whole block
+ * (`portsPerSlot × inputBytes` bytes), so every port of a peer travels in the one message that
+ * carries that peer's input, in every mode. The lockstep modes add one byte to every slot's input:
+ * in the host's, the {@link CommandWord} (pause, reset) every peer applies at the same frame;
+ * other slots send 0 there and it is ignored.
+ */
+export class SlotLayout {
+  /** Bytes of one slot's input on the scheduler: `portsPerSlot × inputBytes`, plus the command byte. */
+  readonly slotBytes: number;
+
+  constructor(
+    /** Player slots (peers that play, the host included): the scheduler's players. */
+    readonly slots: number,
+    /** Ports in each slot's block. */
+    readonly portsPerSlot: number,
+    /** Input bytes of one core port. */
+    readonly inputBytes: number,
+    /** Whether the slots' inputs end with the command byte (lockstep modes). */
+    readonly commandByte: boolean,
+  ) {
+    this.slotBytes = portsPerSlot * inputBytes + (commandByte ? 1 : 0);
+  }
+
+  /** Whether the scheduler can drive the core directly (one port per slot, no command byte). */
+  get identity(): boolean {
+    return this.portsPerSlot === 1 && !this.commandByte;
+  }
+
+  /** Core ports the layout spans (`slots × portsPerSlot`). */
+  get ports(): number {
+    return this.slots * this.portsPerSlot;
+  }
+
+  /** The core ports of `slot` driving `localPlayers` players. */
+  portsOf(slot: number, localPlayers: number): number[] {
+    const out: number[] = [];
+    for (let k = 0; k < localPlayers; k++) out.push(slot * this.portsPerSlot + k);
+    return out;
+  }
+
+  /**
+   * Writes one slot's scheduler input into `out` (`slotBytes`): the `localPlayers` ports' inputs
+   * from `input` (one port's bytes, or all of them end to end, or one array per port; missing
+   * ports read neutral), zeros for the block's unused ports, then `command` if there is a command byte.
+   * @throws SessionError `bad-argument` for an input of another size.
+   */
+  pack(input: Uint8Array | readonly Uint8Array[], localPlayers: number, command: number, out: Uint8Array): void {
+    const n = this.inputBytes;
+    out.fill(0);
+    if (input instanceof Uint8Array) {
+      if (input.length !== n && input.length !== n * localPlayers)
+        throw new SessionError(
+          'bad-argument',
+          `input of ${input.length} bytes: expected ${n} (one port) or ${n * localPlayers} (${localPlayers} local players × ${n})`,
+        );
+      out.set(input, 0);
+    } else {
+      if (input.length > localPlayers)
+        throw new SessionError('bad-argument', `${input.length} port inputs for ${localPlayers} local players`);
+      for (let k = 0; k < input.length; k++) {
+        const one = input[k]!;
+        if (one.length !== n)
+          throw new SessionError('bad-argument', `port input ${k} has ${one.length} bytes, expected ${n}`);
+        out.set(one, k * n);
+      }
+    }
+    if (this.commandByte) out[this.portsPerSlot * n] = command & 0xff;
+  }
+
+  /**
+   * The core's view of a frame's scheduler inputs (`slots × slotBytes`): every port's input, port 0
+   * first (`ports × inputBytes` bytes), written into `out`. Without a command byte the two are the
+   * same bytes and `wide` itself is returned.
+   */
+  coreInputs(wide: Uint8Array, out: Uint8Array): Uint8Array {
+    if (!this.commandByte) return wide;
+    const block = this.portsPerSlot * this.inputBytes;
+    for (let s = 0; s < this.slots; s++) {
+      const from = s * this.slotBytes;
+      for (let i = 0; i < block; i++) out[s * block + i] = wide[from + i] ?? 0;
+    }
+    return out;
+  }
+}
+
+/**
+ * The core as the scheduler sees it under a {@link SlotLayout}: `slots` players of `slotBytes`
+ * each, each slot's input spread over its block of the real core's ports. With a command byte it
+ * also applies the host's commands at the frame they land on: a reset loads the power-on state
+ * before the frame runs (reset by state, identical on every peer); while paused the real core
+ * does not advance. Everything else goes to the real core. Allocates nothing per frame.
+ */
+export class SlotCore implements Core {
+  readonly ports: number;
+  readonly inputBytes: number;
+  private readonly portInputs: Uint8Array[] = [];
+  private command = 0;
+  private lastResets: number | undefined;
+  private pausedFlag = false;
+  private resetFlag = false;
+  private pauseChangedFlag = false;
+
+  constructor(
+    /** The real core. */
+    readonly inner: Core,
+    readonly layout: SlotLayout,
+    /** The state every peer started from (lockstep: the SYNC state); a reset loads it. */
+    private readonly powerOn: Uint8Array | undefined,
+  ) {
+    this.ports = layout.slots;
+    this.inputBytes = layout.slotBytes;
+    if (layout.ports > inner.ports)
+      throw new SessionError(
+        'bad-argument',
+        `${layout.slots} slots × ${layout.portsPerSlot} ports need ${layout.ports} ports; the core has ${inner.ports}`,
+      );
+    for (let p = 0; p < layout.ports; p++) this.portInputs.push(new Uint8Array(inner.inputBytes));
+  }
+
+  get frame(): number {
+    return this.inner.frame;
+  }
+
+  get stateBytes(): number {
+    return this.inner.stateBytes;
+  }
+
+  /** True while the host's command byte says paused (lockstep). */
+  get paused(): boolean {
+    return this.pausedFlag;
+  }
+
+  setInput(slot: number, input: Uint8Array): void {
+    const { portsPerSlot: w, inputBytes: n } = this.layout;
+    for (let k = 0; k < w; k++) {
+      const port = slot * w + k;
+      const buf = this.portInputs[port];
+      if (buf === undefined) continue;
+      for (let i = 0; i < n; i++) buf[i] = input[k * n + i] ?? 0;
+      this.inner.setInput(port, buf);
+    }
+    if (this.layout.commandByte && slot === 0) this.command = input[w * n] ?? 0;
+  }
+
+  advance(): void {
+    this.resetFlag = false;
+    this.pauseChangedFlag = false;
+    if (this.layout.commandByte) {
+      const resets = this.command >> 1;
+      // The first frame this peer runs is its baseline (a late joiner starts from the host's state).
+      if (this.lastResets !== undefined && resets !== this.lastResets) this.resetToPowerOn();
+      this.lastResets = resets;
+      const paused = (this.command & 1) !== 0;
+      if (paused !== this.pausedFlag) {
+        this.pausedFlag = paused;
+        this.pauseChangedFlag = true;
+      }
+      if (paused) return;
+    }
+    this.inner.advance();
+  }
+
+  /**
+   * Loads the power-on state now and sets the ports' inputs again (reset by state), for the frame
+   * about to run. lockstep-cs applies its scheduler's reset command through this.
+   */
+  resetToPowerOn(): void {
+    if (this.powerOn === undefined) throw new SessionError('bad-argument', 'no power-on state to reset to');
+    this.inner.load(this.powerOn);
+    for (let p = 0; p < this.portInputs.length; p++) this.inner.setInput(p, this.portInputs[p]!);
+    this.resetFlag = true;
+  }
+
+  /** Whether the frame that just ran reset (without allocating). */
+  get didReset(): boolean {
+    return this.resetFlag;
+  }
+
+  /** Whether the pause flag changed at the frame that just ran. */
+  get pauseChanged(): boolean {
+    return this.pauseChangedFlag;
+  }
+
+  saveInto(target: Uint8Array): number {
+    return this.inner.saveInto(target);
+  }
+
+  load(state: Uint8Array): void {
+    this.inner.load(state);
+  }
+
+  checksum(): bigint {
+    return this.inner.checksum();
+  }
+
+  reset(): void {
+    this.inner.reset();
+  }
+}
+
+/**
+ * The slot layout of a session: `portsPerSlot` from the host's `maxLocalPlayers`; a command byte
+ * in the lockstep modes when it fits the mode's wire (lockstep-p2p carries at most 4 bytes per
+ * slot: MAMEHub's 32-bit mask).
+ * @throws SessionError `bad-argument` when one slot's ports do not fit the mode at all.
+ */
+export function slotLayoutFor(
+  mode: 'rollback' | 'lockstep-cs' | 'lockstep-p2p' | 'frame-advance',
+  slots: number,
+  portsPerSlot: number,
+  inputBytes: number,
+): SlotLayout {
+  if (!Number.isInteger(portsPerSlot) || portsPerSlot < 1 || portsPerSlot > 16)
+    throw new SessionError('bad-argument', `local players per peer must be 1..16, got ${portsPerSlot}`);
+  if (mode === 'rollback') return new SlotLayout(slots, portsPerSlot, inputBytes, false);
+  const block = portsPerSlot * inputBytes;
+  if (mode === 'lockstep-p2p') {
+    if (block > 4)
+      throw new SessionError(
+        'bad-argument',
+        `lockstep-p2p carries 1..4 input bytes per peer (one MAMEHub mask): ${portsPerSlot} local players × ${inputBytes} bytes do not fit`,
+      );
+    return new SlotLayout(slots, portsPerSlot, inputBytes, block + 1 <= 4);
+  }
+  return new SlotLayout(slots, portsPerSlot, inputBytes, true);
+}
