@@ -3,6 +3,9 @@
  * in the same run: connect time (WebRTC includes joining the signaling room, the offer/answer and
  * ICE/DTLS/SCTP), ping-pong RTT on the unreliable channel (one 16-byte message in flight), and
  * 16-byte unreliable messages delivered per second. Runs are interleaved; medians of 5 reported.
+ * Then the same three figures Chromium↔Chromium (two pages of Debian's chromium on the package's
+ * browser entry, chromium-pair.ts), compared with the same UDP medians; skipped with a printed
+ * reason when Chromium is not installed.
  * Benchmarks may read wall time; the library does not.
  */
 import { BenchSuite } from '@netplay/bench-kit';
@@ -17,6 +20,7 @@ import {
   NodeRTCPeerConnection,
   type RtcDataChannelLike,
 } from '../src/server.js';
+import { call, openChromium } from './chromium-pair.js';
 
 const channels: readonly ChannelSpec[] = [
   { name: 'input', kind: 'reliable' },
@@ -254,5 +258,66 @@ suite.record({
   baseline: 'raw node-datachannel unreliable 16 B delivered',
   note: 'cost of the sequence header, stats, budget and events per message',
 });
+
+// Chromium↔Chromium: two pages (two browser contexts), the browser entry on Chromium's own
+// RTCPeerConnection, a real signaling server in this process.
+const chromium = await openChromium();
+if (typeof chromium === 'string') {
+  console.log(`Chromium↔Chromium rows skipped: ${chromium}`);
+} else {
+  const browserResults = {
+    connect: [] as number[],
+    rtt: [] as number[],
+    rate: [] as number[],
+    delivered: [] as number[],
+  };
+  const signaling = await listenSignaling({ rateLimits: false });
+  try {
+    for (let round = 0; round < ROUNDS; round++) {
+      const { a, b, close } = await chromium.pair();
+      const room = `chromium-${round}`;
+      await call(a, 'listen', signaling.url, room);
+      browserResults.connect.push(await call(b, 'connect', signaling.url, room));
+      await pollUntil(() => false, 50);
+      await call(a, 'setEcho', true);
+      browserResults.rtt.push(await call(b, 'pingPong', PINGS));
+      await call(a, 'setEcho', false);
+      const before = await call(a, 'received');
+      const { sent, elapsedMs } = await call(b, 'flood', THROUGHPUT_MS, PER_TURN);
+      await pollUntil(() => false, 100);
+      const got = (await call(a, 'received')) - before;
+      browserResults.rate.push(got / (elapsedMs / 1000));
+      browserResults.delivered.push(got / sent);
+      await call(b, 'close');
+      await close();
+    }
+  } finally {
+    await chromium.close();
+    await signaling.close();
+  }
+  suite.record({
+    name: 'Chromium↔Chromium WebRTC connect (signaling + ICE + DTLS + SCTP + HELLO)',
+    value: median(browserResults.connect),
+    unit: 'ms',
+    baseline: 'UDP connect',
+    ratio: median(results.udpConnect) / median(browserResults.connect),
+    note: 'ratio = UDP time / WebRTC time; two pages of one Chromium',
+  });
+  suite.record({
+    name: 'Chromium↔Chromium WebRTC ping-pong RTT, unreliable 16 B',
+    value: median(browserResults.rtt),
+    unit: 'us',
+    baseline: 'UDP ping-pong RTT, unreliable 16 B',
+    ratio: median(results.udpRtt) / median(browserResults.rtt),
+    note: 'ratio = UDP RTT / WebRTC RTT (UDP: Node↔Node)',
+  });
+  suite.record({
+    name: 'Chromium↔Chromium WebRTC unreliable 16 B delivered',
+    value: median(browserResults.rate),
+    unit: 'msg/s',
+    baseline: 'UDP unreliable 16 B delivered',
+    note: `${(median(browserResults.delivered) * 100).toFixed(1)} % of sent delivered; ${PER_TURN} per macrotask`,
+  });
+}
 suite.finish();
 process.exit(0);
