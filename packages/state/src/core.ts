@@ -1,3 +1,5 @@
+import type { PageTracker } from './page-tracker.js';
+
 /**
  * The contract between a netplay scheduler and an emulator core: the schedulers in
  * @netplay/lockstep and @netplay/rollback drive any `Core`, and @netplay/core-wasm's `WasmCore`
@@ -42,4 +44,12 @@ export interface Core {
   checksum(): bigint;
   /** Returns the machine to its power-on state at frame 0 (inputs cleared). */
   reset(): void;
+  /**
+   * Optional: a core that knows which bytes of its savestate it writes marks them here (offsets
+   * into what `saveInto` writes), so a late-join server can make a page delta from the pages
+   * written since it saved its base (`DeltaBase.pageDelta(current, { dirty:
+   * pageTracker.since(checkpoint) })`) instead of comparing the whole state. A core that cannot
+   * tell leaves it undefined. `load()` and `reset()` must mark every page they change.
+   */
+  readonly pageTracker?: PageTracker;
 }

@@ -1,12 +1,24 @@
-import { Deflate, deflate } from 'pako';
+import { Deflate } from 'pako';
 import { inflateBounded, maxInflatedBytes } from './bounded-inflate.js';
+import { type DeflateAsync, type DeflateSync, defaultDeflateAsync, pakoDeflate } from './deflate.js';
+import { pageDeltaBody, sameRange, wordViews, xorRange } from './delta-body.js';
 import { DeltaError } from './errors.js';
 import { hash64 } from './hash64.js';
+import { pagedHash64 } from './paged-hash.js';
 
 /** `NPDL`, the first four bytes of every delta. */
 export const DELTA_MAGIC = 0x4c44504e; // 'N' 'P' 'D' 'L' read as a little-endian u32
-/** The delta format version this library writes and reads. */
+/**
+ * The delta format version `xorDelta` and `pageDelta` write: its hashes are `hash64` of the whole
+ * base and target. Version 2 ({@link DELTA_VERSION_PAGED}) differs only in its hashes.
+ */
 export const DELTA_VERSION = 1;
+/**
+ * The delta format version `DeltaBase` writes: a page delta whose base and target hashes are
+ * paged hashes (`pagedHash64` with the delta's page size), which can be computed from the pages
+ * that changed alone. Everything else is as in version 1.
+ */
+export const DELTA_VERSION_PAGED = 2;
 /** Size of the fixed delta header in bytes. */
 export const DELTA_HEADER_BYTES = 48;
 /** The default page size of page deltas. */
@@ -43,6 +55,17 @@ export interface DeltaOptions {
 export interface PageDeltaOptions extends DeltaOptions {
   /** Page size, a power of two from 256 to 1 MiB (default 4096). */
   readonly pageSize?: number;
+  /**
+   * The compressor (default pako). `nodeDeflate` from `@netplay/state/node` is node:zlib, several
+   * times faster; any zlib-format compressor gives a delta every reader applies.
+   */
+  readonly deflate?: DeflateSync;
+}
+
+/** Options of {@link pageDeltaAsync}. */
+export interface PageDeltaAsyncOptions extends Omit<PageDeltaOptions, 'deflate'> {
+  /** The compressor (default: `CompressionStream('deflate')` where the platform has it, else pako). */
+  readonly deflate?: DeflateAsync;
 }
 
 /** Options of {@link applyDelta}. */
@@ -58,11 +81,21 @@ export interface ApplyDeltaOptions {
   readonly maxTargetBytes?: number;
   /** `hash64(base)` when the caller already has it; saves one pass over the base. Must be the hash of `base`. */
   readonly baseHash?: bigint;
+  /**
+   * For version 2 (paged) deltas: `pagedHash64(base, pageSize)` when the caller already has it
+   * (`DeltaBase.hash`); saves one pass over the base. Must be that hash of `base`.
+   */
+  readonly basePagedHash?: bigint;
 }
 
 /** A delta's header, as {@link describeDelta} returns it. */
 export interface DeltaInfo {
   readonly kind: DeltaKind;
+  /**
+   * The format version: 1, hashes are `hash64` of the whole states; 2 (page deltas from a
+   * `DeltaBase`), hashes are `pagedHash64` with the delta's page size.
+   */
+  readonly version: number;
   readonly layoutHash: bigint;
   /** `hash64` of the base the delta was made from. */
   readonly baseHash: bigint;
@@ -88,6 +121,39 @@ function checkSize(bytes: Uint8Array, what: string): void {
   if (bytes.length > 0xffff_ffff) throw new DeltaError('too-large', `${what} exceeds 4 GiB`);
 }
 
+/** The fields of a delta's header that its maker supplies. */
+export interface DeltaHeaderFields {
+  readonly version: number;
+  readonly kind: number;
+  readonly pageShift: number;
+  readonly layoutHash: bigint;
+  readonly baseHash: bigint;
+  readonly targetHash: bigint;
+  readonly baseBytes: number;
+  readonly targetBytes: number;
+  readonly pageCount: number;
+}
+
+/** A delta: the 48-byte header of `h`, then the zlib stream `z`. */
+export function writeDelta(h: DeltaHeaderFields, z: Uint8Array): Uint8Array<ArrayBuffer> {
+  const out = new Uint8Array(DELTA_HEADER_BYTES + z.length);
+  const dv = new DataView(out.buffer);
+  dv.setUint32(0, DELTA_MAGIC, true);
+  out[4] = h.version;
+  out[5] = h.kind;
+  out[6] = h.pageShift;
+  out[7] = 0;
+  dv.setBigUint64(8, BigInt.asUintN(64, h.layoutHash), true);
+  dv.setBigUint64(16, BigInt.asUintN(64, h.baseHash), true);
+  dv.setBigUint64(24, BigInt.asUintN(64, h.targetHash), true);
+  dv.setUint32(32, h.baseBytes, true);
+  dv.setUint32(36, h.targetBytes, true);
+  dv.setUint32(40, h.pageCount, true);
+  dv.setUint32(44, z.length, true);
+  out.set(z, DELTA_HEADER_BYTES);
+  return out;
+}
+
 function writeHeader(
   kind: number,
   pageShift: number,
@@ -97,23 +163,24 @@ function writeHeader(
   pageCount: number,
   z: Uint8Array,
 ): Uint8Array<ArrayBuffer> {
-  const out = new Uint8Array(DELTA_HEADER_BYTES + z.length);
-  const dv = new DataView(out.buffer);
-  dv.setUint32(0, DELTA_MAGIC, true);
-  out[4] = DELTA_VERSION;
-  out[5] = kind;
-  out[6] = pageShift;
-  out[7] = 0;
-  dv.setBigUint64(8, BigInt.asUintN(64, options.layoutHash), true);
-  dv.setBigUint64(16, options.baseHash ?? hash64(base), true);
-  dv.setBigUint64(24, options.targetHash ?? hash64(current), true);
-  dv.setUint32(32, base.length, true);
-  dv.setUint32(36, current.length, true);
-  dv.setUint32(40, pageCount, true);
-  dv.setUint32(44, z.length, true);
-  out.set(z, DELTA_HEADER_BYTES);
-  return out;
+  return writeDelta(
+    {
+      version: DELTA_VERSION,
+      kind,
+      pageShift,
+      layoutHash: options.layoutHash,
+      baseHash: options.baseHash ?? hash64(base),
+      targetHash: options.targetHash ?? hash64(current),
+      baseBytes: base.length,
+      targetBytes: current.length,
+      pageCount,
+    },
+    z,
+  );
 }
+
+/** The kind code of page deltas. */
+export const KIND_PAGES_CODE = KIND_PAGES;
 
 /**
  * MAMEHub's delta (seed 000): deflate of XOR(base, current) over the whole state. The base is
@@ -140,39 +207,6 @@ export function xorDelta(base: Uint8Array, current: Uint8Array, options: DeltaOp
   return writeHeader(KIND_XOR, 0, options, base, current, 0, z.result);
 }
 
-/** out[i - start] = a[i] ^ b[i] for i in [start, end). Word-wise when the three are aligned alike. */
-function xorRange(a: Uint8Array, b: Uint8Array, start: number, end: number, out: Uint8Array): void {
-  let i = start;
-  const aligned =
-    ((a.byteOffset + start) & 3) === 0 && ((b.byteOffset + start) & 3) === 0 && (out.byteOffset & 3) === 0;
-  if (aligned && end - start >= 64) {
-    const words = (end - start) >>> 2;
-    const wa = new Int32Array(a.buffer, a.byteOffset + start, words);
-    const wb = new Int32Array(b.buffer, b.byteOffset + start, words);
-    const wo = new Int32Array(out.buffer, out.byteOffset, words);
-    for (let k = 0; k < words; k++) wo[k] = wa[k]! ^ wb[k]!;
-    i = start + words * 4;
-  }
-  for (; i < end; i++) out[i - start] = a[i]! ^ b[i]!;
-}
-
-/** True when bytes [start, end) of `a` and `b` are equal, reading `a` as zero past its end. */
-function sameRange(
-  a: Uint8Array,
-  b: Uint8Array,
-  start: number,
-  end: number,
-  wa: Int32Array | undefined,
-  wb: Int32Array | undefined,
-): boolean {
-  if (wa !== undefined && wb !== undefined && end <= a.length && (start & 3) === 0 && (end & 3) === 0) {
-    for (let k = start >>> 2, e = end >>> 2; k < e; k++) if (wa[k] !== wb[k]) return false;
-    return true;
-  }
-  for (let i = start; i < end; i++) if ((i < a.length ? a[i]! : 0) !== b[i]) return false;
-  return true;
-}
-
 /**
  * Our delta: the state split into pages (default 4 KiB); only the pages that differ from the
  * base are sent, with their indexes, each page as XOR with the base page (mostly zeros when a
@@ -180,42 +214,64 @@ function sameRange(
  * states, so the cost is dominated by the size of the change, not of the state.
  */
 export function pageDelta(base: Uint8Array, current: Uint8Array, options: PageDeltaOptions): Uint8Array<ArrayBuffer> {
-  checkSize(base, 'base');
-  checkSize(current, 'state');
-  const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
+  const { shift, level, changed, count } = findChangedPages(base, current, options);
+  const body = pageDeltaBody(base, current, 1 << shift, changed, count);
+  const z = (options.deflate ?? pakoDeflate)(body, level);
+  return writeHeader(KIND_PAGES, shift, options, base, current, count, z);
+}
+
+/**
+ * {@link pageDelta} with an asynchronous compressor: by default the platform's native deflate
+ * (`CompressionStream`, in browsers and Node), else pako. Same bytes as `pageDelta` up to the
+ * compressor's choices: every delta reader applies either. The pages and hashes are read before
+ * it returns, so `current` may change while the promise is pending.
+ */
+export async function pageDeltaAsync(
+  base: Uint8Array,
+  current: Uint8Array,
+  options: PageDeltaAsyncOptions,
+): Promise<Uint8Array<ArrayBuffer>> {
+  const { shift, level, changed, count } = findChangedPages(base, current, options);
+  const body = pageDeltaBody(base, current, 1 << shift, changed, count);
+  const baseHash = options.baseHash ?? hash64(base);
+  const targetHash = options.targetHash ?? hash64(current);
+  const z = await (options.deflate ?? defaultDeflateAsync)(body, level);
+  return writeHeader(KIND_PAGES, shift, { ...options, baseHash, targetHash }, base, current, count, z);
+}
+
+/** Checks a page size and returns log2 of it. */
+export function pageShiftOf(pageSize: number): number {
   const shift = Math.log2(pageSize);
   if (!Number.isInteger(shift) || shift < 8 || shift > 20)
     throw new DeltaError('bad-argument', `page size must be a power of two from 256 to 1 MiB, got ${pageSize}`);
+  return shift;
+}
+
+/** Checks a deflate level (default 6). */
+export function deflateLevelOf(level: number | undefined): number {
+  return checkLevel(level ?? 6);
+}
+
+function findChangedPages(
+  base: Uint8Array,
+  current: Uint8Array,
+  options: Omit<PageDeltaOptions, 'deflate'>,
+): { shift: number; level: number; changed: Uint32Array; count: number } {
+  checkSize(base, 'base');
+  checkSize(current, 'state');
+  const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
+  const shift = pageShiftOf(pageSize);
   const level = checkLevel(options.level ?? 6);
   const n = current.length;
   const pages = Math.ceil(n / pageSize);
-  const aligned = (base.byteOffset & 3) === 0 && (current.byteOffset & 3) === 0;
-  const wa = aligned ? new Int32Array(base.buffer, base.byteOffset, base.length >>> 2) : undefined;
-  const wb = aligned ? new Int32Array(current.buffer, current.byteOffset, n >>> 2) : undefined;
-  const changed: number[] = [];
-  let changedBytes = 0;
+  const words = wordViews(base, current);
+  const changed = new Uint32Array(pages);
+  let count = 0;
   for (let p = 0; p < pages; p++) {
     const start = p * pageSize;
-    const end = Math.min(n, start + pageSize);
-    if (!sameRange(base, current, start, end, wa, wb)) {
-      changed.push(p);
-      changedBytes += end - start;
-    }
+    if (!sameRange(base, current, start, Math.min(n, start + pageSize), words?.wa, words?.wb)) changed[count++] = p;
   }
-  const body = new Uint8Array(changed.length * 4 + changedBytes);
-  const dv = new DataView(body.buffer);
-  let o = changed.length * 4;
-  const common = Math.min(n, base.length);
-  changed.forEach((p, k) => {
-    dv.setUint32(k * 4, p, true);
-    const start = p * pageSize;
-    const end = Math.min(n, start + pageSize);
-    const out = body.subarray(o, o + (end - start));
-    xorRange(base, current, start, Math.min(end, common), out);
-    for (let i = Math.max(start, common); i < end; i++) out[i - start] = current[i]!;
-    o += end - start;
-  });
-  return writeHeader(KIND_PAGES, shift, options, base, current, changed.length, deflate(body, { level }));
+  return { shift, level, changed, count };
 }
 
 function u32(b: Uint8Array, o: number): number {
@@ -231,10 +287,14 @@ export function describeDelta(delta: Uint8Array): DeltaInfo {
   if (delta.length < DELTA_HEADER_BYTES)
     throw new DeltaError('corrupt', `delta of ${delta.length} bytes is shorter than its header`);
   if (u32(delta, 0) !== DELTA_MAGIC) throw new DeltaError('corrupt', 'not a netplay delta (magic NPDL)');
-  if (delta[4] !== DELTA_VERSION) throw new DeltaError('corrupt', `delta format version ${delta[4]} is not supported`);
+  const version = delta[4]!;
+  if (version !== DELTA_VERSION && version !== DELTA_VERSION_PAGED)
+    throw new DeltaError('corrupt', `delta format version ${version} is not supported`);
   const kindCode = delta[5];
   if (kindCode !== KIND_XOR && kindCode !== KIND_PAGES)
     throw new DeltaError('corrupt', `unknown delta kind ${kindCode}`);
+  if (version === DELTA_VERSION_PAGED && kindCode !== KIND_PAGES)
+    throw new DeltaError('corrupt', 'a version 2 delta must be a page delta');
   const shift = delta[6]!;
   if (kindCode === KIND_XOR ? shift !== 0 : shift < 8 || shift > 20)
     throw new DeltaError('corrupt', `bad page size exponent ${shift}`);
@@ -253,6 +313,7 @@ export function describeDelta(delta: Uint8Array): DeltaInfo {
     );
   return {
     kind: kindCode === KIND_XOR ? 'xor' : 'pages',
+    version,
     layoutHash: u64(delta, 8),
     baseHash: u64(delta, 16),
     targetHash: u64(delta, 24),
@@ -322,7 +383,9 @@ export function applyDelta(
       'corrupt',
       `a ${info.compressedBytes}-byte zlib stream cannot inflate to the ${least} bytes stated`,
     );
-  if ((options.baseHash ?? hash64(base)) !== info.baseHash)
+  const paged = info.version === DELTA_VERSION_PAGED;
+  const baseHash = paged ? (options.basePagedHash ?? pagedHash64(base, pageSize)) : (options.baseHash ?? hash64(base));
+  if (baseHash !== info.baseHash)
     throw new DeltaError('wrong-base', 'the base is not the one the delta was made from (hash differs)');
   const stream = delta.subarray(DELTA_HEADER_BYTES);
   const common = Math.min(n, base.length);
@@ -352,7 +415,7 @@ export function applyDelta(
     }
     if (o !== produced) throw new DeltaError('corrupt', `${produced - o} bytes after the last page`);
   }
-  if (hash64(result) !== info.targetHash)
+  if ((paged ? pagedHash64(result, pageSize) : hash64(result)) !== info.targetHash)
     throw new DeltaError('corrupt', "the rebuilt state does not match the delta's target hash");
   return result;
 }

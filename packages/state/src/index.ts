@@ -5,21 +5,39 @@
 export { inflateBounded, MAX_INFLATE_RATIO, maxInflatedBytes } from './bounded-inflate.js';
 export type { Core } from './core.js';
 export {
+  compressionStreamDeflate,
+  type DeflateAsync,
+  type DeflateSync,
+  defaultDeflateAsync,
+  hasCompressionStream,
+  pakoDeflate,
+} from './deflate.js';
+export {
   type ApplyDeltaOptions,
   applyDelta,
   DEFAULT_PAGE_SIZE,
   DELTA_HEADER_BYTES,
   DELTA_MAGIC,
   DELTA_VERSION,
+  DELTA_VERSION_PAGED,
   type DeltaInfo,
   type DeltaKind,
   type DeltaOptions,
   describeDelta,
   MAX_DELTA_TARGET_BYTES,
+  type PageDeltaAsyncOptions,
   type PageDeltaOptions,
   pageDelta,
+  pageDeltaAsync,
   xorDelta,
 } from './delta.js';
+export {
+  type BasePageDeltaAsyncOptions,
+  type BasePageDeltaOptions,
+  DeltaBase,
+  type DeltaBaseOptions,
+} from './delta-base.js';
+export type { RangeCompare } from './delta-body.js';
 export { LITTLE_ENDIAN_HOST } from './endian.js';
 export {
   DeltaError,
@@ -30,6 +48,8 @@ export {
   type StateErrorCode,
 } from './errors.js';
 export { hash64, murmur3x86_128Into } from './hash64.js';
+export { type DirtyPageSet, PageTracker } from './page-tracker.js';
+export { pagedHash64, pageHashesInto } from './paged-hash.js';
 export { type LenientLoadReport, StateRegistry } from './registry.js';
 export { SnapshotRing, type StateLoader, type StateSaver } from './ring.js';
 export {

@@ -1,10 +1,26 @@
 /**
- * @netplay/state/node: the Node-only NVRAM file adapter. Kept out of the main entry so that
- * `@netplay/state` stays free of `node:` imports and runs in browsers.
+ * @netplay/state/node: the Node-only NVRAM file adapter and node:zlib compressors for deltas.
+ * Kept out of the main entry so that `@netplay/state` stays free of `node:` imports and runs in
+ * browsers.
  * @packageDocumentation
  */
 import { readFile, rename, writeFile } from 'node:fs/promises';
+import { deflate, deflateSync } from 'node:zlib';
+import type { DeflateAsync, DeflateSync } from './deflate.js';
+import type { RangeCompare } from './delta-body.js';
 import type { StateRegistry } from './registry.js';
+
+/**
+ * node:zlib's deflate (zlib format), synchronous: several times faster than pako. Pass it as the
+ * `deflate` option of `pageDelta` or `DeltaBase.pageDelta`; the deltas apply with any reader.
+ */
+export const nodeDeflate: DeflateSync = (data, level) => deflateSync(data, { level });
+
+/** node:zlib's deflate on libuv's thread pool: the event loop stays free while it compresses. */
+export const nodeDeflateAsync: DeflateAsync = (data, level) =>
+  new Promise((resolve, reject) => {
+    deflate(data, { level }, (err, out) => (err ? reject(err) : resolve(out)));
+  });
 
 /**
  * Writes the registry's NVRAM blob to `path`, atomically: it is written to `path + '.tmp'` and
@@ -34,4 +50,28 @@ export async function loadNvramFile(registry: StateRegistry, path: string): Prom
   }
   registry.loadNvram(bytes);
   return true;
+}
+
+/**
+ * A page comparator for `DeltaBase` (`new DeltaBase(base, { layoutHash, compare: nodeRangeCompare() })`)
+ * using native `memcmp` through `Buffer.compare`: a whole-state compare runs several times faster
+ * than the JavaScript default. Each comparator keeps Buffer views of the last two states it saw,
+ * so it allocates only when they change.
+ */
+export function nodeRangeCompare(): RangeCompare {
+  let lastA: Uint8Array | undefined;
+  let lastB: Uint8Array | undefined;
+  let bufA: Buffer = Buffer.alloc(0);
+  let bufB: Buffer = Buffer.alloc(0);
+  return (a, b, start, end) => {
+    if (a !== lastA) {
+      lastA = a;
+      bufA = Buffer.from(a.buffer, a.byteOffset, a.length);
+    }
+    if (b !== lastB) {
+      lastB = b;
+      bufB = Buffer.from(b.buffer, b.byteOffset, b.length);
+    }
+    return bufA.compare(bufB, start, end, start, end) === 0;
+  };
 }

@@ -303,6 +303,20 @@ export class StateRegistry {
     return this.layout().totalBytes;
   }
 
+  /**
+   * Where an entry's data starts in a snapshot (a byte offset into what `saveInto` writes), for
+   * dirty-page tracking: a game that writes `ram[i]` marks `tracker.mark(registry.snapshotOffset('main', 0, 'ram') + i)`.
+   * Needs `freeze()`.
+   * @throws StateError `bad-argument` when no such entry is registered.
+   */
+  snapshotOffset(module: string, instance: number, name: string): number {
+    const layout = this.layout();
+    const e = this.byKey.get(`${module}\u0000${instance}\u0000${name}`);
+    const i = e === undefined ? -1 : layout.entries.indexOf(e);
+    if (i < 0) throw new StateError('bad-argument', `${module}[${instance}].${name} is not registered`);
+    return layout.offsets[i]!;
+  }
+
   /** The layout hash: a 64-bit hash over every signature, type, count and flag, in order. Needs `freeze()`. */
   get layoutHash(): bigint {
     return this.layout().layoutHash;

@@ -7,12 +7,15 @@ import {
   DELTA_HEADER_BYTES,
   DELTA_MAGIC,
   DELTA_VERSION,
+  DELTA_VERSION_PAGED,
+  DeltaBase,
   DeltaError,
   hash64,
   MAX_DELTA_TARGET_BYTES,
   MAX_INFLATE_RATIO,
   maxInflatedBytes,
   pageDelta,
+  pagedHash64,
   xorDelta,
 } from '../src/index.js';
 
@@ -42,6 +45,8 @@ interface Header {
   baseBytes: number;
   targetBytes: number;
   pageCount: number;
+  /** 1 (hash64) unless given; 2 is a paged-hash page delta (`DeltaBase`). */
+  version?: number;
 }
 
 /** A delta of `header` followed by `stream`, its compressed-size field telling the truth. */
@@ -49,7 +54,7 @@ function forge(header: Header, stream: Uint8Array): Uint8Array {
   const out = new Uint8Array(DELTA_HEADER_BYTES + stream.length);
   const dv = new DataView(out.buffer);
   dv.setUint32(0, DELTA_MAGIC, true);
-  out[4] = DELTA_VERSION;
+  out[4] = header.version ?? DELTA_VERSION;
   out[5] = header.kind;
   out[6] = header.shift;
   out[7] = header.reserved;
@@ -85,9 +90,13 @@ function hostile(base: Uint8Array, kind: 1 | 2): Uint8Array {
 /** zlib state, the header's bigints, the error: what any call may allocate beside the buffers the limit bounds. */
 const FIXED_SLACK = 256 * 1024;
 
-/** What `applyDelta` may allocate under a target limit: the result, a page buffer, the fixed slack. */
+/**
+ * What `applyDelta` may allocate under a target limit: the result, a page buffer, for a version 2
+ * delta the page hashes of the result (8 bytes per page of at least 256 bytes; the base's, a few
+ * hundred bytes here, fall in the slack), the fixed slack.
+ */
 function allocationBound(limit: number): number {
-  return 2 * limit + 4 * Math.ceil(limit / 256) + FIXED_SLACK;
+  return 2 * limit + 4 * Math.ceil(limit / 256) + 8 * Math.ceil(limit / 256) + FIXED_SLACK;
 }
 
 describe('applyDelta target limit', () => {
@@ -217,10 +226,33 @@ const hostileInput = fc.oneof(
       if (flip % 3 === 0) d[at % d.length]! ^= 1 + (flip % 255);
       return { base, delta: d };
     }),
+  fc
+    .tuple(fc.uint8Array({ maxLength: 2000 }), fc.uint8Array({ maxLength: 2000 }), fc.nat(), fc.nat())
+    .map(([base, x, at, flip]) => {
+      const d = new DeltaBase(base, { layoutHash: 0n, pageSize: 256 }).pageDelta(x);
+      if (flip % 3 === 0) d[at % d.length]! ^= 1 + (flip % 255);
+      return { base, delta: d };
+    }),
   fc.tuple(fc.uint8Array({ maxLength: 2000 }), header, fc.uint8Array({ maxLength: 64 })).map(([base, h, stream]) => ({
     base,
     delta: forge({ ...h, baseHash: hash64(base), baseBytes: base.length }, stream),
   })),
+  fc
+    .tuple(fc.uint8Array({ maxLength: 2000 }), wellFormedHeader, fc.uint8Array({ maxLength: 64 }))
+    .map(([base, h, stream]) => ({
+      base,
+      delta: forge(
+        {
+          ...h,
+          version: DELTA_VERSION_PAGED,
+          kind: 2,
+          shift: h.shift === 0 ? 8 : h.shift,
+          baseHash: pagedHash64(base, 2 ** (h.shift === 0 ? 8 : h.shift)),
+          baseBytes: base.length,
+        },
+        stream,
+      ),
+    })),
   fc.record({ base: fc.uint8Array({ maxLength: 200 }), delta: fc.uint8Array({ maxLength: 200 }) }),
 );
 

@@ -1,5 +1,6 @@
 import type { Core } from '../core.js';
 import { StateError } from '../errors.js';
+import { PageTracker } from '../page-tracker.js';
 import { StateRegistry } from '../registry.js';
 
 /** Options of {@link TestCore}. */
@@ -18,6 +19,12 @@ export interface TestCoreOptions {
    * state. For testing desync detection (SyncTest); it is still reproducible run to run.
    */
   readonly nondeterministic?: boolean;
+  /**
+   * Track the pages of the savestate that `advance()` writes, with pages of this many bytes (a
+   * power of two, 256..1 MiB): the core then has a `pageTracker` (`load()` and `reset()` mark
+   * every page). Off by default.
+   */
+  readonly trackPages?: number;
 }
 
 /**
@@ -41,6 +48,10 @@ export class TestCore implements Core {
   private readonly ram: Uint8Array;
   private readonly inputs: Uint8Array;
   private hidden = 0;
+  /** Set with the `trackPages` option: the savestate pages each `advance()` writes. */
+  readonly pageTracker?: PageTracker;
+  /** Snapshot offsets of frame, rng, ram, then position and score of each player (with `trackPages`). */
+  private readonly offsets: Uint32Array = new Uint32Array(0);
 
   constructor(options: TestCoreOptions = {}) {
     const players = options.players ?? 2;
@@ -76,6 +87,17 @@ export class TestCore implements Core {
       });
     }
     r.freeze();
+    if (options.trackPages !== undefined) {
+      this.pageTracker = new PageTracker(r.snapshotBytes, options.trackPages);
+      const o = [
+        r.snapshotOffset('core', 0, 'frame'),
+        r.snapshotOffset('core', 0, 'rng'),
+        r.snapshotOffset('core', 0, 'ram'),
+      ];
+      for (let p = 0; p < players; p++)
+        o.push(r.snapshotOffset('player', p, 'position'), r.snapshotOffset('player', p, 'score'));
+      this.offsets = Uint32Array.from(o);
+    }
     this.reset();
   }
 
@@ -122,18 +144,25 @@ export class TestCore implements Core {
         s >>>= 0;
         ram[s % ram.length] = (ram[s % ram.length]! + b + p + 1) & 0xff;
         this.scores[p] = (this.scores[p]! + b * (k + 1)) >>> 0;
+        this.pageTracker?.mark(this.offsets[2]! + (s % ram.length));
       }
+      this.pageTracker?.mark(this.offsets[3 + 2 * p]!, 4);
+      this.pageTracker?.mark(this.offsets[4 + 2 * p]!, 4);
     }
     s ^= s << 13;
     s ^= s >>> 17;
     s ^= s << 5;
     this.rng[0] = s >>> 0;
     ram[this.clock[0]! % ram.length]! ^= 0x5a;
+    this.pageTracker?.mark(this.offsets[2]! + (this.clock[0]! % ram.length));
     if (this.nondeterministic) {
       this.hidden++;
       ram[(this.hidden * 7) % ram.length]! ^= this.hidden & 0xff || 1;
+      this.pageTracker?.mark(this.offsets[2]! + ((this.hidden * 7) % ram.length));
     }
     this.clock[0]!++;
+    this.pageTracker?.mark(this.offsets[0]!, 4);
+    this.pageTracker?.mark(this.offsets[1]!, 4);
   }
 
   saveInto(target: Uint8Array): number {
@@ -142,6 +171,7 @@ export class TestCore implements Core {
 
   load(state: Uint8Array): void {
     this.registry.load(state);
+    this.pageTracker?.markAll();
   }
 
   checksum(): bigint {
@@ -155,5 +185,6 @@ export class TestCore implements Core {
     this.scores.fill(0);
     this.ram.fill(0);
     this.inputs.fill(0);
+    this.pageTracker?.markAll();
   }
 }
