@@ -3,8 +3,9 @@
 # tests (npm run test:libretro -w @netplay/core-libretro) and benchmark use. Idempotent: does
 # nothing when everything is already there.
 set -eu
-# gcc + libc6-dev build the fake cores of the crash tests (test/fixtures/fake-core.c).
-PACKAGES="libretro-nestopia libretro-gambatte libretro-mgba efp gcc libc6-dev"
+# gcc + libc6-dev build the fake cores of the crash tests (test/fixtures/fake-core.c); sdcc and
+# binutils-arm-none-eabi assemble the package's own GB and GBA test ROMs (test-roms/).
+PACKAGES="libretro-nestopia libretro-gambatte libretro-mgba efp gcc libc6-dev sdcc binutils-arm-none-eabi"
 missing=""
 for p in $PACKAGES; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
