@@ -2,6 +2,7 @@ import type { Core } from '@netplay/state';
 import type { Clock } from '@netplay/transport';
 import type { ContentInfo } from './content.js';
 import type { SessionError } from './errors.js';
+import type { ChatEvent } from './host-control.js';
 import type { RosterEntry } from './messages.js';
 import type { SessionMode } from './mode.js';
 
@@ -34,6 +35,12 @@ export interface NetplayClientOptions {
   readonly randomU32?: () => number;
   /** Test hook: the session protocol version announced in HELLO (default {@link SESSION_PROTOCOL_VERSION}). */
   readonly protocolVersion?: number;
+  /**
+   * Ports (local players, couch + online) this client drives (default 1; 1..16). The host gives
+   * them in one slot's block or refuses (`bad-argument`: more than its `maxLocalPlayers`). `tick`
+   * then takes their inputs end to end (or one array per port); they travel in one message.
+   */
+  readonly localPlayers?: number;
 }
 
 /** What the client learned from the host's CHALLENGE and SYNC. */
@@ -54,6 +61,8 @@ export interface JoinInfo {
   readonly frame: number;
   /** The players (slot and nick) at the time of SYNC. */
   readonly roster: readonly RosterEntry[];
+  /** The core ports this client drives, its local players' in order (empty for a spectator). */
+  readonly ports: readonly number[];
 }
 
 /** Events of a {@link NetplayClient}. */
@@ -65,9 +74,17 @@ export interface NetplayClientEventMap {
   /** Lockstep modes: frame `frame` ran on the client's core (read its state in the handler). */
   frame: {
     readonly frame: number;
-    /** Every port's input of that frame, port 0 first (`players × inputBytes` bytes; valid in the handler only). */
+    /** Every port's input of that frame, port 0 first (`players × portsPerSlot × inputBytes` bytes; valid in the handler only). */
     readonly inputs: Uint8Array;
   };
+  /** A chat line relayed by the host (every peer gets the lines in the same order: `seq` 0, 1, 2, …). */
+  chat: ChatEvent;
+  /** The game paused at `frame` (lockstep: the first paused frame, the same on every peer; rollback: the host's frame). */
+  paused: { readonly frame: number };
+  /** The game resumed at `frame`. */
+  resumed: { readonly frame: number };
+  /** Every peer starts `frame` from the power-on state. */
+  reset: { readonly frame: number };
   /**
    * Lockstep modes: frames up to `frame` are final (issue 13). lockstep-cs: every frame run. P2P
    * modes: only frames the host has run too (its progress reaches this peer with its pings), so

@@ -20,6 +20,7 @@ import {
   type Unsubscribe,
 } from '@netplay/transport';
 import { SESSION_CONTROL_CHANNEL } from './channels.js';
+import { ClientControl } from './client-control.js';
 import type { JoinInfo, NetplayClientEventMap, NetplayClientOptions, NetplayClientState } from './client-options.js';
 import { SessionError } from './errors.js';
 import { endError, type FinalityScheduler, LockstepFinality } from './lockstep-finality.js';
@@ -83,20 +84,30 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
   private finality: LockstepFinality | undefined;
   private readonly early: Array<{ channel: string; data: Uint8Array }> = [];
   private wait = 0;
-  /** The input used when `tick` gets none. */
-  private readonly neutral: Uint8Array;
   private readonly framer = new RelayFramer();
   /** Rollback relay: peer nick → player slot, and back. */
   private readonly slotOf = new Map<string, number>();
   private readonly nickOf = new Map<number, string>();
   /** lockstep-p2p and frame-advance: the mode's wire and one routed connection per other player's slot. */
   private routed: { readonly shape: P2PLockstepShape; readonly routes: Map<number, RoutedConnection> } | undefined;
+  /** Local players, chat, pause requests, the host's commands (issue 15). */
+  private readonly control: ClientControl;
+  /** Lockstep: the core the runner drives (a `SlotCore` unless the layout is the identity). */
+  private lockstepCore: Core | undefined;
 
   constructor(connection: Connection, options: NetplayClientOptions) {
     this.conn = connection;
     this.options = options;
     this.core = options.core;
-    this.neutral = new Uint8Array(options.core.inputBytes);
+    this.control = new ClientControl(
+      {
+        send: (data) => this.sendControl(data),
+        chat: (e) => this.emitter.emit('chat', e),
+        command: (kind, frame) => this.emitter.emit(kind, { frame }),
+      },
+      options.core,
+      options.spectate === true ? 1 : (options.localPlayers ?? 1),
+    );
     const timeout = options.handshakeTimeoutMs ?? 10_000;
     this.timer = options.clock.setTimer(timeout, () => {
       this.timer = undefined;
@@ -116,6 +127,7 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
         spectate: options.spectate === true,
         nick: options.nick,
         version: options.protocolVersion ?? SESSION_PROTOCOL_VERSION,
+        ...(options.spectate === true ? {} : { localPlayers: this.control.localPlayers }),
       }),
     );
   }
@@ -132,6 +144,26 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
   /** What the host told us (after `joined`). */
   get info(): JoinInfo | undefined {
     return this.joinInfo;
+  }
+
+  /** True while the game is paused (`paused` / `resumed` events). */
+  get paused(): boolean {
+    return this.control.paused;
+  }
+
+  /** Sends a chat line through the host (`chat` comes back to everyone). @throws SessionError `bad-argument` if empty or over 256 bytes. */
+  chat(text: string): void {
+    this.control.chat(text);
+  }
+
+  /** Asks the host to pause every peer (players only). */
+  pause(): void {
+    this.control.requestPause(true);
+  }
+
+  /** Asks the host to resume. */
+  resume(): void {
+    this.control.requestPause(false);
   }
 
   /** Why the session ended (after `closed`). */
@@ -213,11 +245,11 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
    * spectator's input is ignored (it may run two frames when behind). Before `joined` and after `closed` it does nothing. Returns
    * true when at least one frame was simulated.
    */
-  tick(input?: Uint8Array): boolean {
+  tick(input?: Uint8Array | readonly Uint8Array[]): boolean {
     if (this.runner !== undefined) {
       if (this.stage === 'closed') return false;
       const before = this.runner.framesRun;
-      this.runner.setLocalInput(input ?? this.neutral);
+      this.runner.setLocalInput(this.control.localInput(input));
       return this.runner.framesRun > before;
     }
     const d = this.coreDriver;
@@ -235,7 +267,7 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
       return false;
     }
     const before = s.currentFrame;
-    s.addLocalInput(input ?? this.neutral);
+    s.addLocalInput(this.control.localInput(input));
     d.run(s.advanceFrame(), s);
     return s.currentFrame > before;
   }
@@ -303,6 +335,7 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
       this.failure ??= new SessionError(m.code, m.message);
       return;
     }
+    if (this.challenge !== undefined && this.control.onMessage(m)) return;
     if (this.stage === 'handshaking' && this.challenge !== undefined && m.type === SessionMessageType.Wait) {
       // Admitted: the host waits for the other players, so our handshake timeout no longer applies.
       this.timer?.cancel();
@@ -359,18 +392,14 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
       );
       return;
     }
-    if (m.inputBytes !== this.core.inputBytes || m.players > this.core.ports) {
-      this.fail(
-        new SessionError(
-          'core-mismatch',
-          `core mismatch: host has ${m.players} players × ${m.inputBytes} input bytes, this core ${this.core.ports} × ${this.core.inputBytes}`,
-        ),
-      );
-      return;
-    }
     const spectating = m.slot === SPECTATOR_SLOT;
     if (!spectating && (m.slot >= m.players || m.players < 2)) {
       this.fail(new SessionError('protocol', `bad slot ${m.slot} of ${m.players} players in SYNC`));
+      return;
+    }
+    const layoutError = this.control.sync(m);
+    if (layoutError !== undefined) {
+      this.fail(layoutError);
       return;
     }
     this.timer?.cancel();
@@ -384,6 +413,7 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
       inputDelay: m.inputDelay,
       frame: m.frame,
       roster: m.roster,
+      ports: this.control.ports,
     };
     const o = this.options;
     if (isP2PLockstep(m.mode)) {
@@ -396,11 +426,12 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
         return;
       }
       if (!this.loadHostState(m.state)) return;
+      this.lockstepCore = this.control.schedulerCore(m.state);
       const cs = new ClientServerClient({
         id: m.slot,
         server: 0,
         ports: m.players,
-        inputBytes: m.inputBytes,
+        inputBytes: this.control.slotBytes,
         frameMs: 1000 / (o.fps ?? 60),
       });
 
@@ -416,7 +447,7 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
     if (spectating) {
       const s = new SpectatorSession({ hostPeer: ch.hostNick, send: this.send });
       this.watch = s;
-      this.coreDriver = new CoreDriver(this.core, s.ringFrames);
+      this.coreDriver = new CoreDriver(this.control.schedulerCore(undefined), s.ringFrames);
       this.stage = 'spectating';
     } else {
       if (!this.loadHostState(m.state)) return;
@@ -426,7 +457,7 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
           this.nickOf.set(e.slot, e.nick);
         }
       const { session: s, driver } = startRollback({
-        core: this.core,
+        core: this.control.schedulerCore(m.state),
         players: m.players,
         localPlayer: m.slot,
         remotes: m.roster
@@ -447,6 +478,7 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
       });
       this.p2p = s;
       this.coreDriver = driver;
+      this.control.attachRollback(s);
       this.stage = 'playing';
     }
     this.joinInfo = info;
@@ -475,6 +507,7 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
       return;
     }
     if (!this.loadHostState(m.state)) return;
+    this.lockstepCore = this.control.schedulerCore(m.state);
     const shape = p2pShape(mode);
     const slots = [...new Set(m.roster.filter((e) => e.slot < m.players).map((e) => e.slot))];
     if (!slots.includes(0) || !slots.includes(m.slot)) {
@@ -486,7 +519,7 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
       slot: m.slot,
       slots,
       ports: m.players,
-      inputBytes: m.inputBytes,
+      inputBytes: this.control.slotBytes,
       frameMs,
       startMs: o.clock.now(),
       seed: (o.randomU32 ?? defaultRandomU32)() >>> 0,
@@ -527,9 +560,12 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
       ended: (reason, frame) => this.fail(endError(reason, frame, 'this peer')),
     });
     this.finality = fin;
-    const hooks = fin.hooks((req) => this.emitter.emit('frame', { frame: req.frame, inputs: req.inputs }));
+    const hooks = fin.hooks((req) =>
+      this.emitter.emit('frame', { frame: req.frame, inputs: this.control.lockstepFrame(req.frame, req.inputs) }),
+    );
     const o = this.options;
-    return new LockstepRunner({ clock: o.clock, scheduler, core: this.core, ...(peers ? { peers } : {}), ...hooks });
+    const core = this.lockstepCore ?? this.core;
+    return new LockstepRunner({ clock: o.clock, scheduler, core, ...(peers ? { peers } : {}), ...hooks });
   }
 
   /** A routed message from the host: `[source slot][channel][payload]`; a departed source's are dropped. */

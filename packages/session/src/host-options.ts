@@ -3,6 +3,7 @@ import type { Clock } from '@netplay/transport';
 import type { HostAdmissionOptions } from './admission.js';
 import type { ContentInfo } from './content.js';
 import type { SessionError } from './errors.js';
+import type { ChatEvent } from './host-control.js';
 import type { RosterEntry } from './messages.js';
 import type { SessionMode } from './mode.js';
 
@@ -47,6 +48,17 @@ export interface NetplayHostOptions extends HostAdmissionOptions {
   readonly maxPrediction?: number;
   /** Rollback: frames between checksum exchanges (default the scheduler's, 60). */
   readonly checksumInterval?: number;
+  /**
+   * Ports (local players, couch + online) the host drives (default 1): its slot's first ports. The
+   * host's `tick` takes their inputs end to end (or one array per port).
+   */
+  readonly localPlayers?: number;
+  /**
+   * Ports each player slot holds (default `localPlayers`, 1..16): slot s owns ports
+   * `s × maxLocalPlayers …`, so the core needs `players × maxLocalPlayers` ports. A client asking
+   * for more is refused with `bad-argument`. lockstep-p2p: `maxLocalPlayers × inputBytes` ≤ 4.
+   */
+  readonly maxLocalPlayers?: number;
 }
 
 /** A connected peer as the host sees it. */
@@ -82,7 +94,15 @@ export interface NetplayHostEventMap {
   /** Lockstep modes: frame `frame` ran on the host's core (read its state in the handler). */
   frame: {
     readonly frame: number;
-    /** Every port's input of that frame, port 0 first (`players × inputBytes` bytes; valid in the handler only). */
+    /** Every port's input of that frame, port 0 first (`players × maxLocalPlayers × inputBytes` bytes; valid in the handler only). */
     readonly inputs: Uint8Array;
   };
+  /** A chat line (the host's or a client's, relayed to every client in this order: `seq` 0, 1, 2, …). */
+  chat: ChatEvent;
+  /** The game paused at `frame` (lockstep: the first paused frame on every peer; rollback: the host's frame). */
+  paused: { readonly frame: number };
+  /** The game resumed at `frame`. */
+  resumed: { readonly frame: number };
+  /** Every peer starts `frame` from the power-on state. */
+  reset: { readonly frame: number };
 }

@@ -15,6 +15,7 @@ import {
 import { DEFAULT_HANDSHAKE_TIMEOUT_MS, HostGuard } from './admission.js';
 import { SESSION_CONTROL_CHANNEL } from './channels.js';
 import { END_TEXT, SessionError } from './errors.js';
+import { type ChatEvent, HostControl } from './host-control.js';
 import { type HandshakeHost, onHello, onInfo } from './host-handshake.js';
 import { cutRoutedPlayer, type HostP2P, hostRoute, startHostRunner } from './host-lockstep.js';
 import type { HostPeerInfo, NetplayHostEventMap, NetplayHostOptions } from './host-options.js';
@@ -92,6 +93,10 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
   /** lockstep-p2p and frame-advance: the host's scheduler, the mode's wire and one routed connection per client slot. */
   private p2p: HostP2P | undefined;
   private closed = false;
+  /** Local players, chat, pause / resume, reset (issue 15). */
+  private readonly control: HostControl;
+  /** Lockstep: the core the runner drives (a `SlotCore` over {@link core} unless the layout is the identity). */
+  private lockstepCore: Core | undefined;
 
   /** @throws SessionError `unsupported-mode` or `bad-argument` for options this version cannot run. */
   constructor(options: NetplayHostOptions) {
@@ -114,7 +119,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
       guard: this.guard,
       now: () => this.clock.now(),
       randomU32: () => this.randomU32(),
-      roomError: (peer) => this.fullError(peer.spectate, peer),
+      roomError: (peer) => this.control.portsError(peer) ?? this.fullError(peer.spectate, peer),
       assignNick: (peer, asked) => {
         peer.nick = this.uniqueNick(asked);
         this.byNick.set(peer.nick, peer);
@@ -149,6 +154,55 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
     if (n === 0 || n > MAX_NICK_BYTES) throw new SessionError('bad-nick', `nick must be 1..${MAX_NICK_BYTES} bytes`);
     const state = new Uint8Array(this.core.stateBytes);
     this.initialState = state.subarray(0, this.core.saveInto(state));
+    this.control = new HostControl(
+      {
+        mode: this.mode,
+        nick: this.nick,
+        frame: () => this.frame,
+        started: () => this.started,
+        rollback: () => this.session,
+        server: () => this.server,
+        setLockstepInput: (input) => this.runner?.setLocalInput(input),
+        admitted: () => [...this.peers].filter((p) => p.stage === 'playing' || p.stage === 'spectating'),
+        send: (peer, data) => this.sendTo(peer, data),
+        refuse: (peer, error) => this.refuse(peer, error),
+        chat: (e) => this.emitter.emit('chat', e),
+        command: (kind, frame) => this.emitter.emit(kind, { frame }),
+      },
+      this.core,
+      this.players,
+      options,
+    );
+  }
+
+  /** Ports the host drives (`localPlayers`, default 1): ports 0 … localPlayers − 1. */
+  get localPlayers(): number {
+    return this.control.localPlayers;
+  }
+
+  /** True while the game is paused. */
+  get paused(): boolean {
+    return this.control.paused;
+  }
+
+  /** Sends a chat line to every client (and emits `chat`). @throws SessionError `bad-argument` if empty or over 256 bytes. */
+  chat(text: string): ChatEvent {
+    return this.control.chat(text);
+  }
+
+  /** Pauses every peer at an agreed frame (`paused` event). @throws SessionError before the start. */
+  pause(): void {
+    this.control.setPaused(true);
+  }
+
+  /** Resumes every peer at an agreed frame (`resumed` event). */
+  resume(): void {
+    this.control.setPaused(false);
+  }
+
+  /** Every peer loads the power-on state at one agreed frame (`reset` event). @throws SessionError before the start. */
+  reset(): void {
+    this.control.reset(this.initialState);
   }
 
   on<K extends keyof NetplayHostEventMap>(type: K, handler: Handler<NetplayHostEventMap, K>): Unsubscribe {
@@ -251,10 +305,10 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
    * Lockstep: frames run on the clock by themselves (`frame` events); `tick` hands the input to
    * the scheduler and runs what is due. Returns true when a new frame was simulated.
    */
-  tick(input: Uint8Array): boolean {
+  tick(input: Uint8Array | readonly Uint8Array[]): boolean {
     if (this.runner !== undefined) {
       const before = this.runner.framesRun;
-      this.runner.setLocalInput(input);
+      this.runner.setLocalInput(this.control.localInput(input));
       return this.runner.framesRun > before;
     }
     const s = this.session;
@@ -266,7 +320,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
       return false;
     }
     const before = s.currentFrame;
-    s.addLocalInput(input);
+    s.addLocalInput(this.control.localInput(input));
     d.run(s.advanceFrame(), s);
     return s.currentFrame > before;
   }
@@ -310,7 +364,9 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
       peer.stage = 'closed';
       return;
     }
+    if ((peer.stage === 'playing' || peer.stage === 'spectating') && this.control.onClientMessage(peer, m)) return;
     if (peer.stage === 'hello' && m.type === SessionMessageType.Hello) {
+      this.control.hello(peer, m);
       onHello(this.handshake, peer, m);
       return;
     }
@@ -384,7 +440,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
         id: 0,
         port: 0,
         ports: this.players,
-        inputBytes: this.core.inputBytes,
+        inputBytes: this.control.slotBytes,
         frameMs: 1000 / (this.options.fps ?? 60),
         startMs: this.clock.now(),
         magic: this.randomU32() >>> 0,
@@ -407,7 +463,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
     const state = new Uint8Array(this.core.stateBytes);
     const n = this.core.saveInto(state);
     const { session, driver } = startRollback({
-      core: this.core,
+      core: this.control.schedulerCore(this.initialState),
       players: this.players,
       localPlayer: 0,
       remotes: [...this.bySlot].map(([player, p]) => ({ peer: p.nick ?? '', player })),
@@ -426,6 +482,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
     });
     this.session = session;
     this.coreDriver = driver;
+    this.control.attachRollback(session);
     const roster = this.syncPlayers(state.subarray(0, n));
     this.emitter.emit('started', { frame: 0, roster });
   }
@@ -443,7 +500,18 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
   /** SYNC for `slot` (or {@link SPECTATOR_SLOT}) in this session. */
   private syncMessage(slot: number, frame: number, roster: RosterEntry[], state: Uint8Array): Uint8Array {
     const { mode, players, inputDelay } = this;
-    return encodeSync({ mode, frame, players, slot, inputDelay, inputBytes: this.core.inputBytes, roster, state });
+    const layout = this.control.syncFields(roster, (s) => [...this.peers].find((p) => p.slot === s));
+    return encodeSync({
+      mode,
+      frame,
+      players,
+      slot,
+      inputDelay,
+      inputBytes: this.core.inputBytes,
+      roster,
+      state,
+      ...layout,
+    });
   }
 
   private sendTo(peer: Peer, data: Uint8Array): void {
@@ -527,7 +595,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
       slot: 0,
       slots: [0, ...this.bySlot.keys()],
       ports: this.players,
-      inputBytes: this.core.inputBytes,
+      inputBytes: this.control.slotBytes,
       frameMs: 1000 / (this.options.fps ?? 60),
       // Each client starts its schedule when SYNC reaches it: start ours that much later too (half
       // the largest round trip the transport measured), or the host trails its own schedule.
@@ -549,13 +617,15 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
    * ends the game).
    */
   private startRunner(scheduler: FinalityScheduler, peers?: Map<number, RoutedConnection>): LockstepRunner {
+    this.lockstepCore ??= this.control.schedulerCore(this.initialState);
     const { runner, finality } = startHostRunner(
       this.clock,
-      this.core,
+      this.lockstepCore,
       scheduler,
       {
         final: (frame) => this.emitter.emit('final', { frame }),
-        frame: (frame, inputs) => this.emitter.emit('frame', { frame, inputs }),
+        frame: (frame, inputs) =>
+          this.emitter.emit('frame', { frame, inputs: this.control.lockstepFrame(frame, inputs) }),
         removed: (slot, frame) => {
           const p = [...this.peers].find((q) => q.slot === slot && q.stage === 'playing');
           const text = `removed at frame ${frame}: ${END_TEXT.removed}`;

@@ -18,6 +18,14 @@ export {
   type NetplayClientOptions,
   type NetplayClientState,
 } from './client.js';
+export {
+  CommandWord,
+  checkChat,
+  MAX_CHAT_BYTES,
+  SESSION_COMMAND_KINDS,
+  type SessionCommandKind,
+  sanitizeChat,
+} from './commands.js';
 export { type ContentInfo, hashContent } from './content.js';
 export { SESSION_ERROR_CODES, SessionError, type SessionErrorCode } from './errors.js';
 export {
@@ -26,10 +34,20 @@ export {
   type NetplayHostEventMap,
   type NetplayHostOptions,
 } from './host.js';
+export type { ChatEvent } from './host-control.js';
+export { SlotCore, SlotLayout, slotLayoutFor } from './local-ports.js';
 export {
   type ChallengeMessage,
+  type ChatMessage,
+  type ChatSendMessage,
+  type CommandMessage,
+  type CommandRequestMessage,
   decodeSessionMessage,
   encodeChallenge,
+  encodeChat,
+  encodeChatSend,
+  encodeCommand,
+  encodeCommandRequest,
   encodeHello,
   encodeInfo,
   encodeRefuse,

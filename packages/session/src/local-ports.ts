@@ -200,8 +200,14 @@ export class SlotCore implements Core {
     return this.inner.checksum();
   }
 
+  /**
+   * With a power-on state: reset by state ({@link resetToPowerOn}), so a scheduler's reset command
+   * (lockstep-cs's `FceuCommand.Reset`, which the runner applies with `core.reset()`) puts every
+   * peer in the same state. Without: the real core's reset.
+   */
   reset(): void {
-    this.inner.reset();
+    if (this.powerOn !== undefined) this.resetToPowerOn();
+    else this.inner.reset();
   }
 }
 
