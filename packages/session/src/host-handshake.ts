@@ -30,16 +30,23 @@ function hasPassword(h: HandshakeHost): boolean {
   return h.password !== undefined && h.password !== '';
 }
 
-/** HELLO from a peer at stage `hello`: its checks, then CHALLENGE (or a refusal). */
+/** HELLO from a peer at stage `hello`: protocol checks, a blocked address, room (without a password), then CHALLENGE. */
 export function onHello(h: HandshakeHost, peer: Peer, m: HelloMessage): void {
   peer.spectate = m.spectate;
-  const error =
-    helloError(m, h.mode) ?? h.roomError(peer) ?? (hasPassword(h) ? h.guard.blocked(peer.address, h.now()) : undefined);
+  // The order of the checks (issue 15): protocol (magic, version, nick, mode), then the password,
+  // then room. A session with a password checks room only after INFO proved it, so a wrong
+  // password reads "wrong password" even when the game is full.
+  const error = helloError(m, h.mode) ?? (hasPassword(h) ? h.guard.blocked(peer.address, h.now()) : undefined);
   if (error) {
     h.refuse(peer, error);
     return;
   }
   const nick = h.assignNick(peer, m.nick);
+  const full = hasPassword(h) ? undefined : h.roomError(peer);
+  if (full) {
+    h.refuse(peer, full);
+    return;
+  }
   peer.salt = h.randomU32() >>> 0;
   peer.stage = 'info';
   h.send(peer, encodeChallenge({ passwordRequired: hasPassword(h), salt: peer.salt, nick, hostNick: h.nick }));

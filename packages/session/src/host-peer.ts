@@ -16,6 +16,8 @@ export interface Peer {
   offs: Unsubscribe[];
   /** Game messages of a spectator that arrived before the scheduler started. */
   early: Array<{ channel: string; data: Uint8Array }>;
+  /** The admitted player this connection takes over from (the same nick reconnecting from the same address). */
+  replaces: Peer | undefined;
 }
 
 /** A peer record for a connection that just arrived (stage `hello`). */
@@ -32,5 +34,6 @@ export function newPeer(conn: Connection, address: string, budget: RateBudget | 
     timer: undefined,
     offs: [],
     early: [],
+    replaces: undefined,
   };
 }

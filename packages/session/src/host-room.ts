@@ -1,5 +1,6 @@
 import { SessionError } from './errors.js';
 import type { Peer } from './host-peer.js';
+import { joinsMidGame } from './host-rejoin.js';
 import type { RosterEntry } from './messages.js';
 import type { SessionMode } from './mode.js';
 
@@ -35,13 +36,21 @@ export function roomError(
       return new SessionError('server-full', `server full: ${room.maxSpectators} spectators already watch`);
     return undefined;
   }
-  if ((room.mode !== 'lockstep-cs' && room.started) || players >= room.players)
+  // The same nick reconnecting from the same address takes its own slot back.
+  if (self?.replaces !== undefined && self.replaces.stage === 'playing') return undefined;
+  if (players >= room.players)
     return new SessionError('server-full', `server full: all ${room.players} player slots are taken`);
+  if (room.started && !joinsMidGame(room.mode))
+    return new SessionError(
+      'server-full',
+      `server full: the game is running and mode ${room.mode} cannot take a player mid-game` +
+        ` (${room.players - players} of ${room.players} slots empty${room.mode === 'rollback' ? '; spectators can join' : ''})`,
+    );
   return undefined;
 }
 
 /** `nick`, or `nick (2)`, `nick (3)`, … : the first that neither the host nor a peer in `taken` has. */
-export function uniqueNick(nick: string, hostNick: string, taken: ReadonlyMap<string, unknown>): string {
+export function uniqueNick(nick: string, hostNick: string, taken: { has(nick: string): boolean }): string {
   if (nick !== hostNick && !taken.has(nick)) return nick;
   for (let i = 2; ; i++) {
     const candidate = `${nick} (${i})`;

@@ -21,6 +21,7 @@ import { cutRoutedPlayer, type HostP2P, hostRoute, startHostRunner } from './hos
 import type { HostPeerInfo, NetplayHostEventMap, NetplayHostOptions } from './host-options.js';
 import { newPeer, type Peer } from './host-peer.js';
 import { peerSender, rollbackGameMessage } from './host-rollback.js';
+import { joinsMidGame, replacedBy, SlotMemory } from './host-rejoin.js';
 import { roomError, rosterOf, uniqueNick } from './host-room.js';
 import type { FinalityScheduler, LockstepFinality } from './lockstep-finality.js';
 import {
@@ -93,6 +94,12 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
   /** lockstep-p2p and frame-advance: the host's scheduler, the mode's wire and one routed connection per client slot. */
   private p2p: HostP2P | undefined;
   private closed = false;
+  /** Rollback: nicks of admitted peers that left; the scheduler knows them as peer ids, so nobody gets them again. */
+  private readonly retired = new Set<string>();
+  /** Players can enter the running game (rejoin, mid-game join): see {@link joinsMidGame}. */
+  private readonly rejoins: boolean;
+  /** Who held which slot, for rejoins. */
+  private readonly slots = new SlotMemory();
   /** Local players, chat, pause / resume, reset (issue 15). */
   private readonly control: HostControl;
   /** Lockstep: the core the runner drives (a `SlotCore` over {@link core} unless the layout is the identity). */
@@ -111,6 +118,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
     this.handshakeTimeoutMs = options.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS;
     this.guard = new HostGuard<Peer>(options, this.handshakeTimeoutMs);
     this.randomU32 = options.randomU32 ?? defaultRandomU32;
+    this.rejoins = joinsMidGame(this.mode);
     this.handshake = {
       mode: this.mode,
       nick: this.nick,
@@ -121,8 +129,9 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
       randomU32: () => this.randomU32(),
       roomError: (peer) => this.control.portsError(peer) ?? this.fullError(peer.spectate, peer),
       assignNick: (peer, asked) => {
-        peer.nick = this.uniqueNick(asked);
-        this.byNick.set(peer.nick, peer);
+        peer.replaces = this.rejoins ? replacedBy(this.peers, asked, peer.address, peer) : undefined;
+        peer.nick = peer.replaces !== undefined ? asked : this.uniqueNick(asked);
+        if (peer.replaces === undefined) this.byNick.set(peer.nick, peer);
         return peer.nick;
       },
       send: (peer, data) => this.sendTo(peer, data),
@@ -383,8 +392,9 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
     return roomError(room, this.peers, spectate, self);
   }
 
+  /** A nick no peer has, nor (rollback) any peer id the scheduler already knew. */
   private uniqueNick(nick: string): string {
-    return uniqueNick(nick, this.nick, this.byNick);
+    return uniqueNick(nick, this.nick, { has: (n) => this.byNick.has(n) || this.retired.has(n) });
   }
 
   private admit(peer: Peer): void {
@@ -427,10 +437,15 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
 
   /** lockstep-cs: the lowest free port; the server starts with the first player, later ones join late. */
   private admitLockstep(peer: Peer): void {
+    const old = peer.replaces;
+    peer.replaces = undefined;
+    // The same nick from the same address: its old connection is dead (the transport has not noticed yet).
+    if (old !== undefined && old.stage === 'playing')
+      this.refuse(old, new SessionError('closed', `replaced: ${old.nick} reconnected from the same address`), false);
+    if (peer.nick !== undefined) this.byNick.set(peer.nick, peer);
     const taken = new Set<number>([0]);
     for (const p of this.peers) if (p.stage === 'playing' && p.slot !== undefined) taken.add(p.slot);
-    let slot = 1;
-    while (taken.has(slot)) slot++;
+    const slot = this.slots.pick(peer.nick ?? '', taken, this.players) ?? this.players;
     peer.slot = slot;
     peer.stage = 'playing';
     let first = false;
@@ -559,6 +574,8 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
 
   /** Tells the scheduler an admitted peer is gone. */
   private forget(peer: Peer, nick: string, voluntary = false): void {
+    if (this.mode === 'rollback') this.retired.add(nick);
+    if (peer.slot !== undefined && !peer.spectate) this.slots.left(nick, peer.slot);
     this.session?.disconnectPeer(nick, voluntary ? 'left' : 'lost');
     if (this.mode !== 'lockstep-cs' && !this.started && !peer.spectate) {
       const wait = encodeWait({ joined: this.bySlot.size + 1, players: this.players });

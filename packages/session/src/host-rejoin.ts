@@ -1,0 +1,60 @@
+import type { Peer } from './host-peer.js';
+import type { SessionMode } from './mode.js';
+
+/**
+ * Whether players can enter a running game of `mode` (a new player in a free slot, or a player who
+ * dropped coming back): lockstep-cs only. Its server takes clients at any frame and sends them the
+ * state of their first frame as a page delta against the power-on state (deflated). Rollback's
+ * `P2PSession` fixes its players when it starts, and the relayed P2P lockstep modes (`MeshPeer`,
+ * `FrameAdvancePeer` behind the host's routes) would need every client to add a route to the
+ * newcomer at an agreed frame: neither is done yet (see the README table).
+ */
+export function joinsMidGame(mode: SessionMode): boolean {
+  return mode === 'lockstep-cs';
+}
+
+/**
+ * Who held which player slot: the host's memory for rejoins. A player who drops leaves its nick on
+ * its slot; the same nick coming back gets that slot again if it is free, and a newcomer takes the
+ * lowest free slot nobody left (or, if every free slot was left by someone, the lowest).
+ */
+export class SlotMemory {
+  private readonly lastSlot = new Map<string, number>();
+  private readonly leftBy = new Map<number, string>();
+
+  /** `nick` left player slot `slot`. */
+  left(nick: string, slot: number): void {
+    this.lastSlot.set(nick, slot);
+    this.leftBy.set(slot, nick);
+  }
+
+  /** The slot `nick` last held, if it left one. */
+  slotOf(nick: string): number | undefined {
+    return this.lastSlot.get(nick);
+  }
+
+  /** The slot for `nick` among slots `1..players-1` not in `taken`; undefined if none is free. */
+  pick(nick: string, taken: ReadonlySet<number>, players: number): number | undefined {
+    const own = this.lastSlot.get(nick);
+    if (own !== undefined && !taken.has(own) && own < players) return own;
+    let fallback: number | undefined;
+    for (let s = 1; s < players; s++) {
+      if (taken.has(s)) continue;
+      const by = this.leftBy.get(s);
+      if (by === undefined || by === nick) return s;
+      fallback ??= s;
+    }
+    return fallback;
+  }
+}
+
+/**
+ * The admitted player that a newcomer with `nick` from `address` (an `addressKey`) replaces: the
+ * same nick from the same address is the same person reconnecting (its old connection is dead but
+ * the transport has not noticed yet, e.g. a killed and restarted process). Undefined if none.
+ */
+export function replacedBy(peers: Iterable<Peer>, nick: string, address: string, self: Peer): Peer | undefined {
+  for (const p of peers)
+    if (p !== self && p.stage === 'playing' && !p.spectate && p.nick === nick && p.address === address) return p;
+  return undefined;
+}
