@@ -1,6 +1,37 @@
-import { defineConfig } from 'vite';
+import { defineConfig, type Plugin } from 'vite';
+
+/**
+ * `npm run demo:web` (the dev server) also starts a WebRTC signaling server for the share-a-link
+ * flow: on 127.0.0.1:8787 (or, with `vite --host`, on every interface), port from
+ * `NETPLAY_SIGNAL_PORT`; `NETPLAY_SIGNAL_PORT=0` starts none. `vite build` starts nothing.
+ */
+function signalingServer(): Plugin {
+  return {
+    name: 'netplay-signaling',
+    apply: 'serve',
+    async configureServer(server) {
+      const port = Number(process.env.NETPLAY_SIGNAL_PORT ?? 8787);
+      if (!Number.isInteger(port) || port <= 0) return;
+      // Loaded only here, from the workspace sources: `npm run dev` runs Vite under tsx with the
+      // @netplay/source condition (the config bundler must not try to resolve it).
+      const entry = '@netplay/transport-webrtc/server';
+      const { listenSignaling } = (await import(
+        /* @vite-ignore */ entry
+      )) as typeof import('@netplay/transport-webrtc/server');
+      const exposed = server.config.server.host;
+      const host =
+        exposed === true || exposed === '0.0.0.0' ? '0.0.0.0' : typeof exposed === 'string' ? exposed : '127.0.0.1';
+      const signaling = await listenSignaling({ port, host });
+      server.config.logger.info(`  netplay signaling: ${signaling.url} (rooms for "Host a game")`);
+      server.httpServer?.once('close', () => {
+        void signaling.close();
+      });
+    },
+  };
+}
 
 export default defineConfig({
   resolve: { conditions: ['@netplay/source', 'module', 'browser', 'import', 'default'] },
   build: { outDir: 'dist', emptyOutDir: true },
+  plugins: [signalingServer()],
 });

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { extname, join, normalize } from 'node:path';
@@ -125,6 +125,9 @@ export function launchChromium(): Promise<Browser> {
       '--disable-background-timer-throttling',
       '--disable-renderer-backgrounding',
       '--disable-backgrounding-occluded-windows',
+      // WebRTC host candidates as real addresses, not mDNS `.local` names: a Node peer
+      // (node-datachannel) cannot resolve those.
+      '--disable-features=WebRtcHideLocalIpsWithMdns',
     ],
   });
 }
@@ -136,6 +139,29 @@ export interface PageReport {
   readonly done: boolean;
   readonly error: string | undefined;
   readonly slot: number | undefined;
+}
+
+/**
+ * The JavaScript files of a built page that mention a Node-only module: `node-datachannel`, `ws`'s
+ * server, Node built-ins (Vite replaces those by `__vite-browser-external`), or Node globals. The
+ * browser bundle must have none.
+ */
+export async function nodeModulesInBundle(dist: string): Promise<string[]> {
+  const assets = join(dist, 'assets');
+  const found: string[] = [];
+  for (const name of await readdir(assets)) {
+    if (!name.endsWith('.js')) continue;
+    const text = await readFile(join(assets, name), 'utf8');
+    for (const marker of [
+      'node-datachannel',
+      '__vite-browser-external',
+      'WebSocketServer',
+      'node:',
+      'process.versions',
+    ])
+      if (text.includes(marker)) found.push(`${name}: ${marker}`);
+  }
+  return found;
 }
 
 /** Compares two frame → CRC maps at their common frames: how many are shared and how many differ. */

@@ -1,11 +1,14 @@
 import { Chip8Core } from '@netplay/core-wasm';
 import { crc32 } from '@netplay/protocol';
-import { type JoinInfo, NetplayClient, SESSION_CHANNELS } from '@netplay/session';
-import { systemClock } from '@netplay/transport';
+import { type JoinInfo, NetplayClient, NetplayHost, SESSION_CHANNELS, SessionError } from '@netplay/session';
+import { type Connection, systemClock } from '@netplay/transport';
+import { connectWebRtc, listenWebRtc, type RtcSetup } from '@netplay/transport-webrtc';
 import { connect, waitOpen } from '@netplay/transport-ws';
 import { chip8Content } from './content.js';
 import { BotInput, type InputSource, KeyboardInput } from './input.js';
+import { type LoopPeer, runLoop } from './loop.js';
 import type { PageParams } from './params.js';
+import { HOST_PEER, newPeerName, newRoomName, shareLink } from './share.js';
 import { rollbackStats } from './stats.js';
 
 /** What the page exposes as `window.netplay` (the end-to-end tests read it). */
@@ -18,9 +21,11 @@ export interface NetplayState {
   done: boolean;
   /** The error that stopped the page, if any. */
   error: string | undefined;
-  /** The joined nick and slot (undefined: spectator), once joined. */
+  /** The joined nick and slot (undefined: spectator), once joined (a hosting page: slot 0). */
   nick: string | undefined;
   slot: number | undefined;
+  /** The share link, once this page hosts a game over WebRTC. */
+  link: string | undefined;
 }
 
 /** What the game loop draws to. */
@@ -28,88 +33,223 @@ export interface GameView {
   status(text: string): void;
   stats(text: string): void;
   draw(core: Chip8Core): void;
+  /** Shows the link a guest opens (hosting page only). */
+  link(url: string): void;
 }
 
-const FRAME_MS = 1000 / 60;
-/** At most this many frames run per timer callback when the page falls behind. */
-const MAX_CATCH_UP = 4;
+/** Records the CRC-32 of each final frame's savestate into `state.finals`. */
+function finalsRecorder(
+  state: NetplayState,
+  driver: () => { stateOf(frame: number): Uint8Array | undefined } | undefined,
+): { record(upTo: number): void; last(): number } {
+  let lastFinal = -1;
+  return {
+    record(upTo) {
+      const d = driver();
+      if (d === undefined) return;
+      for (let f = lastFinal + 1; f <= upTo; f++) {
+        const st = d.stateOf(f);
+        if (st !== undefined) state.finals.set(f, crc32(st));
+        lastFinal = f;
+      }
+    },
+    last: () => lastFinal,
+  };
+}
 
-/** Loads the core, joins the host and plays until `seconds`/`frames` or the session ends. */
+function inputFor(params: PageParams, slot: number): InputSource {
+  return params.bot ? new BotInput(params.seed ?? 2 + slot) : new KeyboardInput(window);
+}
+
+/** The WebRTC setup of the page: the browser's `RTCPeerConnection`, the `ice` servers. */
+function rtcOf(params: PageParams): RtcSetup {
+  return { config: { iceServers: params.ice.map((urls) => ({ urls })) } };
+}
+
+/** How a client page reaches its host. */
+interface Route {
+  /** What the status line names (`ws://…`, or `room … on ws://…`). */
+  readonly label: string;
+  /** A connection declaring SESSION_CHANNELS (open, or queuing sends until it opens). */
+  open(): Promise<Connection>;
+  /** Whether a player refused with `server-full` comes back as a spectator (the share link). */
+  readonly spectateWhenFull: boolean;
+}
+
+/** Joins as a client (over WebSocket with `?host=`, over WebRTC with `?room=`) and plays. */
 export async function play(rom: Uint8Array, params: PageParams, state: NetplayState, view: GameView): Promise<void> {
-  if (params.host === undefined) throw new Error('no ?host=ws://HOST:PORT in the URL');
+  let route: Route;
+  if (params.host !== undefined) {
+    const url = params.host;
+    route = {
+      label: url,
+      spectateWhenFull: false,
+      open: async () => {
+        const conn = connect(url, { channels: SESSION_CHANNELS });
+        await waitOpen(conn);
+        return conn;
+      },
+    };
+  } else if (params.room !== undefined && params.signal !== undefined) {
+    const { room, signal } = params;
+    route = {
+      label: `room ${room} on ${signal}`,
+      spectateWhenFull: true,
+      open: async () =>
+        connectWebRtc({
+          signaling: { url: signal, room, peer: newPeerName() },
+          to: HOST_PEER,
+          channels: SESSION_CHANNELS,
+          rtc: rtcOf(params),
+        }),
+    };
+  } else throw new Error('no ?host=ws://HOST:PORT or ?signal=…&room=… in the URL');
+
   const core = await Chip8Core.create(rom, { ports: Math.min(4, params.players) });
-  view.status(`connecting to ${params.host}…`);
-  const conn = connect(params.host, { channels: SESSION_CHANNELS });
-  await waitOpen(conn);
-  const client = new NetplayClient(conn, {
-    core,
-    content: chip8Content(rom),
-    clock: systemClock,
-    nick: params.nick,
-    spectate: params.spectate,
-    ...(params.password !== undefined ? { password: params.password } : {}),
-  });
-  let info: JoinInfo;
+  const join = async (spectate: boolean): Promise<{ client: NetplayClient; info: JoinInfo }> => {
+    view.status(`connecting to ${route.label}…`);
+    const conn = await route.open();
+    const client = new NetplayClient(conn, {
+      core,
+      content: chip8Content(rom),
+      clock: systemClock,
+      nick: params.nick,
+      spectate,
+      ...(params.password !== undefined ? { password: params.password } : {}),
+    });
+    try {
+      return { client, info: await client.joined() };
+    } catch (e) {
+      conn.close('closed: the client left');
+      throw e;
+    }
+  };
+  let joined: { client: NetplayClient; info: JoinInfo };
   try {
-    info = await client.joined();
+    joined = await join(params.spectate);
   } catch (e) {
-    conn.close('closed: the client left');
-    throw e;
+    // The game is full (or already running): a share link watches instead.
+    if (!(route.spectateWhenFull && !params.spectate && e instanceof SessionError && e.code === 'server-full')) throw e;
+    view.status(`${e.message}: joining as a spectator…`);
+    joined = await join(true);
   }
+  const { client, info } = joined;
   state.nick = info.nick;
   state.slot = info.slot;
   const role = info.slot === undefined ? 'spectator' : `P${info.slot + 1}`;
-  view.status(`joined ${params.host} as ${info.nick} (${role}), ${info.mode}, host ${info.hostNick}`);
+  view.status(`joined ${route.label} as ${info.nick} (${role}), ${info.mode}, host ${info.hostNick}`);
 
-  let input: InputSource | undefined;
-  if (info.slot !== undefined)
-    input = params.bot ? new BotInput(params.seed ?? 2 + info.slot) : new KeyboardInput(window);
-  let lastFinal = -1;
-  const record = (upTo: number): void => {
-    const d = client.driver;
-    if (d === undefined) return;
-    for (let f = lastFinal + 1; f <= upTo; f++) {
-      const st = d.stateOf(f);
-      if (st !== undefined) state.finals.set(f, crc32(st));
-      lastFinal = f;
-    }
-  };
-
-  await new Promise<void>((resolve) => {
-    let closedError: string | undefined;
-    const offClosed = client.on('closed', ({ error }) => {
-      closedError = error === undefined ? 'the session closed' : `${error.code}: ${error.message}`;
-    });
-    const start = performance.now();
-    let ran = 0;
-    const stop = (error: string | undefined): void => {
-      clearInterval(timer);
-      offClosed();
-      input?.close();
-      if (error === undefined) client.close('closed: the client left');
-      state.error = error;
-      state.done = true;
-      resolve();
-    };
-    const timer = setInterval(() => {
-      const now = performance.now();
-      if (closedError !== undefined) return stop(closedError);
-      if (params.seconds !== undefined && now - start >= params.seconds * 1000) return stop(undefined);
-      const due = Math.floor((now - start) / FRAME_MS);
-      if (due - ran > MAX_CATCH_UP) ran = due - MAX_CATCH_UP;
-      const s = client.rollback;
-      while (ran < due) {
-        ran++;
-        client.tick(input?.next());
-        // After every tick: a spectator keeps only its last states, so a frame not recorded
-        // before the next ticks would be gone (a loaded machine runs several ticks per callback).
-        if (s !== undefined) record(Math.min(s.confirmedFrame, s.currentFrame));
-        else if (client.frame !== undefined) record(client.frame);
-      }
-      state.frame = client.frame ?? -1;
-      view.draw(core);
-      view.stats(s !== undefined ? rollbackStats(s) : `frame ${state.frame} (spectating: confirmed inputs only)`);
-      if (params.frames !== undefined && lastFinal >= params.frames) stop(undefined);
-    }, FRAME_MS / 2);
+  let closedError: string | undefined;
+  client.on('closed', ({ error }) => {
+    closedError = error === undefined ? 'the session closed' : `${error.code}: ${error.message}`;
   });
+  const finals = finalsRecorder(state, () => client.driver);
+  const peer: LoopPeer = {
+    tick: (input) => {
+      client.tick(input);
+    },
+    record: () => {
+      const s = client.rollback;
+      if (s !== undefined) finals.record(Math.min(s.confirmedFrame, s.currentFrame));
+      else if (client.frame !== undefined) finals.record(client.frame);
+    },
+    lastFinal: finals.last,
+    frame: () => client.frame ?? -1,
+    stats: () => {
+      const s = client.rollback;
+      return s !== undefined ? rollbackStats(s) : `frame ${client.frame ?? -1} (spectating: confirmed inputs only)`;
+    },
+    ended: () => closedError,
+    leave: () => client.close('closed: the client left'),
+    draw: () => view.draw(core),
+  };
+  const input = info.slot === undefined ? undefined : inputFor(params, info.slot);
+  state.error = await runLoop(peer, input, params, (frame, stats) => {
+    state.frame = frame;
+    view.stats(stats);
+  });
+  state.done = true;
+}
+
+/**
+ * Hosts a rollback game in this page: creates a room on the signaling server `signal`, listens in
+ * it over WebRTC as the peer named "host", shows the share link, plays player 1 and serves the
+ * players and spectators who open the link.
+ */
+export async function hostGame(
+  rom: Uint8Array,
+  params: PageParams,
+  signal: string,
+  state: NetplayState,
+  view: GameView,
+): Promise<void> {
+  const core = await Chip8Core.create(rom, { ports: Math.min(4, params.players) });
+  const room = newRoomName();
+  view.status(`creating room ${room} on ${signal}…`);
+  const listener = await listenWebRtc({
+    signaling: { url: signal, room, peer: HOST_PEER },
+    channels: SESSION_CHANNELS,
+    rtc: rtcOf(params),
+  });
+  const host = new NetplayHost({
+    core,
+    content: chip8Content(rom),
+    clock: systemClock,
+    mode: 'rollback',
+    players: params.players,
+    nick: params.nick,
+    ...(params.password !== undefined ? { password: params.password } : {}),
+  });
+  const off = host.listen(listener);
+  const link = shareLink(location.href, signal, room, params.ice);
+  state.link = link;
+  state.nick = params.nick;
+  state.slot = 0;
+  view.link(link);
+  const waiting = (): void => {
+    const players = host.peerList().filter((p) => p.slot !== undefined).length + 1;
+    if (!host.started) view.status(`hosting room ${room}: ${players} of ${params.players} players; share the link`);
+  };
+  waiting();
+  let endedError: string | undefined;
+  const offs = [
+    host.on('peer-joined', waiting),
+    host.on('peer-left', waiting),
+    host.on('started', () => view.status(`hosting room ${room} as ${params.nick} (P1), rollback: playing`)),
+    host.on('ended', ({ error }) => {
+      endedError = `${error.code}: ${error.message}`;
+    }),
+  ];
+  const neutral = new Uint8Array(core.inputBytes);
+  const finals = finalsRecorder(state, () => host.driver);
+  const peer: LoopPeer = {
+    tick: (input) => {
+      host.tick(input ?? neutral);
+    },
+    record: () => {
+      const s = host.rollback;
+      if (s !== undefined) finals.record(Math.min(s.confirmedFrame, s.currentFrame));
+    },
+    lastFinal: finals.last,
+    frame: () => host.frame ?? -1,
+    stats: () => {
+      const s = host.rollback;
+      return s !== undefined ? rollbackStats(s) : `waiting for ${params.players - 1} more player(s)`;
+    },
+    ended: () => endedError,
+    leave: () => {
+      for (const o of offs) o();
+      off();
+      host.close('closed: the host left');
+      // Let the CLOSE messages go out before the listener (and its signaling socket) closes.
+      setTimeout(() => listener.close('closed: the host left'), 200);
+    },
+    draw: () => view.draw(core),
+  };
+  state.error = await runLoop(peer, inputFor(params, 0), params, (frame, stats) => {
+    state.frame = frame;
+    view.stats(stats);
+  });
+  if (state.error !== undefined) peer.leave();
+  state.done = true;
 }

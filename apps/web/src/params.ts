@@ -1,7 +1,17 @@
-/** What the page reads from its URL: `?host=ws://127.0.0.1:PORT&nick=NAME&bot=1&seconds=N&spectate=1&players=N&seed=N`. */
+/**
+ * What the page reads from its URL: `?host=ws://127.0.0.1:PORT&nick=NAME&bot=1&seconds=N&spectate=1&players=N&seed=N`
+ * (a session host over WebSocket), or `?signal=ws://…&room=NAME` (a room of a WebRTC signaling
+ * server: the share-a-link flow).
+ */
 export interface PageParams {
-  /** The host's WebSocket URL (undefined: the page shows how to start one). */
+  /** The host's WebSocket URL (undefined: WebRTC through `signal`, or the lobby). */
   readonly host: string | undefined;
+  /** The WebRTC signaling server's URL (undefined: the page's default, see `share.ts`). */
+  readonly signal: string | undefined;
+  /** The room to join over WebRTC (undefined: the page offers "Host a game"). */
+  readonly room: string | undefined;
+  /** STUN/TURN server URLs for WebRTC (`ice=stun:…`, repeatable; none by default). */
+  readonly ice: readonly string[];
   readonly nick: string;
   /** Whether a seeded bot plays instead of the keyboard. */
   readonly bot: boolean;
@@ -17,6 +27,9 @@ export interface PageParams {
   readonly password: string | undefined;
 }
 
+/** A signaling room name: 1–64 of `A-Z a-z 0-9 . _ ~ -` (the signaling protocol's rule). */
+export const ROOM_NAME = /^[A-Za-z0-9._~-]{1,64}$/;
+
 function positive(text: string | null, max: number): number | undefined {
   if (text === null || text === '') return undefined;
   const n = Number(text);
@@ -31,10 +44,15 @@ function flag(text: string | null): boolean {
 export function parseParams(search: string): PageParams {
   const q = new URLSearchParams(search);
   const host = q.get('host');
+  const signal = q.get('signal');
+  const room = q.get('room');
   const players = positive(q.get('players'), 4);
   const seed = q.get('seed');
   return {
     host: host !== null && /^wss?:\/\//.test(host) ? host : undefined,
+    signal: signal !== null && /^wss?:\/\//.test(signal) ? signal : undefined,
+    room: room !== null && ROOM_NAME.test(room) ? room : undefined,
+    ice: q.getAll('ice').filter((u) => /^(stuns?|turns?):/.test(u)),
     nick: (q.get('nick') ?? 'web').slice(0, 32) || 'web',
     bot: flag(q.get('bot')),
     seed: seed !== null && /^\d+$/.test(seed) ? Number(seed) >>> 0 : undefined,
