@@ -83,6 +83,27 @@ describe('INPUT codec vs its buffer-layout declaration', () => {
     expect(() => encodeRetroArchInput(new Uint8Array(40), 0, 0, 0, [1], 2)).toThrow(EncodeError);
   });
 
+  it('names the first thing wrong: count, then room, then frame/client, then the first bad word', () => {
+    const code = (fn: () => unknown) => {
+      try {
+        fn();
+      } catch (e) {
+        return `${(e as EncodeError).code}: ${(e as EncodeError).message}`;
+      }
+      return 'ok';
+    };
+    expect(code(() => encodeRetroArchInput(new Uint8Array(8), 0, -1, 0, [1], 2))).toMatch(
+      /^out-of-range: count 2 of 1/,
+    );
+    expect(code(() => encodeRetroArchInput(new Uint8Array(8), 0, -1, 0, [1]))).toMatch(/^buffer-too-small/);
+    expect(code(() => encodeRetroArchInput(new Uint8Array(8), Number.NaN, 0, 0, []))).toMatch(/^buffer-too-small/);
+    expect(code(() => encodeRetroArchInput(new Uint8Array(24), 0, 1.5, 0, [-1]))).toMatch(/^out-of-range: frame 1.5/);
+    expect(code(() => encodeRetroArchInput(new Uint8Array(28), 0, 0, 0, [1, 2 ** 32, -1]))).toMatch(
+      /^out-of-range: input word 1 = 4294967296/,
+    );
+    expect(code(() => encodeRetroArchInput(new Uint8Array(28), 0, 0, 0, [1, 2, 3]))).toBe('ok');
+  });
+
   it('rejects bad payload sizes and too many words with DecodeError', () => {
     const into = new RetroArchInputFrame(2);
     const bytes = new Uint8Array(64);

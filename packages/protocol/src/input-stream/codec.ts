@@ -131,24 +131,23 @@ export function encodeInputStream(
   target: Uint8Array,
   offset = 0,
 ): number {
-  const { startFrame, frameCount, inputSize } = header;
-  // Integer range checks written with bit operations: cheap on the hot path.
-  if (startFrame >>> 0 !== startFrame) throw new EncodeError('out-of-range', `startFrame ${startFrame}`);
-  if ((frameCount & 0xff) !== frameCount || frameCount === 0) {
-    throw new EncodeError('out-of-range', `frameCount ${frameCount} is not 1..255`);
-  }
-  if ((inputSize & 0xffff) !== inputSize || inputSize === 0) {
-    throw new EncodeError('out-of-range', `inputSize ${inputSize} is not 1..65535`);
-  }
+  const startFrame = header.startFrame;
+  const frameCount = header.frameCount;
+  const inputSize = header.inputSize;
   const n = frameCount * inputSize;
-  if (inputs.length < n) throw new EncodeError('out-of-range', `inputs hold ${inputs.length} bytes, need ${n}`);
-  if (reference !== undefined && reference.length !== inputSize) {
-    throw new EncodeError('out-of-range', `reference holds ${reference.length} bytes, inputSize is ${inputSize}`);
-  }
   const end = target.length;
-  if (!(offset >= 0 && offset + INPUT_STREAM_HEADER_SIZE + 1 <= end)) {
-    throw new EncodeError('buffer-too-small', `input stream needs at least 9 bytes at offset ${offset} of ${end}`);
-  }
+  // Every check in one branch (integer ranges as bit operations); encodeFailure names the problem.
+  if (
+    startFrame >>> 0 !== startFrame ||
+    (frameCount & 0xff) !== frameCount ||
+    frameCount === 0 ||
+    (inputSize & 0xffff) !== inputSize ||
+    inputSize === 0 ||
+    inputs.length < n ||
+    (reference !== undefined && reference.length !== inputSize) ||
+    !(offset >= 0 && offset + INPUT_STREAM_HEADER_SIZE + 1 <= end)
+  )
+    throw encodeFailure(header, inputs, reference, target, offset);
   target[offset] = startFrame >>> 24;
   target[offset + 1] = startFrame >>> 16;
   target[offset + 2] = startFrame >>> 8;
@@ -161,40 +160,41 @@ export function encodeInputStream(
   let run = 0;
   // The common case is a zero diff byte (+8 to the run); set bits go through emitRuns. After a
   // non-zero byte d the open run is the zero bits above its highest set bit: clz32(d) − 24.
-  if (reference === undefined) {
-    for (let i = 0; i < inputSize; i++) {
-      const d = inputs[i]!;
-      if (d === 0) run += 8;
-      else {
-        p = emitRuns(target, p, end, run, d);
-        run = Math.clz32(d) - 24;
-      }
-    }
-  } else {
-    for (let i = 0; i < inputSize; i++) {
-      const d = inputs[i]! ^ reference[i]!;
-      if (d === 0) run += 8;
-      else {
-        p = emitRuns(target, p, end, run, d);
-        run = Math.clz32(d) - 24;
-      }
-    }
-  }
-  for (let i = inputSize; i < n; i++) {
-    const d = inputs[i]! ^ inputs[i - inputSize]!;
+  // (Kept small so that V8 inlines it into the caller's loop.)
+  for (let i = 0; i < n; i++) {
+    const d = inputs[i]! ^ (i >= inputSize ? inputs[i - inputSize]! : reference === undefined ? 0 : reference[i]!);
     if (d === 0) run += 8;
-    else if ((d & (d - 1)) === 0 && run < 0x78 && p < end) {
-      // One changed bit and a short run (the usual press or release): a one-byte run.
-      const tz = 31 - Math.clz32(d);
-      target[p++] = run + tz;
-      run = 7 - tz;
-    } else {
+    else {
       p = emitRuns(target, p, end, run, d);
       run = Math.clz32(d) - 24;
     }
   }
   p = writeVarint(target, p, end, run);
   return p - offset;
+}
+
+/** The error {@link encodeInputStream} throws for arguments it refused, in the order it checks them. */
+function encodeFailure(
+  header: InputStreamHeader,
+  inputs: Uint8Array,
+  reference: Uint8Array | undefined,
+  target: Uint8Array,
+  offset: number,
+): EncodeError {
+  const { startFrame, frameCount, inputSize } = header;
+  if (startFrame >>> 0 !== startFrame) return new EncodeError('out-of-range', `startFrame ${startFrame}`);
+  if ((frameCount & 0xff) !== frameCount || frameCount === 0)
+    return new EncodeError('out-of-range', `frameCount ${frameCount} is not 1..255`);
+  if ((inputSize & 0xffff) !== inputSize || inputSize === 0)
+    return new EncodeError('out-of-range', `inputSize ${inputSize} is not 1..65535`);
+  const n = frameCount * inputSize;
+  if (inputs.length < n) return new EncodeError('out-of-range', `inputs hold ${inputs.length} bytes, need ${n}`);
+  if (reference !== undefined && reference.length !== inputSize)
+    return new EncodeError('out-of-range', `reference holds ${reference.length} bytes, inputSize is ${inputSize}`);
+  return new EncodeError(
+    'buffer-too-small',
+    `input stream needs at least 9 bytes at offset ${offset} of ${target.length}`,
+  );
 }
 
 /** The XOR base of output byte `i`: the same byte one frame earlier, or the reference / zero. */

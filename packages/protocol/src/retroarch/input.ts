@@ -59,7 +59,8 @@ export function retroArchInputSize(words: number): number {
  * @param input input words per device (joypad 1, mouse/lightgun 2, analog 3, keyboard 5).
  * @param count how many words of `input` to send (default all).
  * @returns bytes written.
- * @throws EncodeError `out-of-range` (a value is not a u32) or `buffer-too-small`.
+ * @throws EncodeError `out-of-range` (a value is not a u32) or `buffer-too-small`. For an input
+ *   word out of range the frame may already be partly written.
  */
 export function encodeRetroArchInput(
   target: Uint8Array,
@@ -70,23 +71,47 @@ export function encodeRetroArchInput(
   count: number = input.length,
 ): number {
   const size = 16 + 4 * count;
-  if (!(offset >= 0 && offset + size <= target.length && count >= 0 && count <= input.length)) {
-    if (!(count >= 0 && count <= input.length))
-      throw new EncodeError('out-of-range', `count ${count} of ${input.length}`);
-    throw tooSmall(size, offset, target);
-  }
-  if (notU32(frame) || notU32(client)) throw new EncodeError('out-of-range', `frame ${frame} / client ${client}`);
-  const v = viewForWrite(target);
+  // One branch for every check on the hot path; inputFailure names the problem.
+  if (
+    !(offset >= 0 && offset + size <= target.length && count >= 0 && count <= input.length) ||
+    frame >>> 0 !== frame ||
+    client >>> 0 !== client
+  )
+    throw inputFailure(target, offset, frame, client, input, count);
+  const v = target === writeCache.bytes ? writeCache.view : viewForWrite(target);
   v.setUint32(offset, CMD_INPUT);
   v.setUint32(offset + 4, size - 8);
   v.setUint32(offset + 8, frame);
   v.setUint32(offset + 12, client);
+  let bad = false;
   for (let i = 0, p = offset + 16; i < count; i++, p += 4) {
     const w = input[i]!;
-    if (notU32(w)) throw new EncodeError('out-of-range', `input word ${i} = ${w} is not a u32`);
+    bad ||= w >>> 0 !== w;
     v.setUint32(p, w);
   }
+  if (bad) throw inputFailure(target, offset, frame, client, input, count);
   return size;
+}
+
+/** The error {@link encodeRetroArchInput} throws for arguments it refused (off the hot path). */
+function inputFailure(
+  target: Uint8Array,
+  offset: number,
+  frame: number,
+  client: number,
+  input: ArrayLike<number>,
+  count: number,
+): EncodeError {
+  if (!(count >= 0 && count <= input.length))
+    return new EncodeError('out-of-range', `count ${count} of ${input.length}`);
+  const size = 16 + 4 * count;
+  if (!(offset >= 0 && offset + size <= target.length)) return tooSmall(size, offset, target);
+  if (notU32(frame) || notU32(client)) return new EncodeError('out-of-range', `frame ${frame} / client ${client}`);
+  for (let i = 0; i < count; i++) {
+    const w = input[i]!;
+    if (notU32(w)) return new EncodeError('out-of-range', `input word ${i} = ${w} is not a u32`);
+  }
+  return new EncodeError('out-of-range', 'bad INPUT arguments');
 }
 
 /** A reusable INPUT frame for the hot path: decode into it without allocating. */
