@@ -104,3 +104,73 @@ export function gambatteField(raw: Uint8Array, label: string): { offset: number;
   const s = at + key.length;
   return { offset: s + 3, size: (raw[s]! << 16) | (raw[s + 1]! << 8) | raw[s + 2]! };
 }
+
+/** RetroPad bit → the GB ROM's joy bit (Start Select B A Down Up Left Right). */
+const GB_KEYS: readonly (readonly [number, number])[] = [
+  [8, 4], // A
+  [0, 5], // B
+  [2, 6], // SELECT
+  [3, 7], // START
+  [4, 2], // UP
+  [5, 3], // DOWN
+  [6, 1], // LEFT
+  [7, 0], // RIGHT
+];
+/** RetroPad bit → GBA KEYINPUT bit (A B Select Start Right Left Up Down R L). */
+const GBA_KEYS: readonly (readonly [number, number])[] = [
+  [8, 0], // A
+  [0, 1], // B
+  [2, 2], // SELECT
+  [3, 3], // START
+  [7, 4], // RIGHT
+  [6, 5], // LEFT
+  [4, 6], // UP
+  [5, 7], // DOWN
+  [11, 8], // R
+  [10, 9], // L
+];
+
+function keys(mask: number, table: readonly (readonly [number, number])[]): number {
+  let k = 0;
+  for (const [pad, bit] of table) k |= ((mask >> pad) & 1) << bit;
+  return k;
+}
+
+/** Drops Left+Right and Up+Down pressed together, as mGBA does unless `mgba_allow_opposing_directions` is `yes`. */
+export function dropOpposing(mask: number): number {
+  let m = mask;
+  if ((m & 0xc0) === 0xc0) m &= ~0xc0;
+  if ((m & 0x30) === 0x30) m &= ~0x30;
+  return m;
+}
+
+/**
+ * The low 16 bits of the ROM's mix `h` after it ran once on each of `masks` (RetroPad masks, in
+ * order), computed here from the assembly's description, not by the ROM. `sram2` is the save RAM
+ * byte 2 at power-on (what the first pass reads back).
+ */
+export function modelMix(rom: 'gb' | 'gba', masks: readonly number[], sram2: number): number {
+  let s2 = sram2;
+  let frame = 0;
+  if (rom === 'gb') {
+    let h = 0;
+    for (const m of masks) {
+      h = ((h << 1) | (h >> 15)) & 0xffff; // rotl16
+      h ^= s2 ^ keys(m, GB_KEYS);
+      frame = (frame + 1) & 0xff;
+      h = (h + (frame << 8)) & 0xffff; // h.hi += frame
+      s2 = frame;
+    }
+    return h;
+  }
+  // The low 16 bits of ((h + sram2) ^ keys) * 0x01000193 ^ frame depend only on the low 16 bits.
+  let h = 0x811c9dc5 & 0xffff;
+  for (const m of masks) {
+    h = ((h + s2) & 0xffff) ^ keys(m, GBA_KEYS);
+    h = Math.imul(h, 0x01000193) & 0xffff;
+    frame++;
+    h = (h ^ frame) & 0xffff;
+    s2 = frame & 0xff;
+  }
+  return h;
+}
