@@ -16,7 +16,11 @@ export interface PeerReport {
   readonly meanLatencyMs: number;
   /** Largest input latency in ms. */
   readonly maxLatencyMs: number;
-  /** Frames that had to wait for inputs past their due time (frames run in a catch-up burst right after one do not count). */
+  /**
+   * Frames the scheduler held back when they were due (inputs missing, no quorum) for more than half
+   * a frame period. A frame that ran late only because the timer fired late, a shorter hold (jitter)
+   * and the catch-up burst right after a stall do not count.
+   */
   readonly stalls: number;
   /** Total time (ms) spent waiting: for each stalled frame, from its due time (or the previous frame, if later) until it ran. */
   readonly stallMs: number;

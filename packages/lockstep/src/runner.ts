@@ -68,6 +68,9 @@ export class LockstepRunner<C extends Core = Core> {
   private lastRunAt = -Infinity;
   private stalls = 0;
   private stallMs = 0;
+  /** The frame a poll at or past its due time found held back (-1: none), and when it was due. */
+  private blockedFrame = -1;
+  private blockedDue = 0;
   private payload = 0;
   private samples = 0;
   private sumFrames = 0;
@@ -162,13 +165,28 @@ export class LockstepRunner<C extends Core = Core> {
         const due = s.dueAt();
         const req = s.poll(now);
         this.flush();
-        if (!req) break;
-        // A stall is time spent waiting for inputs: from when the frame was due (or the previous
-        // frame ran, if later) until it ran. Catch-up frames that run at once do not count again.
-        const waitedFrom = Math.max(due, this.lastRunAt);
-        if (now > waitedFrom) {
-          this.stalls++;
-          this.stallMs += now - waitedFrom;
+        if (!req) {
+          // Due but held back (inputs missing, no quorum): the frame waits from here on.
+          if (now >= due && this.blockedFrame !== s.nextFrame) {
+            this.blockedFrame = s.nextFrame;
+            this.blockedDue = Math.max(due, this.lastRunAt);
+          }
+          break;
+        }
+        // A stall is a frame the scheduler held back when it was due (a poll at or past its due
+        // time released nothing) for more than half a frame period: from its due time (or the
+        // previous frame, if later) until it ran. A frame that ran late only because the timer
+        // fired late was never held back, and a hold shorter than half a period (a client-server
+        // client's frame arriving a little after its previous one + a frame) is jitter; neither
+        // counts. Catch-up frames that run at once after a stall were never held back either.
+        if (this.blockedFrame === req.frame) {
+          const waited = now - this.blockedDue;
+          const period = due - this.lastRunAt;
+          if (waited > (Number.isFinite(period) && period > 0 ? period / 2 : 0)) {
+            this.stalls++;
+            this.stallMs += waited;
+          }
+          this.blockedFrame = -1;
         }
         this.lastRunAt = now;
         runFrame(this.core, req.inputs, req.command, this.onCommand);
