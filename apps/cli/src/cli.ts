@@ -1,7 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { type DemoDeps, demoCommand } from './commands/demo.js';
 import { type HostDeps, hostCommand } from './commands/host.js';
 import { type JoinDeps, joinCommand } from './commands/join.js';
 import { type RecordDeps, recordCommand } from './commands/record.js';
+import { type SignalDeps, signalCommand } from './commands/signal.js';
 import { type SyncTestDeps, synctestCommand } from './commands/synctest.js';
 import { CliError, ExitCode, type ExitCodeValue } from './exit-codes.js';
 import type { CliIo } from './io.js';
@@ -16,8 +18,16 @@ Commands:
   netplay join HOST:PORT [--spectate] [--rom FILE]             join a game and play in the terminal
   (host, join, demo, synctest: --core NAME|PATH --rom FILE runs a libretro core, e.g. --core nestopia)
   netplay record HOST:PORT --out FILE [--frames N]             record a RetroArch 1.14 session's inputs
+  netplay signal [--port N] [--bind ADDRESS]                   run a WebRTC signaling server (host/join --transport webrtc)
+  netplay --version (-V)                                       print the version
 
 Run "netplay COMMAND --help" for a command's options. Exit codes: see the README.`;
+
+/** The version of this package (its package.json, one folder above src/ and dist/). */
+export function cliVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version?: unknown };
+  return typeof pkg.version === 'string' ? pkg.version : 'unknown';
+}
 
 /** In-process hooks for tests. */
 export interface CliDeps {
@@ -26,6 +36,7 @@ export interface CliDeps {
   readonly host?: HostDeps;
   readonly join?: JoinDeps;
   readonly record?: RecordDeps;
+  readonly signal?: SignalDeps;
 }
 
 /**
@@ -46,6 +57,13 @@ export async function runCli(argv: readonly string[], io: CliIo, deps: CliDeps =
         return await joinCommand(rest, io, deps.join);
       case 'record':
         return await recordCommand(rest, io, deps.record);
+      case 'signal':
+        return await signalCommand(rest, io, deps.signal);
+      case '--version':
+      case '-V':
+      case 'version':
+        io.out(`netplay ${cliVersion()}\n`);
+        return ExitCode.Ok;
       case undefined:
       case 'help':
       case '--help':

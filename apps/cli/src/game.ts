@@ -15,6 +15,7 @@ import { Prng } from '@netplay/transport';
 import { RacerBot } from './bot.js';
 import { chip8Content } from './content.js';
 import { CliError, ExitCode } from './exit-codes.js';
+import type { CliIo } from './io.js';
 import { PadExtra } from './keyboard.js';
 import { LibretroScreen } from './libretro-screen.js';
 import { drawScreen } from './render.js';
@@ -116,10 +117,18 @@ export class RetroPadBot implements Bot {
 /**
  * Opens the game of `spec` with `ports` input ports. Without `--core`: the CHIP-8 core on `--rom`
  * (or `fallbackRom`). With `--core`: the libretro core resolved by name in Debian's folder, or a
- * path, on `--rom` (required).
+ * path, on `--rom` (required); unless `probe` is false, the core first runs the ROM in a child
+ * process ({@link probeCore}: a core that aborts or segfaults there is `BadCore`, and this process
+ * never loads it), and a line about it goes to `io`'s stderr.
  * @throws CliError `Usage` (no ROM), `BadRom`, `BadCore`
  */
-export async function openGame(spec: GameSpec, ports: number, fallbackRom?: URL): Promise<Game> {
+export async function openGame(
+  spec: GameSpec,
+  ports: number,
+  fallbackRom?: URL,
+  io?: CliIo,
+  probe = true,
+): Promise<Game> {
   if (spec.core === undefined) {
     const path = spec.rom ?? fallbackRom;
     if (path === undefined) throw new CliError(ExitCode.Usage, 'needs --rom FILE');
@@ -130,6 +139,13 @@ export async function openGame(spec: GameSpec, ports: number, fallbackRom?: URL)
   if (spec.rom === undefined) throw new CliError(ExitCode.Usage, `--core ${spec.core} needs --rom FILE`);
   const corePath = resolveCore(spec.core);
   const rom = await readLibretroRom(spec.rom);
+  if (probe) {
+    const report = await probeCore(corePath, spec.rom, ports);
+    io?.err(
+      `netplay: ${report.libraryName} ${report.libraryVersion.trim()} ran ${basename(spec.rom)} in a test process ` +
+        `(state ${report.stateBytes} B, one-frame rollback ${report.reloadAgrees ? 'agrees' : 'DIFFERS'})\n`,
+    );
+  }
   return libretroGame(corePath, rom, spec.rom, ports);
 }
 

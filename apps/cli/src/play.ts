@@ -58,7 +58,12 @@ export interface View {
   /** The game as terminal text (half-blocks for CHIP-8, braille for libretro video), once it runs. */
   screen(): string | undefined;
   stats(): readonly string[];
+  /** The keys line at the bottom of a terminal (default: the player's keys and Q to quit). */
+  readonly keys?: string;
 }
+
+/** The keys line of a player reading the keyboard. */
+export const PLAYER_KEYS = 'keys: W/S/A/D or arrows, Space/J = A, K = B, Enter = Start, Tab = Select, Q to quit';
 
 /** Draws the view on a terminal every other frame, or prints the stats every 5 s otherwise. */
 export class Display {
@@ -89,7 +94,7 @@ export class Display {
         screen ?? '(waiting for the game to start)',
         ...this.view.stats(),
         ...this.events,
-        'keys: W/S/A/D or arrows, Space/J = A, K = B, Enter = Start, Tab = Select, Q to quit',
+        this.view.keys ?? PLAYER_KEYS,
       ];
       this.io.out(redraw(lines));
     } else if (now - this.lastPrint >= 5000) {

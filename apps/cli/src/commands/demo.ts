@@ -136,9 +136,11 @@ export async function runDemo(options: DemoOptions, io: CliIo, deps: DemoDeps = 
   const rollback = mode === 'rollback';
   const clock = deps.clock ?? systemClock;
   const closers: (() => unknown)[] = [];
-  /** Each peer's own game (libretro: its own private copy of the core). */
+  /** Each peer's own game (libretro: its own private copy of the core; the first is probed in a child process). */
+  let probed = false;
   const newGame = async (): Promise<Game> => {
-    const g = await openGame(options.game ?? {}, 2, SPACE_RACER_URL);
+    const g = await openGame(options.game ?? {}, 2, SPACE_RACER_URL, io, !probed);
+    probed = true;
     closers.unshift(() => g.close());
     return g;
   };

@@ -1,29 +1,48 @@
 import { parseArgs } from 'node:util';
 import { NetplayHost, SESSION_MODES, type SessionError, type SessionMode } from '@netplay/session';
 import { type Clock, systemClock } from '@netplay/transport';
+import { friendLines, type Interfaces } from '../addresses.js';
 import { FinalStates, formatFinals, LockstepFinals, writeFinalsFile } from '../agreement.js';
 import { choiceOption, intOption, numberOption, usageErrors } from '../args.js';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import { openGame } from '../game.js';
 import type { CliIo } from '../io.js';
 import type { RawInput } from '../keyboard.js';
-import { DEFAULT_PORT, listenerSlots, listenSession, MAX_SPECTATORS, TRANSPORTS } from '../net.js';
-import { Display, inputSource, paceFrames } from '../play.js';
+import {
+  DEFAULT_PORT,
+  listenerSlots,
+  listenSession,
+  MAX_SPECTATORS,
+  signalUrl,
+  TRANSPORTS,
+  type WebRtcTarget,
+  webrtcRoom,
+} from '../net.js';
+import { Display, inputSource, PLAYER_KEYS, paceFrames } from '../play.js';
 import { lockstepStatsLine, statsLine } from '../render.js';
+import { SPACE_RACER_URL } from '../rom.js';
 import { sessionFailure } from '../session-errors.js';
 
 /** Usage text of `netplay host`. */
-export const HOST_USAGE = `netplay host --rom FILE [--core NAME|PATH] [--port N] [--bind ADDRESS] [--transport udp|ws] [--mode M]
-                [--players N] [--password TEXT] [--delay N] [--nick NAME] [--bot] [--seconds N] [--finals FILE]
+export const HOST_USAGE = `netplay host [--rom FILE] [--core NAME|PATH] [--port N] [--bind ADDRESS] [--transport udp|ws|webrtc]
+                [--signal URL] [--room NAME] [--ice URL] [--mode M] [--players N] [--password TEXT] [--delay N]
+                [--nick NAME] [--bot] [--seconds N] [--finals FILE]
 
 Hosts a game of the ROM and plays player 1 from the keyboard (W/S/A/D or arrows, Space/J, K; Q quits).
-Others join with "netplay join HOST:PORT" (the same ROM), spectators with --spectate.
+Others join with "netplay join HOST:PORT" (the same ROM), spectators with --spectate; the host prints
+the addresses a friend can use.
+  --rom FILE      the game (default: the embedded Space Racer, CHIP-8)
   --core C        a libretro core instead of CHIP-8: a name in Debian's libretro folder
                   (nestopia → /usr/lib/x86_64-linux-gnu/libretro/nestopia_libretro.so) or a path;
-                  --rom is then the core's content (e.g. /usr/share/nes/efp.nes)
+                  --rom is then the core's content (e.g. /usr/share/nes/efp.nes) and required
   --port N        port to listen on (default ${DEFAULT_PORT}; 0 picks a free one)
   --bind ADDRESS  address to listen on (default 0.0.0.0: reachable by others; 127.0.0.1: this machine only)
-  --transport T   udp (default) or ws (WebSocket, for browsers)
+  --transport T   udp (default), ws (WebSocket, for browsers) or webrtc (peer to peer through a
+                  signaling server: --signal; browsers and terminals meet there, no port forwarding)
+  --signal URL    webrtc: the signaling server (ws://HOST:PORT; "netplay signal" runs one)
+  --room NAME     webrtc: the room (default "netplay-" + the start of the ROM's hash, so joiners with
+                  the same ROM find it; pick your own on a shared server)
+  --ice URL       webrtc: a STUN/TURN server (repeatable; default none: LAN or one machine)
   --mode M        rollback (default), lockstep-cs (FCE Ultra client-server), lockstep-p2p (MAMEHub mesh)
                   or frame-advance (FS-UAE); the P2P modes run through this host, which relays
   --players N     player slots including the host (default 2; the game starts when all are in,
@@ -31,7 +50,7 @@ Others join with "netplay join HOST:PORT" (the same ROM), spectators with --spec
   --password P    password joiners must give (sent as a salted SHA-256 proof, never in clear)
   --delay N       frames of input delay (default 0)
   --nick NAME     the host's nick (default "host")
-  --bot           a bot plays instead of the keyboard
+  --bot           a bot plays instead of the keyboard (stop it with Ctrl-C)
   --seconds N     stop after N seconds (default: until Q or Ctrl-C)
   --finals FILE   at the end, write the CRC-32 of the state of each final frame to FILE (the format
                   of "netplay join --finals"), to compare with the joiners'`;
@@ -47,6 +66,26 @@ export interface HostDeps {
   readonly onHost?: (host: NetplayHost) => void;
   /** Receives the host's final-state hashes at the end. */
   readonly onFinals?: (finals: FinalStates) => void;
+  /** The network interfaces the friend addresses come from (default `os.networkInterfaces()`). */
+  readonly interfaces?: Interfaces;
+}
+
+/** The host's line while it waits: who is in (nick and slot) and how many players are missing. */
+export function hostWaitingLine(host: NetplayHost, players: number): string {
+  const names: string[] = [`${host.nick} (P1)`];
+  let spectators = 0;
+  let handshaking = 0;
+  for (const p of host.peerList()) {
+    if (p.slot !== undefined && p.stage === 'playing') names.push(`${p.nick ?? '?'} (P${p.slot + 1})`);
+    else if (p.stage === 'spectating') spectators++;
+    else handshaking++;
+  }
+  const missing = Math.max(0, players - names.length);
+  return (
+    `waiting for players: ${names.join(', ')} in; ${missing} missing` +
+    (spectators > 0 ? `; ${spectators} spectating` : '') +
+    (handshaking > 0 ? `; ${handshaking} connecting` : '')
+  );
 }
 
 /** Ports of the host's core: the player count, at least 2 and at most 4 (as the CHIP-8 core takes). */
@@ -65,6 +104,9 @@ export async function hostCommand(argv: string[], io: CliIo, deps: HostDeps = {}
         port: { type: 'string' },
         bind: { type: 'string' },
         transport: { type: 'string' },
+        signal: { type: 'string' },
+        room: { type: 'string' },
+        ice: { type: 'string', multiple: true },
         mode: { type: 'string' },
         players: { type: 'string' },
         password: { type: 'string' },
@@ -82,7 +124,8 @@ export async function hostCommand(argv: string[], io: CliIo, deps: HostDeps = {}
     io.out(`${HOST_USAGE}\n`);
     return ExitCode.Ok;
   }
-  if (values.rom === undefined) throw new CliError(ExitCode.Usage, `host needs --rom FILE\n\n${HOST_USAGE}`);
+  if (values.rom === undefined && values.core !== undefined)
+    throw new CliError(ExitCode.Usage, `host --core ${values.core} needs --rom FILE\n\n${HOST_USAGE}`);
   const port = intOption('port', values.port, DEFAULT_PORT, 0, 65535);
   const transport = choiceOption('transport', values.transport, TRANSPORTS, 'udp');
   const mode: SessionMode = choiceOption('mode', values.mode, SESSION_MODES, 'rollback');
@@ -90,15 +133,38 @@ export async function hostCommand(argv: string[], io: CliIo, deps: HostDeps = {}
   const delay = intOption('delay', values.delay, 0, 0, 30);
   const seconds = values.seconds === undefined ? undefined : numberOption('seconds', values.seconds, 0, 0.1, 1e6);
   const bind = values.bind ?? '0.0.0.0';
+  const signal = transport === 'webrtc' ? signalUrl(values.signal) : undefined;
+  if (transport !== 'webrtc' && (values.signal !== undefined || values.room !== undefined))
+    throw new CliError(ExitCode.Usage, '--signal and --room go with --transport webrtc');
   const clock = deps.clock ?? systemClock;
   const finalsPath = values.finals;
   // Created (or emptied) before the game, so an unwritable path fails first.
   if (finalsPath !== undefined) await writeFinalsFile(finalsPath, '');
 
   const game = await openGame(
-    { rom: values.rom, ...(values.core !== undefined ? { core: values.core } : {}) },
+    {
+      ...(values.rom !== undefined ? { rom: values.rom } : {}),
+      ...(values.core !== undefined ? { core: values.core } : {}),
+    },
     game4(players),
+    SPACE_RACER_URL,
+    io,
   );
+  let webrtc: WebRtcTarget | undefined;
+  try {
+    webrtc =
+      signal === undefined
+        ? undefined
+        : {
+            signal,
+            room: webrtcRoom(values.room, game.content.contentHash),
+            ...(values.ice !== undefined ? { ice: values.ice } : {}),
+            ...(values.bind !== undefined && values.bind !== '0.0.0.0' ? { bindAddress: values.bind } : {}),
+          };
+  } catch (e) {
+    game.close();
+    throw e;
+  }
   const core = game.core;
   let host: NetplayHost;
   try {
@@ -119,7 +185,7 @@ export async function hostCommand(argv: string[], io: CliIo, deps: HostDeps = {}
   }
   let bound: Awaited<ReturnType<typeof listenSession>>;
   try {
-    bound = await listenSession(transport, bind, port, clock, listenerSlots(players));
+    bound = await listenSession(transport, bind, port, clock, listenerSlots(players), webrtc);
   } catch (e) {
     game.close();
     throw e;
@@ -134,16 +200,20 @@ export async function hostCommand(argv: string[], io: CliIo, deps: HostDeps = {}
     clock,
     game.padInput,
   );
+  const where =
+    webrtc !== undefined ? `webrtc in room "${webrtc.room}" of ${webrtc.signal}` : `${transport} ${bind}:${bound.port}`;
   const display = new Display(io, {
-    title: `netplay host: ${game.title} on ${transport} ${bind}:${bound.port}, ${mode}, ${players} players`,
+    title: `netplay host: ${game.title} on ${where}, ${mode}, ${players} players`,
     screen: () => (host.started ? game.screen() : undefined),
     stats: () => {
       const s = host.rollback;
       const lockstep = host.lockstepReport();
       if (s !== undefined) return [statsLine(host.nick, s, 0)];
       if (lockstep !== undefined) return [lockstepStatsLine(host.nick, lockstep, 0)];
-      return [`${host.nick} waiting for players (${host.peerList().length} connected)`];
+      return [hostWaitingLine(host, players)];
     },
+    // A bot plays: the keyboard is not read, so Q does nothing (Ctrl-C stops the host).
+    keys: values.bot ? 'a bot plays P1: Ctrl-C to stop' : PLAYER_KEYS,
   });
   host.on('peer-joined', ({ nick, slot }) =>
     display.event(`${nick} joined ${slot === undefined ? 'as a spectator' : `as P${slot + 1}`}`),
@@ -156,17 +226,36 @@ export async function hostCommand(argv: string[], io: CliIo, deps: HostDeps = {}
       `${nick} left${slot === undefined ? '' : ` (P${slot + 1}; the game goes on without it)`}: ${reason || 'connection closed'}`,
     ),
   );
-  host.on('started', ({ frame }) => display.event(`all players are in: the game starts at frame ${frame}`));
+  // The session emits `started` before the `peer-joined` of the player that completed the group
+  // (lockstep-cs starts with its first joiner): printed once that event has been handled.
+  host.on('started', ({ frame, roster }) =>
+    queueMicrotask(() =>
+      display.event(
+        roster.length >= players
+          ? `all players are in: the game starts at frame ${frame}`
+          : `the game starts at frame ${frame} with ${roster.length} of ${players} players (${mode}: the others join while it runs)`,
+      ),
+    ),
+  );
   let ended: SessionError | undefined;
   host.on('ended', ({ error }) => {
     ended = error;
     display.event(`the game ended: ${error.message}`);
   });
-  io.out(
-    `hosting on ${transport} ${bind}:${bound.port}: join with ` +
-      `"netplay join HOST:${bound.port}${transport === 'ws' ? ' --transport ws' : ''}` +
-      `${values.core !== undefined ? ` --core ${values.core}` : ''} --rom ${values.rom}"\n`,
-  );
+  const gameArgs =
+    `${values.core !== undefined ? ` --core ${values.core}` : ''}${values.rom !== undefined ? ` --rom ${values.rom}` : ''}` +
+    `${players !== 2 ? ` --players ${players}` : ''}`;
+  if (webrtc !== undefined) {
+    io.out(
+      `hosting on ${where}: join with ` +
+        `"netplay join --transport webrtc --signal ${webrtc.signal} --room ${webrtc.room}${gameArgs}"\n`,
+    );
+  } else {
+    const joinArgs = `${transport === 'ws' ? ' --transport ws' : ''}${gameArgs}`;
+    io.out(`hosting on ${where}: join with "netplay join HOST:${bound.port}${joinArgs}"\n`);
+    for (const line of friendLines(bind, bound.port, transport === 'ws' ? 'TCP' : 'UDP', joinArgs, deps.interfaces))
+      io.out(`${line}\n`);
+  }
   deps.onHost?.(host);
   deps.onListening?.(bound.port);
   const off = host.listen(bound.listener);

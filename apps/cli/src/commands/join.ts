@@ -7,8 +7,16 @@ import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import { type Game, openGame } from '../game.js';
 import type { CliIo } from '../io.js';
 import type { RawInput } from '../keyboard.js';
-import { connectSession, parseAddress, TRANSPORTS, type TransportName } from '../net.js';
-import { Display, inputSource, paceFrames } from '../play.js';
+import {
+  connectSession,
+  parseAddress,
+  signalUrl,
+  TRANSPORTS,
+  type TransportName,
+  type WebRtcTarget,
+  webrtcRoom,
+} from '../net.js';
+import { Display, type InputSource, inputSource, PLAYER_KEYS, paceFrames } from '../play.js';
 import { lockstepStatsLine, statsLine } from '../render.js';
 import { SPACE_RACER_URL } from '../rom.js';
 import { sessionFailure } from '../session-errors.js';
@@ -16,12 +24,18 @@ import { sessionFailure } from '../session-errors.js';
 /** Usage text of `netplay join`. */
 export const JOIN_USAGE = `netplay join HOST:PORT [--rom FILE] [--core NAME|PATH] [--transport udp|ws] [--spectate] [--players N] [--nick NAME]
                 [--password TEXT] [--bot] [--seconds N] [--finals FILE]
+netplay join --transport webrtc --signal URL [--room NAME] [--ice URL] [same options]
 
 Joins a game and plays from the keyboard (W/S/A/D or arrows, Space/J, K; Q quits), or watches it.
+While the host waits for players it shows how many are in and missing; Q, Esc or Ctrl-C leaves
+(exit 0; 130 for a Ctrl-C that arrives as SIGINT, e.g. with --bot or without a terminal).
   --rom FILE      the ROM the host runs (default: the embedded Space Racer)
   --core C        the libretro core the host runs (a name in Debian's libretro folder, or a path);
                   needs --rom. The game starts from the host's savestate (sent in SYNC)
-  --transport T   udp (default) or ws
+  --transport T   udp (default), ws, or webrtc (no HOST:PORT: through the signaling server)
+  --signal URL    webrtc: the host's signaling server (ws://HOST:PORT)
+  --room NAME     webrtc: the host's room (default derived from the ROM, as the host's default)
+  --ice URL       webrtc: a STUN/TURN server (repeatable)
   --spectate      watch instead of taking a player slot
   --players N     the host's player count when it is not 2 (the core gets that many ports)
   --nick NAME     your nick (default "player"; the host renames duplicates)
@@ -52,6 +66,9 @@ export async function joinCommand(argv: string[], io: CliIo, deps: JoinDeps = {}
         rom: { type: 'string' },
         core: { type: 'string' },
         transport: { type: 'string' },
+        signal: { type: 'string' },
+        room: { type: 'string' },
+        ice: { type: 'string', multiple: true },
         spectate: { type: 'boolean' },
         players: { type: 'string' },
         nick: { type: 'string' },
@@ -68,9 +85,16 @@ export async function joinCommand(argv: string[], io: CliIo, deps: JoinDeps = {}
     io.out(`${JOIN_USAGE}\n`);
     return ExitCode.Ok;
   }
-  if (positionals.length !== 1) throw new CliError(ExitCode.Usage, `join needs one HOST:PORT\n\n${JOIN_USAGE}`);
-  const { host: address, port } = parseAddress(positionals[0]!);
   const transport = choiceOption('transport', values.transport, TRANSPORTS, 'udp');
+  const signal = transport === 'webrtc' ? signalUrl(values.signal) : undefined;
+  if (transport !== 'webrtc' && (values.signal !== undefined || values.room !== undefined))
+    throw new CliError(ExitCode.Usage, '--signal and --room go with --transport webrtc');
+  if (positionals.length !== (signal === undefined ? 1 : 0))
+    throw new CliError(
+      ExitCode.Usage,
+      `${signal === undefined ? 'join needs one HOST:PORT' : 'join --transport webrtc takes no HOST:PORT (the host is found in its room)'}\n\n${JOIN_USAGE}`,
+    );
+  const { host: address, port } = signal === undefined ? parseAddress(positionals[0]!) : { host: '', port: 0 };
   const players = intOption('players', values.players, 2, 1, 4);
   const seconds = values.seconds === undefined ? undefined : numberOption('seconds', values.seconds, 0, 0.1, 1e6);
   const clock = deps.clock ?? systemClock;
@@ -86,9 +110,18 @@ export async function joinCommand(argv: string[], io: CliIo, deps: JoinDeps = {}
     },
     players,
     SPACE_RACER_URL,
+    io,
   );
   try {
-    return await play(game, values, { address, port, transport, seconds, clock, finalsPath }, io, deps);
+    const webrtc: WebRtcTarget | undefined =
+      signal === undefined
+        ? undefined
+        : {
+            signal,
+            room: webrtcRoom(values.room, game.content.contentHash),
+            ...(values.ice !== undefined ? { ice: values.ice } : {}),
+          };
+    return await play(game, values, { address, port, transport, webrtc, seconds, clock, finalsPath }, io, deps);
   } finally {
     game.close();
   }
@@ -102,6 +135,7 @@ async function play(
     address: string;
     port: number;
     transport: TransportName;
+    webrtc: WebRtcTarget | undefined;
     seconds: number | undefined;
     clock: Clock;
     finalsPath: string | undefined;
@@ -109,45 +143,141 @@ async function play(
   io: CliIo,
   deps: JoinDeps,
 ): Promise<ExitCodeValue> {
-  const { address, port, transport, seconds, clock, finalsPath } = where;
+  const { address, port, transport, webrtc, seconds, clock, finalsPath } = where;
+  const hostName = webrtc !== undefined ? `room "${webrtc.room}" of ${webrtc.signal}` : `${address}:${port}`;
   const core = game.core;
-  const conn = await connectSession(transport, address, port, clock);
-  const client = new NetplayClient(conn, {
-    core,
-    content: game.content,
-    clock,
-    nick: values.nick ?? 'player',
-    spectate: values.spectate === true,
-    ...(deps.protocolVersion !== undefined ? { protocolVersion: deps.protocolVersion } : {}),
-    ...(values.password ? { password: values.password } : {}),
-  });
-  let info: Awaited<ReturnType<NetplayClient['joined']>>;
+  const nick = values.nick ?? 'player';
+  // The keyboard is read from the start (raw mode), so Q and Ctrl-C work while the host waits for
+  // players; a bot player reads no keyboard (Ctrl-C is then SIGINT, handled through io.signal).
+  const keyboard =
+    values.bot || deps.stdin === undefined ? undefined : inputSource({ stdin: deps.stdin }, clock, game.padInput);
   try {
-    info = await client.joined();
-  } catch (e) {
-    conn.close('closed: the client left');
-    throw sessionFailure(e);
+    const conn = await connectSession(transport, address, port, clock, webrtc && { ...webrtc, nick });
+    const client = new NetplayClient(conn, {
+      core,
+      content: game.content,
+      clock,
+      nick,
+      spectate: values.spectate === true,
+      ...(deps.protocolVersion !== undefined ? { protocolVersion: deps.protocolVersion } : {}),
+      ...(values.password ? { password: values.password } : {}),
+    });
+    let waiting: { joined: number; players: number } | undefined;
+    const offWaiting = client.on('waiting', (w) => {
+      waiting = w;
+      const missing = w.players - w.joined;
+      io.out(
+        `waiting for players at ${hostName}: ${w.joined} of ${w.players} in (the host, you` +
+          `${w.joined > 2 ? ` and ${w.joined - 2} other${w.joined > 3 ? 's' : ''}` : ''}), ${missing} missing; ` +
+          `${values.bot ? 'Ctrl-C' : 'Q or Ctrl-C'} to leave\n`,
+      );
+    });
+    let info: Awaited<ReturnType<NetplayClient['joined']>> | undefined;
+    try {
+      info = await untilJoined(client, keyboard, io.signal, clock);
+    } catch (e) {
+      conn.close('closed: the client left');
+      throw sessionFailure(e);
+    } finally {
+      offWaiting();
+    }
+    if (info === undefined) {
+      client.close('closed: the client left while waiting for players');
+      await new Promise<void>((resolve) => clock.setTimer(100, resolve));
+      io.out(
+        `join: left before the game started${waiting ? ` (${waiting.joined} of ${waiting.players} players were in)` : ''}\n`,
+      );
+      return ExitCode.Ok;
+    }
+    return await playJoined(game, client, info, values, { hostName, seconds, clock, finalsPath, keyboard }, io, deps);
+  } finally {
+    keyboard?.close();
   }
-  const role = info.slot === undefined ? 'a spectator' : `P${info.slot + 1}`;
-  io.out(`joined ${address}:${port} as ${info.nick} (${role}), ${info.mode}, host ${info.hostNick}\n`);
+}
+
+/**
+ * Resolves with the join info once the session runs, or undefined when the person quits (Q, Esc,
+ * Ctrl-C on the keyboard, or `signal` aborted by SIGINT) while waiting; rejects with the session's
+ * refusal.
+ */
+function untilJoined(
+  client: NetplayClient,
+  keyboard: InputSource | undefined,
+  signal: AbortSignal | undefined,
+  clock: Clock,
+): Promise<Awaited<ReturnType<NetplayClient['joined']>> | undefined> {
+  return new Promise((resolve, reject) => {
+    let done = false;
+    const finish = () => {
+      done = true;
+      timer?.cancel();
+      signal?.removeEventListener('abort', onAbort);
+    };
+    const onAbort = () => {
+      if (done) return;
+      finish();
+      resolve(undefined);
+    };
+    // The keyboard's quit flag is polled (it is set by stdin's data events).
+    let timer: ReturnType<Clock['setTimer']> | undefined;
+    const poll = () => {
+      if (done) return;
+      if (keyboard?.quit) {
+        finish();
+        resolve(undefined);
+        return;
+      }
+      timer = clock.setTimer(50, poll);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    client.joined().then(
+      (info) => {
+        if (done) return;
+        finish();
+        resolve(info);
+      },
+      (e: unknown) => {
+        if (done) return;
+        finish();
+        reject(e);
+      },
+    );
+    if (signal?.aborted) onAbort();
+    else poll();
+  });
+}
+
+/** Plays once joined (the keyboard is closed by the caller). */
+async function playJoined(
+  game: Game,
+  client: NetplayClient,
+  info: Awaited<ReturnType<NetplayClient['joined']>>,
+  values: { bot?: boolean },
+  where: {
+    hostName: string;
+    seconds: number | undefined;
+    clock: Clock;
+    finalsPath: string | undefined;
+    keyboard: InputSource | undefined;
+  },
+  io: CliIo,
+  deps: JoinDeps,
+): Promise<ExitCodeValue> {
+  const { hostName, seconds, clock, finalsPath, keyboard } = where;
+  const core = game.core;
+  const spectator = info.slot === undefined;
+  const role = spectator ? 'a spectator' : `P${info.slot! + 1}`;
+  io.out(`joined ${hostName} as ${info.nick} (${role}), ${info.mode}, host ${info.hostNick}\n`);
   const finals = new FinalStates(info.nick);
   // Lockstep: a frame's state is recorded when it runs and kept once the session says it is final.
   const lockstepFinals = new LockstepFinals(finals, core);
   client.on('frame', ({ frame }) => lockstepFinals.ran(frame));
   client.on('final', ({ frame }) => lockstepFinals.final(frame));
-  const input = inputSource(
-    info.slot === undefined
-      ? {}
-      : values.bot
-        ? { bot: game.bot(2 + info.slot) }
-        : deps.stdin
-          ? { stdin: deps.stdin }
-          : {},
-    clock,
-    game.padInput,
-  );
+  // A spectator's keyboard only quits: its pad is never sent.
+  const input =
+    !spectator && values.bot ? inputSource({ bot: game.bot(2 + info.slot!) }, clock, game.padInput) : keyboard;
   const display = new Display(io, {
-    title: `netplay join: ${game.title} at ${address}:${port} as ${info.nick} (${role})`,
+    title: `netplay join: ${game.title} at ${hostName} as ${info.nick} (${role})`,
     screen: () => game.screen(),
     stats: () => {
       const s = client.rollback;
@@ -158,6 +288,11 @@ async function play(
         `${info.nick.padEnd(10)}    frame ${String(client.frame ?? '-').padStart(5)}  (spectating: confirmed inputs only)`,
       ];
     },
+    keys: spectator
+      ? `you are a spectator (no player keys): ${keyboard ? 'Q or Ctrl-C' : 'Ctrl-C'} to leave`
+      : values.bot
+        ? `a bot plays ${role}: Ctrl-C to leave`
+        : PLAYER_KEYS,
   });
   let lost: SessionError | undefined;
   const offClosed = client.on('closed', ({ error }) => {
@@ -166,9 +301,10 @@ async function play(
   const start = clock.now();
   try {
     await paceFrames(clock, io.signal, (now) => {
-      if (lost !== undefined || input.quit) return false;
+      if (lost !== undefined || keyboard?.quit) return false;
       if (seconds !== undefined && now - start >= seconds * 1000) return false;
-      client.tick(input.next(now));
+      if (spectator) client.tick();
+      else client.tick(input ? input.next(now) : undefined);
       const d = client.driver;
       const s = client.rollback;
       if (client.lockstep === undefined && d !== undefined) {
@@ -179,7 +315,6 @@ async function play(
       return true;
     });
   } finally {
-    input.close();
     offClosed();
     if (lost === undefined) {
       client.close('closed: the client left');
