@@ -29,7 +29,35 @@ import {
 } from '../src/index.js';
 
 const BATCH = 256;
+const ROUNDS = 41;
 const suite = new BenchSuite('protocol/fceu');
+
+/**
+ * Median over ROUNDS of time(baseline) / time(subject), each round timing both back to back:
+ * steadier on a loaded machine than two separate measurements (as in input-stream.bench.ts).
+ */
+function pairedRatio(baseline: () => void, subject: () => void): number {
+  const ratios: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    const t0 = process.hrtime.bigint();
+    for (let k = 0; k < 20; k++) baseline();
+    const t1 = process.hrtime.bigint();
+    for (let k = 0; k < 20; k++) subject();
+    const t2 = process.hrtime.bigint();
+    ratios.push(Number(t1 - t0) / Number(t2 - t1));
+  }
+  ratios.sort((a, b) => a - b);
+  return ratios[ROUNDS >> 1]!;
+}
+/** Records the paired ratio of a decode-into row to its raw baseline. */
+function paired(name: string, baseline: () => void, subject: () => void): void {
+  suite.record({
+    name: `${name} paired`,
+    value: pairedRatio(baseline, subject),
+    unit: 'ratio',
+    note: 'raw time / decode-into time, median of back-to-back rounds; goal ≥ 0.7',
+  });
+}
 /** Folds results in as int32 so the harness itself allocates no heap numbers. */
 let sink = 0;
 /**
@@ -88,6 +116,7 @@ const rawControllers = new Uint8Array(4);
     baseline: 'raw DataView UDP frame',
     note: 'allocating decoder, message kept',
   });
+  paired('decodeFceuUdpFrameInto', rawUdpFrame, udpFrameInto);
 }
 
 // Client → server UDP input datagram (13 bytes).
@@ -95,16 +124,16 @@ const rawControllers = new Uint8Array(4);
   const bytes = new Uint8Array(13);
   encodeFceuUdpInput(0x5eed, 1234, 0x09, bytes);
   const view = new DataView(bytes.buffer);
-  suite.measure(
-    'raw DataView UDP input',
-    () => {
-      for (let k = 0; k < BATCH; k++) {
-        if (bytes.length !== 13 || crc32(bytes, 4, 13) !== view.getUint32(0, LE)) throw new Error('bad');
-        sink = (sink + view.getUint32(4, LE) + view.getUint32(8, LE) + bytes[12]!) | 0;
-      }
-    },
-    { batch: BATCH, note: 'baseline: CRC32, length and field reads' },
-  );
+  const rawUdpInput = () => {
+    for (let k = 0; k < BATCH; k++) {
+      if (bytes.length !== 13 || crc32(bytes, 4, 13) !== view.getUint32(0, LE)) throw new Error('bad');
+      sink = (sink + view.getUint32(4, LE) + view.getUint32(8, LE) + bytes[12]!) | 0;
+    }
+  };
+  suite.measure('raw DataView UDP input', rawUdpInput, {
+    batch: BATCH,
+    note: 'baseline: CRC32, length and field reads',
+  });
   const scratch = createFceuUdpInput();
   const udpInputInto = () => {
     for (let k = 0; k < BATCH; k++) {
@@ -129,6 +158,7 @@ const rawControllers = new Uint8Array(4);
     baseline: 'raw DataView UDP input',
     note: 'allocating decoder, message kept',
   });
+  paired('decodeFceuUdpInputInto', rawUdpInput, udpInputInto);
 }
 
 // Server → client TCP frame packet (9 bytes), alone and as a stream of BATCH packets.
@@ -144,17 +174,17 @@ const rawControllers = new Uint8Array(4);
     for (let i = 0; i < 4; i++) rawControllers[i] = b[at + 4 + i]!;
     sink = (sink + counter + command) | 0;
   };
-  suite.measure(
-    'raw DataView TCP frame',
-    () => {
-      for (let k = 0; k < BATCH; k++) {
-        if (bytes.length !== 9) throw new Error('bad');
-        rawTcp(bytes, view, 0);
-      }
-      sink = (sink + rawControllers[0]!) | 0;
-    },
-    { batch: BATCH, note: 'baseline: length, counter, command and field reads' },
-  );
+  const rawTcpFrame = () => {
+    for (let k = 0; k < BATCH; k++) {
+      if (bytes.length !== 9) throw new Error('bad');
+      rawTcp(bytes, view, 0);
+    }
+    sink = (sink + rawControllers[0]!) | 0;
+  };
+  suite.measure('raw DataView TCP frame', rawTcpFrame, {
+    batch: BATCH,
+    note: 'baseline: length, counter, command and field reads',
+  });
   const scratch = createFceuTcpFrame();
   const tcpFrameInto = () => {
     for (let k = 0; k < BATCH; k++) {
@@ -184,14 +214,11 @@ const rawControllers = new Uint8Array(4);
   const stream = new Uint8Array(BATCH * 9);
   for (let k = 0; k < BATCH; k++) encodeFceuTcpFrame(k, frameData, stream, k * 9);
   const streamView = new DataView(stream.buffer);
-  suite.measure(
-    'raw DataView TCP stream',
-    () => {
-      for (let at = 0; at + 9 <= stream.length; at += 9) rawTcp(stream, streamView, at);
-      sink = (sink + rawControllers[0]!) | 0;
-    },
-    { batch: BATCH, note: 'baseline: BATCH frames back to back' },
-  );
+  const rawStream = () => {
+    for (let at = 0; at + 9 <= stream.length; at += 9) rawTcp(stream, streamView, at);
+    sink = (sink + rawControllers[0]!) | 0;
+  };
+  suite.measure('raw DataView TCP stream', rawStream, { batch: BATCH, note: 'baseline: BATCH frames back to back' });
   const message = createFceuServerTcpMessage();
   const streamInto = () => {
     for (let at = 0; ; ) {
@@ -221,6 +248,8 @@ const rawControllers = new Uint8Array(4);
     baseline: 'raw DataView TCP stream',
     note: 'allocating reader, messages kept',
   });
+  paired('decodeFceuTcpFrameInto', rawTcpFrame, tcpFrameInto);
+  paired('readFceuServerTcpMessageInto stream', rawStream, streamInto);
 }
 
 suite.finish();

@@ -1,6 +1,7 @@
 import { checkRange } from '../byte-range.js';
 import { crc32 } from '../crc32.js';
 import { DecodeError } from '../errors.js';
+import { isFceuCommand } from './command.js';
 import { frameCommandAt, putFrameData } from './frame-data.js';
 import { readU32LE } from './le.js';
 import {
@@ -79,7 +80,16 @@ export function decodeFceuUdpFrameInto<T extends FceuUdpFrame>(
   offset = 0,
   length: number = Math.max(0, bytes.length - offset),
 ): T {
-  checkUdpDatagram(bytes, offset, length, FCEU_FRAME_DATA_SIZE, 'FCEU frame data is 5 bytes');
+  const size = FCEU_UDP_HEADER_SIZE + FCEU_FRAME_DATA_SIZE;
+  if (
+    !(
+      length === size &&
+      offset >>> 0 === offset &&
+      offset + size <= bytes.length &&
+      crc32(bytes, offset + 4, offset + size) === readU32LE(bytes, offset)
+    )
+  )
+    checkUdpDatagram(bytes, offset, length, FCEU_FRAME_DATA_SIZE, 'FCEU frame data is 5 bytes');
   const d = offset + FCEU_UDP_HEADER_SIZE;
   const command = frameCommandAt(bytes, d);
   putFrameData(into.frame, bytes, d, command);
@@ -103,7 +113,17 @@ export function decodeFceuUdpInputInto<T extends FceuUdpInput>(
   offset = 0,
   length: number = Math.max(0, bytes.length - offset),
 ): T {
-  checkUdpDatagram(bytes, offset, length, FCEU_INPUT_DATA_SIZE, 'FCEU input data is 1 byte');
+  // Fast path: a 13-byte datagram in range with a good CRC, in one branch; else the full checks.
+  const size = FCEU_UDP_HEADER_SIZE + FCEU_INPUT_DATA_SIZE;
+  if (
+    !(
+      length === size &&
+      offset >>> 0 === offset &&
+      offset + size <= bytes.length &&
+      crc32(bytes, offset + 4, offset + size) === readU32LE(bytes, offset)
+    )
+  )
+    checkUdpDatagram(bytes, offset, length, FCEU_INPUT_DATA_SIZE, 'FCEU input data is 1 byte');
   into.magic = readU32LE(bytes, offset + 4);
   into.counter = readU32LE(bytes, offset + 8);
   into.controller = bytes[offset + FCEU_UDP_HEADER_SIZE]!;
@@ -125,6 +145,28 @@ export function decodeFceuTcpFrameInto<T extends FceuTcpFrame>(
   offset = 0,
   length: number = Math.max(0, bytes.length - offset),
 ): T {
+  // Fast path: a well-formed 9-byte frame in range, every check in one branch. Anything else goes
+  // through the full checks below, which name the problem.
+  const frame = into.frame;
+  if (length === FCEU_TCP_FRAME_SIZE && offset >>> 0 === offset && offset + FCEU_TCP_FRAME_SIZE <= bytes.length) {
+    const counter = readU32LE(bytes, offset);
+    const command = bytes[offset + 8]!;
+    const c = frame.controllers;
+    if (counter !== FCEU_TEXT_COUNTER && isFceuCommand(command) && c.length >= 4) {
+      c[0] = bytes[offset + 4]!;
+      c[1] = bytes[offset + 5]!;
+      c[2] = bytes[offset + 6]!;
+      c[3] = bytes[offset + 7]!;
+      frame.command = command;
+      into.counter = counter;
+      return into;
+    }
+  }
+  return decodeTcpFrameChecked(into, bytes, offset, length);
+}
+
+/** {@link decodeFceuTcpFrameInto} with every check spelled out (the path of any refusal). */
+function decodeTcpFrameChecked<T extends FceuTcpFrame>(into: T, bytes: Uint8Array, offset: number, length: number): T {
   const end = checkRange(bytes, offset, length, 'FCEU packet');
   if (length < FCEU_TCP_FRAME_SIZE) {
     throw new DecodeError('truncated', end, `FCEU TCP frame needs 9 bytes, got ${length}`);

@@ -1,5 +1,6 @@
 import { checkOffset } from '../byte-range.js';
 import { DecodeError, EncodeError } from '../errors.js';
+import { isFceuCommand } from './command.js';
 import { frameCommandAt, putFrameData } from './frame-data.js';
 import { readU32LE, writeU32LE } from './le.js';
 import {
@@ -184,6 +185,25 @@ export function readFceuServerTcpMessageInto<T extends FceuServerTcpMessageValue
   offset = 0,
   options?: FceuTextOptions,
 ): number {
+  // Fast path: a whole frame packet at a valid offset, every check in one branch.
+  if (offset >>> 0 === offset && offset + FCEU_TCP_FRAME_SIZE <= bytes.length) {
+    const counter = readU32LE(bytes, offset);
+    const command = bytes[offset + 8]!;
+    const frame = into.frame;
+    const c = frame.controllers;
+    if (counter !== FCEU_TEXT_COUNTER && isFceuCommand(command) && c.length >= 4) {
+      if (options !== undefined) maxBytesOf(options); // a bad option is refused whatever the bytes
+      c[0] = bytes[offset + 4]!;
+      c[1] = bytes[offset + 5]!;
+      c[2] = bytes[offset + 6]!;
+      c[3] = bytes[offset + 7]!;
+      frame.command = command;
+      into.kind = 'frame';
+      into.counter = counter;
+      into.text = '';
+      return FCEU_TCP_FRAME_SIZE;
+    }
+  }
   const maxBytes = maxBytesOf(options);
   checkOffset(offset, 'FCEU TCP stream');
   const have = bytes.length - offset;
