@@ -12,6 +12,15 @@ export interface RetroArchClientEmulatorOptions {
   readonly requestSavestate: () => void;
   /** Ask for a savestate on a CRC mismatch, as RetroArch does. Default true. */
   readonly requestOnMismatch?: boolean;
+  /**
+   * After loading a savestate that follows a CRC mismatch of ours, run one frame and load the state
+   * again, so that a core's state outside its savestate that counts `retro_run` calls (Nestopia's
+   * turbo pulse) moves one frame against the host's: successive repairs walk through every phase.
+   * A RetroArch client gets a new phase on every load by chance (it replays from the loaded frame
+   * to the frame it had reached); without this a lockstep client keeps its phase, and a repair can
+   * never hold. Default true.
+   */
+  readonly shiftOnRepair?: boolean;
   /** Frames of input and of our CRCs kept (a host CRC older than this is not checked). Default 600. */
   readonly history?: number;
   /** Receives every event synchronously. */
@@ -38,6 +47,8 @@ export interface RetroArchClientEmulatorStats {
   savestatesLoaded: number;
   savestateRequests: number;
   stateErrors: number;
+  /** Savestate loads after a mismatch of ours that ran one extra frame (`shiftOnRepair`). */
+  repairShifts: number;
 }
 
 const NONE = -1;
@@ -63,6 +74,7 @@ export class RetroArchClientEmulator {
     savestatesLoaded: 0,
     savestateRequests: 0,
     stateErrors: 0,
+    repairShifts: 0,
   };
   private readonly core: RetroArchCore;
   private readonly ring: number;
@@ -76,6 +88,8 @@ export class RetroArchClientEmulator {
   private state: RetroArchNetplayState | undefined;
   private haveState = false;
   private requested = false;
+  /** A check of ours mismatched and no savestate has been loaded since. */
+  private outOfSync = false;
   private self = -1;
   private serverFrame = 0;
   private hostPlays = false;
@@ -229,7 +243,11 @@ export class RetroArchClientEmulator {
   private compare(frame: number, host: number, ours: number): void {
     this.stats.crcsChecked++;
     this.options.onEvent?.({ type: 'crcChecked', frame, host, ours });
-    if (host === ours) return;
+    if (host === ours) {
+      this.outOfSync = false;
+      return;
+    }
+    this.outOfSync = true;
     this.stats.crcMismatches++;
     if ((this.options.requestOnMismatch ?? true) && !this.requested) this.request();
   }
@@ -244,6 +262,12 @@ export class RetroArchClientEmulator {
     this.requested = false;
     try {
       this.core.loadRaw(state, frame);
+      if (this.outOfSync && (this.options.shiftOnRepair ?? true)) {
+        // One frame more than the host ran, then the same state again (see shiftOnRepair).
+        this.core.advance();
+        this.core.loadRaw(state, frame);
+        this.stats.repairShifts++;
+      }
     } catch (e) {
       const error = new RetroArchError(
         'core-state',
@@ -261,6 +285,7 @@ export class RetroArchClientEmulator {
     // Our CRCs of frames from here on were of the old timeline.
     this.ourCrcTag.fill(NONE);
     this.haveState = true;
+    this.outOfSync = false;
     this.stats.savestatesLoaded++;
     this.options.onEvent?.({ type: 'stateLoaded', frame, bytes: state.length });
   }

@@ -102,6 +102,7 @@ export async function connectRetroArchEmulating(
     core: options.core,
     ...(options.requestOnMismatch !== undefined ? { requestOnMismatch: options.requestOnMismatch } : {}),
     ...(options.history !== undefined ? { history: options.history } : {}),
+    ...(options.shiftOnRepair !== undefined ? { shiftOnRepair: options.shiftOnRepair } : {}),
     requestSavestate: () => conn?.client.requestSavestate(),
     ...(options.onEmulatorEvent !== undefined ? { onEvent: options.onEmulatorEvent } : {}),
   });

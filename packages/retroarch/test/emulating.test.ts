@@ -243,3 +243,82 @@ describe('RetroArchClientEmulator', () => {
     expect(emu.frame).toBe(81);
   });
 });
+
+/** MixCore plus a turbo button (bit 9) whose pulse counts `advance` calls outside the state, like Nestopia's wrapper. */
+class TurboCore extends MixCore {
+  private runs = 0;
+  private pressed = 0;
+  override setInputMask(port: number, mask: number): void {
+    this.pressed = port === 0 ? mask & (1 << 9) : this.pressed;
+    super.setInputMask(
+      port,
+      port === 0 && this.pressed !== 0 && this.runs % 3 === 0 ? (mask & ~(1 << 9)) | 1 : mask & ~(1 << 9),
+    );
+  }
+  override advance(): void {
+    this.runs++;
+    super.advance();
+  }
+}
+
+describe('RetroArchClientEmulator and state outside the savestate (turbo)', () => {
+  /** Host and client TurboCores, the client `lead` advances ahead; turbo held every other 5 frames; CRC every 10 frames; a request is answered at the next frame. */
+  function run(lead: number, shiftOnRepair: boolean | undefined, frames = 300) {
+    const host = new TurboCore();
+    const core = new TurboCore();
+    for (let i = 0; i < lead; i++) core.advance();
+    let requested = false;
+    const mismatches: number[] = [];
+    const emu = new RetroArchClientEmulator({
+      core,
+      requestSavestate: () => {
+        requested = true;
+      },
+      onEvent: (e) => {
+        if (e.type === 'crcChecked' && e.host !== e.ours) mismatches.push(e.frame);
+      },
+      ...(shiftOnRepair === undefined ? {} : { shiftOnRepair }),
+    });
+    emu.onClientEvent({
+      type: 'synced',
+      session: { sync: { frame: 0, client: 1, deviceClients: [1, ...new Array<number>(15).fill(0)] } },
+    } as unknown as RetroArchClientEvent);
+    const pad = new Uint8Array(12);
+    const state = (): Uint8Array => {
+      pad.fill(0);
+      host.saveRawInto(pad);
+      return pad.slice();
+    };
+    emu.onClientEvent({ type: 'savestate', frame: 0, state: state() });
+    const words = new Uint32Array(1);
+    while (host.frame < frames) {
+      const f = host.frame;
+      if (requested) {
+        requested = false;
+        emu.onClientEvent({ type: 'savestate', frame: f, state: state() });
+      }
+      if (f % 10 === 0) emu.onClientEvent({ type: 'crc', frame: f, crc: crc32(state()) });
+      words[0] = Math.floor(f / 5) % 2 === 1 ? 1 << 9 : 0;
+      emu.onClientEvent({ type: 'input', frame: f, client: 0, words });
+      host.setInputMask(0, words[0]);
+      host.advance();
+    }
+    return { mismatches, stats: emu.stats };
+  }
+
+  it('in phase: no mismatch', () => {
+    for (const lead of [0, 3, 6]) expect(run(lead, true).mismatches).toEqual([]);
+  });
+
+  it('out of phase: without shiftOnRepair every savestate is broken again; with it (the default) at most 2 repairs', () => {
+    for (const lead of [1, 2]) {
+      const off = run(lead, false);
+      expect(off.mismatches.length).toBeGreaterThan(20); // of 29 checks after frame 0
+      expect(off.mismatches.at(-1)).toBeGreaterThanOrEqual(280);
+      const on = run(lead, undefined);
+      expect(on.mismatches.length).toBe(lead === 2 ? 1 : 2);
+      expect(on.stats.repairShifts).toBe(on.mismatches.length);
+      expect(on.mismatches.at(-1)).toBeLessThan(40);
+    }
+  });
+});
