@@ -13,6 +13,22 @@ import { EFP, NESTOPIA, requireFile } from './fixtures.js';
 const dir = mkdtempSync(join(tmpdir(), 'netplay-cli-libretro-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+let aborting: string | undefined;
+/**
+ * The fake core of @netplay/core-libretro's tests (test/fixtures/fake-core.c) built with
+ * -DABORT_ON_LOAD by the system C compiler: `retro_load_game` calls abort().
+ */
+function abortingCore(): string {
+  if (aborting !== undefined) return aborting;
+  const source = fileURLToPath(
+    new URL('../../../../packages/core-libretro/test/fixtures/fake-core.c', import.meta.url),
+  );
+  const so = join(dir, 'abort_libretro.so');
+  execFileSync('cc', ['-shared', '-fPIC', '-O1', '-DABORT_ON_LOAD', '-o', so, source], { stdio: 'pipe' });
+  aborting = so;
+  return so;
+}
+
 /** A finals file's hashes (lines "FRAME CRC32"; # comments skipped). */
 function readFinals(path: string): Map<number, string> {
   const hashes = new Map<number, string>();
@@ -51,17 +67,30 @@ describe('netplay synctest --core', () => {
   }, 30_000);
 
   it('a core that aborts on load: exit BadCore (core-crashed, the signal named), not a dead netplay', async () => {
-    // The fake core of @netplay/core-libretro's tests, built with -DABORT_ON_LOAD by the system C compiler.
-    const source = fileURLToPath(
-      new URL('../../../../packages/core-libretro/test/fixtures/fake-core.c', import.meta.url),
-    );
-    const so = join(dir, 'abort_libretro.so');
-    execFileSync('cc', ['-shared', '-fPIC', '-O1', '-DABORT_ON_LOAD', '-o', so, source], { stdio: 'pipe' });
+    const so = abortingCore();
     const run = spawnCli(['synctest', '--core', so, '--rom', EFP, '--frames', '60']);
     expect(await run.exit, `${run.stdout()}\n${run.stderr()}`).toBe(ExitCode.BadCore);
     expect(run.stderr()).toMatch(/core-crashed/);
     expect(run.stderr()).toMatch(/SIGABRT/);
   }, 60_000);
+
+  it.each([
+    ['host', ['host', '--bind', '127.0.0.1', '--port', '0', '--bot', '--seconds', '5']],
+    ['join', ['join', '127.0.0.1:9', '--bot', '--seconds', '5']],
+    ['demo', ['demo', '--seconds', '2']],
+  ])(
+    'netplay %s --core on a core that aborts on load: the probe in a child process makes it exit BadCore, naming SIGABRT',
+    async (_name, argv) => {
+      const so = abortingCore();
+      const run = spawnCli([...argv, '--core', so, '--rom', EFP]);
+      expect(await run.exit, `${run.stdout()}\n${run.stderr()}`).toBe(ExitCode.BadCore);
+      expect(run.stderr()).toMatch(/core-crashed/);
+      expect(run.stderr()).toMatch(/SIGABRT/);
+      expect(run.stderr()).toMatch(/seen in a test run of the core in a child process/);
+      expect(run.stderr()).not.toMatch(/internal error/);
+    },
+    60_000,
+  );
 
   it('a file that is not a libretro core is exit BadCore; a ROM the core refuses is exit BadRom', async () => {
     const fake = join(dir, 'fake_libretro.so');
@@ -121,6 +150,9 @@ describe.each(['rollback', 'lockstep-cs'])(
         ]);
         expect(await player.exit, `${player.stdout()}\n${player.stderr()}`).toBe(ExitCode.Ok);
         expect(player.stdout()).toMatch(new RegExp(`joined 127\\.0\\.0\\.1:${port} as player \\(P2\\), ${mode}`));
+        // Both probed Nestopia in a child process before loading it.
+        expect(player.stderr()).toMatch(/Nestopia 1\.52\.0 ran efp\.nes in a test process/);
+        expect(host.stderr()).toMatch(/Nestopia 1\.52\.0 ran efp\.nes in a test process/);
         expect(await host.exit, `${host.stdout()}\n${host.stderr()}`).toBe(ExitCode.Ok);
         const a = readFinals(hostFinals);
         const b = readFinals(joinFinals);
