@@ -112,15 +112,24 @@ describe('the ROM sees exactly the input of each frame', () => {
       }
       const rom = target.rom.endsWith('.gba') ? 'gba' : 'gb';
       // The ROM boots during the first retro_run and mixes once in each later one, reading that frame's input.
-      return { got: romMix(core).h, model: modelMix(rom, masks.slice(1).map(filter), sram2) };
+      return {
+        got: romMix(core).h,
+        model: modelMix(rom, masks.slice(1).map(filter), sram2),
+        // The same model with the input one frame early or late: must not match.
+        early: modelMix(rom, masks.slice(0, -1).map(filter), sram2),
+        late: modelMix(rom, [...masks.slice(2), 0].map(filter), sram2),
+        unfiltered: modelMix(rom, masks.slice(1), sram2),
+      };
     } finally {
       core.close();
     }
   }
 
   it('Gambatte: the mix in save RAM after 3,000 frames equals a model of the ROM fed the scripted input', () => {
-    const { got, model } = modelRun(romTarget('gambatte-gb'), (m) => m);
+    const { got, model, early, late } = modelRun(romTarget('gambatte-gb'), (m) => m);
     expect(got).toBe(model);
+    expect(got).not.toBe(early);
+    expect(got).not.toBe(late);
   });
 
   it.each(['mgba-gba', 'mgba-gb'] as const)(
@@ -129,7 +138,9 @@ describe('the ROM sees exactly the input of each frame', () => {
       const t = romTarget(name);
       const dropped = modelRun(t, dropOpposing);
       expect(dropped.got).toBe(dropped.model);
-      expect(modelRun(t, (m) => m).model).not.toBe(dropped.model); // the script does press opposites
+      expect(dropped.got).not.toBe(dropped.early);
+      expect(dropped.got).not.toBe(dropped.late);
+      expect(dropped.unfiltered).not.toBe(dropped.model); // the script does press opposites
       const allowed = modelRun(t, (m) => m, { mgba_allow_opposing_directions: 'yes' });
       expect(allowed.got).toBe(allowed.model);
     },
