@@ -74,8 +74,18 @@ const datagramArb: fc.Arbitrary<Uint8Array> = fc.oneof(
     b.fill(0xff, 0, 4); // the text counter
     return b;
   }),
+  textCounterFrameArb(),
   fc.uint8Array({ maxLength: 24 }),
 );
+
+/** A well-formed 9-byte TCP frame but for its counter, 0xFFFFFFFF (a text): what the fast paths must refuse. */
+function textCounterFrameArb(): fc.Arbitrary<Uint8Array> {
+  return frameArb.map((f) => {
+    const b = tcpFrame(0, f);
+    b.fill(0xff, 0, 4);
+    return b;
+  });
+}
 
 /** The three decoders with their allocating twins and a scratch factory. */
 const decoders = [
@@ -198,6 +208,7 @@ describe('FCE Ultra TCP stream read-into', () => {
     fc.uint8Array({ maxLength: 40 }),
     fc.tuple(fc.integer({ min: 0, max: 0xfffffffe }), frameArb, edits).map(([c, f, e]) => mutate(tcpFrame(c, f), e)),
     fc.tuple(textArb, edits).map(([t, e]) => mutate(serverText(t), e)),
+    textCounterFrameArb(),
   );
 
   test.prop([streamBytesArb, fc.nat({ max: 12 }), fc.option(fc.integer({ min: 1, max: 300 }), { nil: undefined })], {
