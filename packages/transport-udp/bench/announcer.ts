@@ -5,8 +5,8 @@
  * message but its last fragment (`fill`). Prints the step's name when it is done.
  */
 import { createInterface } from 'node:readline';
-import { resolveConfig } from '../src/config.js';
-import { DATA_HEADER_BYTES, FrameType, PacketType, putU32, seal } from '../src/wire.js';
+import { fragmentSize, resolveConfig } from '../src/config.js';
+import { encodeDataPacket, FrameType } from '../src/wire.js';
 import { fragmentDatagram, type RawPeer, rawConnect } from './raw-peer.js';
 
 const port = Number(process.argv[2]);
@@ -18,21 +18,15 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const turn = () => new Promise<void>((r) => setImmediate(r));
 const config = resolveConfig();
 const max = config.maxMessageBytes;
-const frags = Math.ceil(max / (config.mtu - DATA_HEADER_BYTES - 16));
+const frags = Math.ceil(max / fragmentSize(config));
 const peers: RawPeer[] = [];
 let packet = 2;
 
 const steps: Record<string, () => Promise<void>> = {
   async idle() {
     for (let i = 0; i < 64; i++) peers.push(await rawConnect(channels, port, 1000 + i, `127.0.0.${2 + (i % 40)}`));
-    const ping = new Uint8Array(DATA_HEADER_BYTES + 1);
     for (const p of peers) {
-      ping.fill(0);
-      putU32(ping, 4, p.session);
-      ping[8] = PacketType.Data;
-      putU32(ping, 9, 1);
-      ping[DATA_HEADER_BYTES] = FrameType.Ping;
-      seal(ping);
+      const ping = encodeDataPacket(p.session, new Uint8Array([FrameType.Ping << 4]), { seq: 1 });
       p.socket.send(Buffer.from(ping), port, '127.0.0.1');
     }
     await sleep(200);

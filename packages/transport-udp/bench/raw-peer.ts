@@ -9,14 +9,18 @@ import { fragmentSize, resolveConfig } from '../src/config.js';
 import { channelHash } from '../src/peer-io.js';
 import {
   COOKIE_BYTES,
-  DATA_HEADER_BYTES,
+  DATA_MARK,
+  encodeDataPacket,
+  encodeFragmentFrame,
   FrameType,
   HELLO_BYTES,
   PacketType,
   PROTOCOL_MAGIC,
-  putU16,
+  putFrameStart,
   putU32,
+  putVarint,
   seal,
+  UNRELIABLE_HEADER_BYTES,
   u32,
 } from '../src/wire.js';
 
@@ -89,27 +93,18 @@ export function fragmentDatagram(
   idx: number,
 ): Uint8Array {
   const frag = FRAG;
-  const d = new Uint8Array(DATA_HEADER_BYTES + 16 + frag);
-  putU32(d, 4, session);
-  d[8] = PacketType.Data;
-  putU32(d, 9, packetSeq);
-  const o = DATA_HEADER_BYTES;
-  d[o] = FrameType.Fragment;
-  d[o + 1] = channel;
-  putU32(d, o + 2, msgSeq);
-  putU32(d, o + 6, msgLen);
-  putU32(d, o + 10, idx);
-  putU16(d, o + 14, frag);
-  seal(d);
-  return d;
+  return encodeDataPacket(session, encodeFragmentFrame(channel, msgSeq, msgLen, idx, frag, new Uint8Array(frag)), {
+    seq: packetSeq,
+  });
 }
 
 /** Unreliable messages of `size` bytes per datagram of at most `mtu` bytes. */
-export const packed = (size: number, mtu = 1200) => Math.floor((mtu - DATA_HEADER_BYTES) / (8 + size));
+export const packed = (size: number, mtu = 1200) => Math.floor((mtu - 3) / (UNRELIABLE_HEADER_BYTES + size));
 
 /**
- * Fills `d` (a DATA datagram of `session`) with `count` unreliable messages of `size` bytes on
- * channel `channel`, numbered from `seq`, and seals it; returns the next sequence number.
+ * Fills `d` (a DATA datagram of `session`, wire version 2: untracked, no CRC) with `count`
+ * unreliable messages of `size` bytes on channel `channel`, numbered from `seq`; returns the next
+ * sequence number. The datagram is `d[0, 3 + count × (frame header + size))`.
  */
 export function packUnreliable(
   d: Uint8Array,
@@ -119,16 +114,16 @@ export function packUnreliable(
   count: number,
   size: number,
 ): number {
-  putU32(d, 4, session);
-  d[8] = PacketType.Data;
-  let o = DATA_HEADER_BYTES;
+  d[0] = DATA_MARK;
+  d[1] = session >>> 8;
+  d[2] = session;
+  let o = 3;
   for (let i = 0; i < count; i++) {
-    d[o] = FrameType.Unreliable;
-    d[o + 1] = channel;
-    putU32(d, o + 2, seq++);
-    putU16(d, o + 6, size);
-    o += 8 + size;
+    o = putFrameStart(d, o, FrameType.Unreliable, channel);
+    d[o] = seq >>> 8;
+    d[o + 1] = seq;
+    seq++;
+    o = putVarint(d, o + 2, size) + size;
   }
-  seal(d, o);
   return seq;
 }

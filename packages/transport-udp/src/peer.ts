@@ -27,20 +27,26 @@ import { AddResult, Reassembly } from './reassembly.js';
 import { SentPacket } from './sent-packet.js';
 import {
   ACK_BITS,
-  ACK_BITS_AT,
-  ACK_DELAY_AT,
   COOKIE_BYTES,
   crcOk,
   DATA_HEADER_BYTES,
+  DATA_MARK,
+  DataFlag,
+  dataCrcOk,
   FRAGMENT_HEADER_BYTES,
   FrameType,
   HEADER_BYTES,
   HELLO_BYTES,
+  isData,
   PacketType,
   PROTOCOL_MAGIC,
-  putU16,
+  putFrameStart,
   putU32,
+  putVarint,
+  RefuseReason,
+  resolve16,
   seal,
+  sealData,
   sessionOf,
   UNRELIABLE_HEADER_BYTES,
   u16,
@@ -75,6 +81,10 @@ interface InChannel {
 const MAX_UNRELIABLE_QUEUE = 64;
 const MAX_REORDER_MESSAGES = 1 << 16;
 const CLOSE_ATTEMPTS = 5;
+/** Where the frames of a DATA packet start in the scratch buffer (room for the longest header). */
+const FRAMES_AT = DATA_HEADER_BYTES - 4;
+/** Packets that repeat the acks after new ones went out. */
+const ACK_ECHOES = 2;
 /** Most tracked packets in flight: the span of the ack bitfield. */
 const MAX_TRACKED = ACK_BITS;
 /** Size of the receive ring (a power of two above ACK_BITS). */
@@ -131,7 +141,13 @@ export class UdpPeer implements Connection {
   private readonly freePackets = new Deque<SentPacket>();
   private readonly pool = new MessagePool();
   /** Views of `scratch` by length: the datagrams handed to `output`. */
-  private readonly views: Array<Uint8Array | undefined> = [];
+  private readonly views = new Map<number, Uint8Array>();
+  /** Scratch for a DATA header (at most {@link FRAMES_AT} bytes). */
+  private readonly hdr = new Uint8Array(FRAMES_AT);
+  /** Packets still to carry the acks again after the last new ones (in case one is lost). */
+  private ackEchoes = 0;
+  /** When the last DATA packet went out (any kind): keepalive Pings only go on a silent link. */
+  private lastSentAt = 0;
   // The fragment chosen by nextFragment (fields, not a fresh object per call).
   private nfMsg: OutMessage | undefined;
   private nfIdx = 0;
@@ -196,7 +212,7 @@ export class UdpPeer implements Connection {
     this.stats = this.mstats;
     this.rtt = new RttEstimator(config.minRtoMs, 2000, 200, 1);
     this.window = config.initialWindowBytes;
-    this.scratch = new Uint8Array(config.mtu);
+    this.scratch = new Uint8Array(FRAMES_AT + config.mtu);
     this.idleTickMs = Math.max(config.tickMs, Math.min(config.keepaliveMs / 2, config.timeouts.interruptMs / 8));
     this.counters.windowBytes = this.window;
     this.out = this.channels.map((c, index) => ({
@@ -368,6 +384,10 @@ export class UdpPeer implements Connection {
   /** Feeds one datagram received from the peer's address. Never throws. */
   input(d: Uint8Array): void {
     if (this.dead || this.budget?.exceeded) return; // closed for flooding: ignored unread
+    if (this.currentState !== 'connecting' && isData(d) && u16(d, 1) === (this.sessionId & 0xffff)) {
+      this.dataInput(d);
+      return;
+    }
     if (!crcOk(d)) {
       this.io.drops.badCrc++;
       return;
@@ -387,7 +407,21 @@ export class UdpPeer implements Connection {
       this.io.drops.badSession++;
       return;
     }
-    if (type !== PacketType.Data || d.length < DATA_HEADER_BYTES) {
+    // A version-1 DATA packet (or anything else with our session id): not ours to read.
+    this.io.drops.malformed++;
+  }
+
+  /** A version-2 DATA packet whose connection id is ours (see wire.ts). */
+  private dataInput(d: Uint8Array): void {
+    const flags = d[0]!;
+    let end = d.length;
+    if ((flags & DataFlag.Crc) !== 0) {
+      if (!dataCrcOk(d)) {
+        this.io.drops.badCrc++;
+        return;
+      }
+      end -= 4;
+    } else if ((flags & (DataFlag.Tracked | DataFlag.Ack)) !== 0 || (flags & 0x07) !== 0) {
       this.io.drops.malformed++;
       return;
     }
@@ -395,47 +429,115 @@ export class UdpPeer implements Connection {
     // Whole ms, read once per datagram: a small integer, which V8 passes to `take` without boxing.
     this.readAt = Math.floor(this.io.clock.now());
     if (this.overBudget(d.length)) return;
-    const seq = u32(d, 9);
-    if (seq !== 0 && !this.noteReceived(seq)) {
-      this.io.drops.duplicate++;
-      return;
+    let o = 3;
+    let seq = 0;
+    if ((flags & DataFlag.Tracked) !== 0) {
+      if (o + 2 > end) {
+        this.io.drops.malformed++;
+        return;
+      }
+      seq = resolve16(u16(d, o), this.recvHighest);
+      o += 2;
+      if (!this.noteReceived(seq)) {
+        this.io.drops.duplicate++;
+        return;
+      }
+    }
+    let ack = 0;
+    let delay = 0;
+    let bitsAt = 0;
+    let bitBytes = 0;
+    if ((flags & DataFlag.Ack) !== 0) {
+      if (o + 2 > end) {
+        this.io.drops.malformed++;
+        return;
+      }
+      ack = resolve16(u16(d, o), this.nextPacketSeq - 1);
+      o += 2;
+      let shift = 0;
+      for (;;) {
+        if (o >= end || shift > 14) {
+          this.io.drops.malformed++;
+          return;
+        }
+        const byte = d[o++]!;
+        delay += (byte & 0x7f) << shift;
+        shift += 7;
+        if (byte < 0x80) break;
+      }
+      if (o >= end) {
+        this.io.drops.malformed++;
+        return;
+      }
+      bitBytes = d[o++]!;
+      bitsAt = o;
+      o += bitBytes;
+      if (bitBytes > ACK_BITS / 8 || o > end) {
+        this.io.drops.malformed++;
+        return;
+      }
     }
     this.mstats.packetsReceived++;
     this.mstats.bytesReceived += d.length;
     this.heard();
-    this.processAcks(u32(d, 13), d, ACK_BITS_AT, u16(d, ACK_DELAY_AT) / 10);
-    let o = DATA_HEADER_BYTES;
+    if (ack !== 0 && ack < this.nextPacketSeq) this.processAcks(ack, d, bitsAt, bitBytes, delay / 10);
     let elicits = false;
-    while (o < d.length && !this.dead) {
-      const ft = d[o]!;
+    while (o < end && !this.dead) {
+      const fb = d[o]!;
+      const ft = fb >> 4;
+      let ch = fb & 15;
+      let p = o + 1;
+      if (ch === 15 && (ft === FrameType.Fragment || ft === FrameType.Unreliable)) {
+        if (p >= end) {
+          this.malformed('truncated frame');
+          return;
+        }
+        ch = d[p++]!;
+      }
       if (ft === FrameType.Fragment) {
-        if (o + FRAGMENT_HEADER_BYTES > d.length) {
+        if ((flags & DataFlag.Tracked) === 0) {
+          this.malformed('fragment in an untracked packet');
+          return;
+        }
+        if (p + 14 > end) {
           this.malformed('truncated fragment frame');
           return;
         }
-        const n = this.onFragment(d, o);
+        const n = this.onFragment(d, p, ch, end);
         if (n < 0) return;
         o = n;
         elicits = true;
       } else if (ft === FrameType.Unreliable) {
-        if (o + UNRELIABLE_HEADER_BYTES > d.length) {
+        if (p + 3 > end) {
           this.malformed('truncated unreliable frame');
           return;
         }
-        const len = u16(d, o + 6);
-        const end = o + UNRELIABLE_HEADER_BYTES + len;
-        if (end > d.length) {
+        const useq = u16(d, p);
+        p += 2;
+        let len = 0;
+        let shift = 0;
+        for (;;) {
+          if (p >= end || shift > 14) {
+            this.malformed('truncated unreliable frame');
+            return;
+          }
+          const byte = d[p++]!;
+          len += (byte & 0x7f) << shift;
+          shift += 7;
+          if (byte < 0x80) break;
+        }
+        const stop = p + len;
+        if (stop > end) {
           this.malformed('truncated unreliable frame');
           return;
         }
-        this.onUnreliable(d[o + 1]!, u32(d, o + 2), d, o + UNRELIABLE_HEADER_BYTES, end);
-        o = end;
-        elicits = true;
-      } else if (ft === FrameType.Ping) {
+        this.onUnreliable(ch, useq, d, p, stop);
+        o = stop;
+      } else if (ft === FrameType.Ping && fb === FrameType.Ping << 4) {
         o += 1;
         elicits = true;
-      } else if (ft === FrameType.Close) {
-        if (o + 2 > d.length || o + 2 + d[o + 1]! > d.length) {
+      } else if (ft === FrameType.Close && fb === FrameType.Close << 4) {
+        if (o + 2 > end || o + 2 + d[o + 1]! > end) {
           this.malformed('truncated close frame');
           return;
         }
@@ -445,7 +547,7 @@ export class UdpPeer implements Connection {
         elicits = true;
         this.scheduleFlush();
         if (this.currentState !== 'closed') this.finish('remote', reason, undefined, true);
-      } else if (ft === FrameType.CloseAck) {
+      } else if (ft === FrameType.CloseAck && fb === FrameType.CloseAck << 4) {
         o += 1;
         if (this.lingering && this.closeSentCount > 0) this.die();
       } else {
@@ -503,9 +605,13 @@ export class UdpPeer implements Connection {
     return true;
   }
 
-  /** Writes the ack bitfield (bit i of byte j: packet highest − 1 − (8j + i) received) at `o`. */
-  private writeAckBits(buf: Uint8Array, o: number): void {
+  /**
+   * Writes the ack bitfield (bit i of byte j: packet highest − 1 − (8j + i) received) at `o`,
+   * without its trailing zero bytes (the same to the reader); returns how many bytes it wrote.
+   */
+  private writeAckBits(buf: Uint8Array, o: number): number {
     const h = this.recvHighest;
+    let n = 0;
     for (let j = 0; j < ACK_BITS / 8; j++) {
       let byte = 0;
       for (let i = 0; i < 8; i++) {
@@ -513,7 +619,9 @@ export class UdpPeer implements Connection {
         if (s >= 1 && this.ringHas(s)) byte |= 1 << i;
       }
       buf[o + j] = byte;
+      if (byte !== 0) n = j + 1;
     }
+    return n;
   }
 
   /** The tracked packet `seq` if it is still in flight. */
@@ -540,7 +648,7 @@ export class UdpPeer implements Connection {
     }
   }
 
-  private processAcks(ack: number, d: Uint8Array, bitsAt: number, ackDelayMs: number): void {
+  private processAcks(ack: number, d: Uint8Array, bitsAt: number, bitBytes: number, ackDelayMs: number): void {
     if (ack === 0 || this.inFlightCount === 0) return;
     const now = this.io.clock.now();
     // Sample the RTT from the newest acknowledged packet first, so the loss threshold below uses it.
@@ -555,7 +663,7 @@ export class UdpPeer implements Connection {
       if (!p.live) continue;
       const back = ack - p.seq;
       const acked =
-        back === 0 || (back <= ACK_BITS && (d[bitsAt + ((back - 1) >> 3)]! & (1 << ((back - 1) & 7))) !== 0);
+        back === 0 || (back <= bitBytes * 8 && (d[bitsAt + ((back - 1) >> 3)]! & (1 << ((back - 1) & 7))) !== 0);
       if (acked) {
         this.retire(p);
         this.onPacketAcked(p);
@@ -663,12 +771,11 @@ export class UdpPeer implements Connection {
   }
 
   /** Handles a Fragment frame at `o`; returns the offset after it, or −1 after a fatal error. */
-  private onFragment(d: Uint8Array, o: number): number {
-    const chIndex = d[o + 1]!;
-    const msgSeq = u32(d, o + 2);
-    const msgLen = u32(d, o + 6);
-    const idx = u32(d, o + 10);
-    const fragSize = u16(d, o + 14);
+  private onFragment(d: Uint8Array, p: number, chIndex: number, end: number): number {
+    const msgSeq = u32(d, p);
+    const msgLen = u32(d, p + 4);
+    const idx = u32(d, p + 8);
+    const fragSize = u16(d, p + 12);
     const ch = this.inp[chIndex];
     if (!ch?.reliable) {
       this.malformed(`fragment on channel ${chIndex}, which is not reliable`);
@@ -688,8 +795,8 @@ export class UdpPeer implements Connection {
       return -1;
     }
     const len = Math.min(fragSize, msgLen - idx * fragSize);
-    const dataAt = o + FRAGMENT_HEADER_BYTES;
-    if (dataAt + len > d.length) {
+    const dataAt = p + 14;
+    if (dataAt + len > end) {
       this.malformed('truncated fragment');
       return -1;
     }
@@ -746,7 +853,7 @@ export class UdpPeer implements Connection {
     if (this.currentState !== 'open') return;
     if (
       ch.lastUnreliable >= 0 &&
-      ((seq - ch.lastUnreliable) >>> 0 === 0 || (seq - ch.lastUnreliable) >>> 0 >= 0x8000_0000)
+      (((seq - ch.lastUnreliable) & 0xffff) === 0 || ((seq - ch.lastUnreliable) & 0xffff) >= 0x8000)
     ) {
       return; // stale or duplicate
     }
@@ -803,7 +910,14 @@ export class UdpPeer implements Connection {
       this.emitter.emit('open', undefined);
       this.scheduleFlush();
     } else if (type === PacketType.Refuse && session === 0 && d.length >= 18 && this.cookie) {
-      const why = d[17] === 1 ? 'listener full' : d[17] === 2 ? 'channel lists differ' : 'listener closed';
+      const why =
+        d[17] === RefuseReason.Full
+          ? 'listener full'
+          : d[17] === RefuseReason.Channels
+            ? 'channel lists differ'
+            : d[17] === RefuseReason.Version
+              ? 'the listener speaks another wire version'
+              : 'listener closed';
       this.finish('refused', why, new TransportError('refused', `connection refused: ${why}`));
     } else {
       this.io.drops.handshakeIgnored++;
@@ -848,12 +962,13 @@ export class UdpPeer implements Connection {
     return this.freePackets.shift() ?? new SentPacket();
   }
 
-  /** The first `length` bytes of `scratch`, as a view made once per length. */
-  private datagram(length: number): Uint8Array {
-    let v = this.views[length];
+  /** `scratch[start, end)`, as a view made once per (start, end). */
+  private datagram(start: number, end: number): Uint8Array {
+    const key = start * 65536 + end;
+    let v = this.views.get(key);
     if (!v) {
-      v = this.scratch.subarray(0, length);
-      this.views[length] = v;
+      v = this.scratch.subarray(start, end);
+      this.views.set(key, v);
     }
     return v;
   }
@@ -861,7 +976,9 @@ export class UdpPeer implements Connection {
   /** Sends everything that may be sent now. */
   flush(): void {
     if (this.dead || this.currentState === 'connecting' || this.sessionId === 0) return;
-    const mtu = this.config.mtu;
+    // Frames are written from FRAMES_AT; the header (up to FRAMES_AT bytes) goes right before them
+    // and the CRC (4) after: the datagram stays within the MTU.
+    const limit = FRAMES_AT + this.config.mtu - DATA_HEADER_BYTES;
     const fragSize = this.fragSize;
     let totalInFlight = 0;
     for (let k = 0; k < this.out.length; k++) totalInFlight += this.out[k]!.inFlightBytes;
@@ -869,7 +986,7 @@ export class UdpPeer implements Connection {
     for (let guard = 0; guard < 100_000; guard++) {
       const now = this.io.clock.now();
       const buf = this.scratch;
-      let o = DATA_HEADER_BYTES;
+      let o = FRAMES_AT;
       // The record of this packet, taken when its first fragment goes in.
       let packet: SentPacket | undefined;
       let close = false;
@@ -878,21 +995,21 @@ export class UdpPeer implements Connection {
       let elicit = false;
       // 1. Close handshake frames.
       if (this.closeAckDue) {
-        buf[o++] = FrameType.CloseAck;
+        buf[o++] = FrameType.CloseAck << 4;
         this.closeAckDue = false;
       }
       // 2. Unreliable messages, newest state first to go out.
       for (let k = 0; k < n; k++) {
         const ch = this.out[k]!;
         for (let u = ch.unsent.peek(); u; u = ch.unsent.peek()) {
-          if (o + UNRELIABLE_HEADER_BYTES + u.length > mtu) break;
+          if (o + UNRELIABLE_HEADER_BYTES + u.length > limit) break;
           ch.unsent.shift();
-          buf[o] = FrameType.Unreliable;
-          buf[o + 1] = k;
-          putU32(buf, o + 2, u.seq);
-          putU16(buf, o + 6, u.length);
-          u.copyTo(0, u.length, buf, o + UNRELIABLE_HEADER_BYTES);
-          o += UNRELIABLE_HEADER_BYTES + u.length;
+          o = putFrameStart(buf, o, FrameType.Unreliable, k);
+          buf[o] = u.seq >>> 8;
+          buf[o + 1] = u.seq;
+          o = putVarint(buf, o + 2, u.length);
+          u.copyTo(0, u.length, buf, o);
+          o += u.length;
           this.mstats.sendQueueLength--;
           this.mstats.sendQueueBytes -= u.length;
           this.pool.release(u);
@@ -900,7 +1017,7 @@ export class UdpPeer implements Connection {
       }
       // 3. Reliable fragments: resends first, round robin over channels, one fragment per turn.
       let progressed = true;
-      while (progressed && o + FRAGMENT_HEADER_BYTES < mtu) {
+      while (progressed && o + FRAGMENT_HEADER_BYTES < limit) {
         progressed = false;
         for (let step = 0; step < n; step++) {
           const ch = this.out[(this.rr + step) % n]!;
@@ -909,16 +1026,16 @@ export class UdpPeer implements Connection {
           const msg = this.nfMsg!;
           const idx = this.nfIdx;
           const bytes = this.nfBytes;
-          if (o + FRAGMENT_HEADER_BYTES + bytes > mtu) continue;
+          if (o + FRAGMENT_HEADER_BYTES + bytes > limit) continue;
           this.takeFragment(ch, msg, idx);
-          buf[o] = FrameType.Fragment;
-          buf[o + 1] = ch.index;
-          putU32(buf, o + 2, msg.seq);
-          putU32(buf, o + 6, msg.length);
-          putU32(buf, o + 10, idx);
-          putU16(buf, o + 14, fragSize);
-          msg.copyTo(idx * fragSize, bytes, buf, o + FRAGMENT_HEADER_BYTES);
-          o += FRAGMENT_HEADER_BYTES + bytes;
+          o = putFrameStart(buf, o, FrameType.Fragment, ch.index);
+          putU32(buf, o, msg.seq);
+          putU32(buf, o + 4, msg.length);
+          putU32(buf, o + 8, idx);
+          buf[o + 12] = fragSize >>> 8;
+          buf[o + 13] = fragSize;
+          msg.copyTo(idx * fragSize, bytes, buf, o + 14);
+          o += 14 + bytes;
           msg.fragState[idx] = 1;
           ch.inFlightBytes += bytes;
           totalInFlight += bytes;
@@ -934,14 +1051,14 @@ export class UdpPeer implements Connection {
         this.lingering &&
         (this.mstats.sendQueueLength === 0 || this.abandon) &&
         this.closeReason &&
-        o + 2 + this.closeReason.length <= mtu
+        o + 2 + this.closeReason.length <= limit
       ) {
         if (this.closeSentCount === 0 || now - this.closeSentAt >= this.rtt.rto()) {
           if (this.closeSentCount >= CLOSE_ATTEMPTS) {
             this.die();
             return;
           }
-          buf[o] = FrameType.Close;
+          buf[o] = FrameType.Close << 4;
           buf[o + 1] = this.closeReason.length;
           buf.set(this.closeReason, o + 2);
           o += 2 + this.closeReason.length;
@@ -953,10 +1070,10 @@ export class UdpPeer implements Connection {
       }
       // 5. Keepalive.
       if (!elicit && this.pingDue) {
-        buf[o++] = FrameType.Ping;
+        buf[o++] = FrameType.Ping << 4;
         elicit = true;
       }
-      const ackOnly = !elicit && o === DATA_HEADER_BYTES;
+      const ackOnly = !elicit && o === FRAMES_AT;
       if (ackOnly && this.ackPending === 0) return;
       if (ackOnly && this.ackPending < ACK_EVERY && now - this.ackPendingSince < this.config.tickMs) return;
       if (elicit) {
@@ -964,14 +1081,34 @@ export class UdpPeer implements Connection {
         this.lastTrackedSent = now;
       }
       const seq = elicit ? this.nextPacketSeq++ : 0;
-      buf[8] = PacketType.Data;
-      putU32(buf, 4, this.sessionId);
-      putU32(buf, 9, seq);
-      putU32(buf, 13, this.recvHighest);
-      this.writeAckBits(buf, ACK_BITS_AT);
-      putU16(buf, ACK_DELAY_AT, Math.min(0xffff, Math.round((now - this.recvHighestAt) * 10)));
+      // The header goes right before the frames: flags, connection id, [seq], [acks].
+      const withAck = this.recvHighest > 0 && (this.ackPending > 0 || this.ackEchoes > 0);
+      const hdr = this.hdr;
+      let h = 3;
+      if (elicit) {
+        hdr[h++] = seq >>> 8;
+        hdr[h++] = seq;
+      }
+      if (withAck) {
+        hdr[h++] = this.recvHighest >>> 8;
+        hdr[h++] = this.recvHighest;
+        h = putVarint(hdr, h, Math.min(0x3fff, Math.round((now - this.recvHighestAt) * 10)));
+        const nb = this.writeAckBits(hdr, h + 1);
+        hdr[h] = nb;
+        h += 1 + nb;
+        this.ackEchoes = this.ackPending > 0 ? ACK_ECHOES : this.ackEchoes - 1;
+      }
+      hdr[0] =
+        DATA_MARK |
+        (elicit ? DataFlag.Tracked : 0) |
+        (withAck ? DataFlag.Ack : 0) |
+        (elicit || withAck ? DataFlag.Crc : 0);
+      hdr[1] = this.sessionId >>> 8;
+      hdr[2] = this.sessionId;
+      const start = FRAMES_AT - h;
+      for (let i = 0; i < h; i++) buf[start + i] = hdr[i]!;
       this.ackPending = 0;
-      seal(buf, o);
+      if (elicit || withAck) o = sealData(buf, start, o);
       if (elicit) {
         packet ??= this.takePacket();
         packet.seq = seq;
@@ -982,8 +1119,9 @@ export class UdpPeer implements Connection {
         this.sent.push(packet);
         this.inFlightCount++;
         this.busy();
-      } else this.counters.acksSent++;
-      this.emit(this.datagram(o));
+      } else if (withAck && o - start <= h + 4) this.counters.acksSent++;
+      this.lastSentAt = now;
+      this.emit(this.datagram(start, o));
       if (ackOnly) return;
     }
   }
@@ -1104,7 +1242,12 @@ export class UdpPeer implements Connection {
     this.trimSent();
     if (expired) this.rtoBackoff = Math.min(8, this.rtoBackoff * 2);
     // Keepalive, and a fresh RTT sample even when only untracked (unreliable) packets flow.
-    if (this.currentState === 'open' && now - this.lastTrackedSent >= this.config.keepaliveMs) this.pingDue = true;
+    if (
+      this.currentState === 'open' &&
+      now - this.lastTrackedSent >= this.config.keepaliveMs &&
+      now - this.lastSentAt >= this.config.keepaliveMs
+    )
+      this.pingDue = true;
     this.flush();
   }
 

@@ -120,6 +120,17 @@ export class PendingSessions {
     return this.clock.now() - e.born < this.reviveMs ? e.nonce : undefined;
   }
 
+  /**
+   * {@link revive} for a version-2 DATA packet, which names its session by the low 16 bits only:
+   * the session id and nonce of the evicted session of `address` with that connection id.
+   */
+  reviveConn(address: string, conn: number): { session: number; nonce: number } | undefined {
+    const e = this.evicted.get(address);
+    if (!e || (e.session & 0xffff) !== conn) return undefined;
+    this.evicted.delete(address);
+    return this.clock.now() - e.born < this.reviveMs ? { session: e.session, nonce: e.nonce } : undefined;
+  }
+
   private remember(peer: UdpPeer): void {
     const born = this.born.get(peer);
     if (born === undefined) return;

@@ -24,12 +24,15 @@ import {
   crcOk,
   HEADER_BYTES,
   HELLO_BYTES,
+  isData,
   PacketType,
   PROTOCOL_MAGIC,
+  PROTOCOL_MAGIC_V1,
   putU32,
   RefuseReason,
   seal,
   sessionOf,
+  u16,
   u32,
 } from './wire.js';
 
@@ -154,6 +157,31 @@ export class UdpServerCore implements Listener {
   /** Feeds a datagram received from `address`. Never throws. */
   input(d: Uint8Array, address: string): void {
     const known = this.sessions.get(address);
+    if (isData(d)) {
+      // A version-2 DATA packet: routed by address and connection id (the peer checks the rest).
+      const conn = u16(d, 1);
+      if (known !== undefined && conn === (known.session & 0xffff)) {
+        if (this.pending.has(known)) this.confirm(known);
+        known.input(d);
+        return;
+      }
+      if (known === undefined && !this.closed) {
+        // A client whose pending session was evicted moments ago proves it got the ACCEPT.
+        const session = this.pending.reviveConn(address, conn);
+        if (session !== undefined) {
+          const peer = this.createSession(address, session.session, session.nonce);
+          this.confirm(peer);
+          peer.input(d);
+          return;
+        }
+      }
+      // Not a session's: maybe a handshake packet whose CRC starts with the DATA bits (below).
+      if (!crcOk(d)) {
+        if (known === undefined) this.drops.unknownAddress++;
+        else this.drops.badSession++;
+        return;
+      }
+    }
     // An unknown address with a session id (a peer closed for flooding, say): dropped before the CRC.
     if (!known && d.length >= HEADER_BYTES && sessionOf(d) !== 0 && !this.pending.mayRevive(address)) {
       this.drops.unknownAddress++;
@@ -215,7 +243,9 @@ export class UdpServerCore implements Listener {
   }
 
   private onHello(d: Uint8Array, address: string): void {
-    if (d.length < HELLO_BYTES || u32(d, 9) !== PROTOCOL_MAGIC) {
+    // A version-1 client is challenged in its own magic, so that its CONNECT gets a REFUSE (Version).
+    const magic = d.length >= HELLO_BYTES ? u32(d, 9) : 0;
+    if (magic !== PROTOCOL_MAGIC && magic !== PROTOCOL_MAGIC_V1) {
       this.drops.handshakeIgnored++;
       return;
     }
@@ -223,7 +253,7 @@ export class UdpServerCore implements Listener {
     const bucket = Math.floor(this.io.clock.now() / this.bucketMs) >>> 0;
     const reply = new Uint8Array(HEADER_BYTES + 12 + COOKIE_BYTES);
     reply[8] = PacketType.Challenge;
-    putU32(reply, 9, PROTOCOL_MAGIC);
+    putU32(reply, 9, magic);
     putU32(reply, 13, nonce);
     putU32(reply, 17, bucket);
     reply.set(this.cookieFor(address, nonce, bucket), 21);
@@ -234,7 +264,8 @@ export class UdpServerCore implements Listener {
   }
 
   private onConnect(d: Uint8Array, address: string, known: UdpPeer | undefined): void {
-    if (d.length < HELLO_BYTES || u32(d, 9) !== PROTOCOL_MAGIC) {
+    const magic = d.length >= HELLO_BYTES ? u32(d, 9) : 0;
+    if (magic !== PROTOCOL_MAGIC && magic !== PROTOCOL_MAGIC_V1) {
       this.drops.handshakeIgnored++;
       return;
     }
@@ -245,6 +276,15 @@ export class UdpServerCore implements Listener {
     const cookie = d.subarray(21, 21 + COOKIE_BYTES);
     if (!fresh || !timingSafeEqual(cookie, this.cookieFor(address, nonce, bucket))) {
       this.drops.handshakeIgnored++;
+      return;
+    }
+    if (magic === PROTOCOL_MAGIC_V1) {
+      // A cookie-verified version-1 client: refused, typed, in its own format.
+      this.reply(address, PacketType.Refuse, 0, nonce, RefuseReason.Version, PROTOCOL_MAGIC_V1);
+      this.emitter.emit(
+        'error',
+        new TransportError('refused', `${address}: speaks transport-udp wire version 1; this listener speaks 2`),
+      );
       return;
     }
     if (known) {
@@ -328,11 +368,18 @@ export class UdpServerCore implements Listener {
     this.emitter.emit('error', new TransportError('refused', message));
   }
 
-  private reply(address: string, type: number, session: number, nonce: number, extra?: number): void {
+  private reply(
+    address: string,
+    type: number,
+    session: number,
+    nonce: number,
+    extra?: number,
+    magic = PROTOCOL_MAGIC,
+  ): void {
     const r = new Uint8Array(HEADER_BYTES + 8 + (extra === undefined ? 0 : 1));
     putU32(r, 4, session);
     r[8] = type;
-    putU32(r, 9, PROTOCOL_MAGIC);
+    putU32(r, 9, magic);
     putU32(r, 13, nonce);
     if (extra !== undefined) r[17] = extra;
     seal(r);

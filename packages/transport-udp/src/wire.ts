@@ -1,36 +1,43 @@
 import { crc32Update } from '@netplay/protocol';
 
 /**
- * The datagram format of @netplay/transport-udp (all integers big-endian).
+ * The datagram format of @netplay/transport-udp, wire version 2 (all integers big-endian; README
+ * "Wire format" has the byte-by-byte tables).
  *
- * Every datagram:
+ * Handshake packets (HELLO … REFUSE) keep version 1's layout:
  * ```
  * 0  u32 CRC-32 (zlib) of bytes 4..end
  * 4  u32 session id ("magic number"): 0 during the handshake, then the id the server chose
  * 8  u8  packet type
+ * 9  u32 PROTOCOL_MAGIC ("NPU2"; "NPU1" was version 1), u32 client nonce, …
  * ```
- * Handshake packets (session id 0, except ACCEPT) continue with `u32 PROTOCOL_MAGIC` and a
- * `u32 client nonce`; see {@link PacketType}. DATA packets continue with
+ * DATA packets (version 2) start with a byte whose top two bits are `10`:
  * ```
- * 9  u32 packet sequence number (from 1; 0 for untracked packets)
- * 13 u32 ack: highest tracked packet sequence number received (0: none yet)
- * 17 u8[16] ack bits: bit i of byte j set = packet (ack − 1 − (8j + i)) received
- * 33 u16 ack delay: time between receiving packet `ack` and sending this one, in 100 µs units
- * 35 frames...
+ * 0  u8  0x80 | flags: 0x20 TRACKED, 0x10 ACK, 0x08 CRC (set iff TRACKED or ACK)
+ * 1  u16 connection id: the low 16 bits of the session id
+ * [TRACKED] u16 packet sequence number (mod 2^16; the receiver takes the value nearest its highest)
+ * [ACK]     u16 ack: highest tracked packet received (mod 2^16), varint ack delay (100 µs units),
+ *           u8 n (0..16), n bytes of ack bits: bit i of byte j set = packet ack − 1 − (8j + i)
+ *           received (trailing zero bytes left out)
+ * …  frames ({@link FrameType}) until the CRC or the end
+ * [CRC]     u32 CRC-32 of every byte before it
  * ```
- * and frames ({@link FrameType}) until the end of the datagram.
  */
 export const HEADER_BYTES = 9;
 /** Packets covered by the ack bitfield of a DATA packet (below the acked one). */
 export const ACK_BITS = 128;
-/** Offset of the ack bitfield in a DATA packet. */
-export const ACK_BITS_AT = 17;
-/** Offset of the ack delay in a DATA packet. */
-export const ACK_DELAY_AT = ACK_BITS_AT + ACK_BITS / 8;
-/** Bytes before the first frame of a DATA packet. */
-export const DATA_HEADER_BYTES = ACK_DELAY_AT + 2;
-/** Second word of every handshake packet: "NPU1". */
-export const PROTOCOL_MAGIC = 0x4e505531;
+/** Top bits of the first byte of a version-2 DATA packet, and its flags. */
+export const DATA_MARK = 0x80;
+export const DATA_MARK_MASK = 0xc0;
+export const DataFlag = { Tracked: 0x20, Ack: 0x10, Crc: 0x08 } as const;
+/** Bytes a DATA packet's header and CRC take at most (3 + seq 2 + ack 2 + delay 3 + 1 + 16 bits + CRC 4). */
+export const DATA_HEADER_BYTES = 31;
+/** Bytes of the header of an untracked DATA packet without acks (flags, connection id). */
+export const DATA_MIN_HEADER_BYTES = 3;
+/** Second word of every handshake packet: "NPU2" (wire version 2). */
+export const PROTOCOL_MAGIC = 0x4e505532;
+/** The handshake magic of wire version 1 ("NPU1"): such a HELLO is refused with {@link RefuseReason} Version. */
+export const PROTOCOL_MAGIC_V1 = 0x4e505531;
 /** A HELLO shorter than this is ignored, so no reply is ever larger than its request. */
 export const HELLO_BYTES = 64;
 /** Size of the server's cookie. */
@@ -48,22 +55,25 @@ export const PacketType = {
   Accept: 4,
   /** server → client, session 0: magic, nonce, u8 {@link RefuseReason}. Only to cookie-verified addresses. */
   Refuse: 5,
-  /** Either way, session = id: see the header layout above. */
-  Data: 16,
+  /** Version 1's DATA type (byte 8): no longer accepted. */
+  DataV1: 16,
 } as const;
 
 /** Why a server refused (byte after the nonce of a REFUSE). */
-export const RefuseReason = { Full: 1, Channels: 2, Closed: 3 } as const;
+export const RefuseReason = { Full: 1, Channels: 2, Closed: 3, Version: 4 } as const;
 
-/** Frame types inside DATA packets. */
+/**
+ * Frame types inside DATA packets. A frame starts with a byte `type << 4 | channel` (channel 15:
+ * the channel index follows in a byte of its own; frames without a channel use 0).
+ */
 export const FrameType = {
   /**
-   * One fragment of a reliable message: u8 channel, u32 message seq, u32 message length,
-   * u32 fragment index, u16 fragment size, then the fragment's bytes (`fragment size` bytes, or
-   * what is left of the message for the last fragment). 16 bytes of header.
+   * One fragment of a reliable message: u32 message seq, u32 message length, u32 fragment index,
+   * u16 fragment size, then the fragment's bytes (`fragment size` bytes, or what is left of the
+   * message for the last fragment). 15 bytes of header (16 with a channel byte).
    */
   Fragment: 1,
-  /** An unreliable message: u8 channel, u32 seq, u16 length, bytes. 8 bytes of header. */
+  /** An unreliable message: u16 seq (mod 2^16), varint length, bytes. 4–6 bytes of header. */
   Unreliable: 2,
   /** Asks for an ack (keepalive). 1 byte. */
   Ping: 3,
@@ -73,10 +83,60 @@ export const FrameType = {
   CloseAck: 5,
 } as const;
 
-/** Bytes of a Fragment frame before its data. */
+/** Bytes of a Fragment frame before its data, at most. */
 export const FRAGMENT_HEADER_BYTES = 16;
-/** Bytes of an Unreliable frame before its data. */
-export const UNRELIABLE_HEADER_BYTES = 8;
+/** Bytes of an Unreliable frame before its data, at most (frame byte, channel, seq, 3-byte varint). */
+export const UNRELIABLE_HEADER_BYTES = 7;
+
+/** Writes a frame's first byte(s) at `o`: type and channel; returns the offset after them. */
+export function putFrameStart(b: Uint8Array, o: number, type: number, channel: number): number {
+  if (channel < 15) {
+    b[o] = (type << 4) | channel;
+    return o + 1;
+  }
+  b[o] = (type << 4) | 15;
+  b[o + 1] = channel;
+  return o + 2;
+}
+
+/** Writes `v` as LEB128 at `o`; returns the offset after it. */
+export function putVarint(b: Uint8Array, o: number, v: number): number {
+  while (v >= 0x80) {
+    b[o++] = (v & 0x7f) | 0x80;
+    v >>>= 7;
+  }
+  b[o++] = v;
+  return o;
+}
+
+/** The whole number ≡ `v16` (mod 2^16) nearest `near` (at least 1). */
+export function resolve16(v16: number, near: number): number {
+  const r = near + ((((v16 - near) & 0xffff) << 16) >> 16);
+  return r < 1 ? r + 0x10000 : r;
+}
+
+/** Seals a DATA packet `d[start, end)` that has the CRC flag: writes the CRC of it at `end`; returns `end + 4`. */
+export function sealData(d: Uint8Array, start: number, end: number): number {
+  const crc = crc32Update(0, d, start, end);
+  d[end] = crc >>> 24;
+  d[end + 1] = crc >>> 16;
+  d[end + 2] = crc >>> 8;
+  d[end + 3] = crc;
+  return end + 4;
+}
+
+/** Whether a DATA packet's trailing CRC matches (it has the CRC flag and at least 7 bytes). */
+export function dataCrcOk(d: Uint8Array): boolean {
+  const n = d.length - 4;
+  if (n < DATA_MIN_HEADER_BYTES) return false;
+  const stored = ((d[n]! << 24) | (d[n + 1]! << 16) | (d[n + 2]! << 8) | d[n + 3]!) >>> 0;
+  return stored === crc32Update(0, d, 0, n);
+}
+
+/** Whether a datagram is a version-2 DATA packet (else: a handshake packet, CRC first). */
+export function isData(d: Uint8Array): boolean {
+  return d.length >= DATA_MIN_HEADER_BYTES && (d[0]! & DATA_MARK_MASK) === DATA_MARK;
+}
 
 /** Writes the CRC of `datagram[4..length)` into its first four bytes. */
 export function seal(datagram: Uint8Array, length: number = datagram.length): void {
@@ -121,4 +181,60 @@ export function putU16(b: Uint8Array, o: number, v: number): void {
 /** The session id of a datagram (the caller checked the length). */
 export function sessionOf(datagram: Uint8Array): number {
   return u32(datagram, 4);
+}
+
+/** A DATA packet (wire version 2) of `frames`, for tests, benchmarks and tools; see the module comment. */
+export function encodeDataPacket(
+  session: number,
+  frames: Uint8Array,
+  options: { seq?: number; ack?: number; ackBits?: Uint8Array; ackDelay100us?: number } = {},
+): Uint8Array {
+  const tracked = options.seq !== undefined && options.seq !== 0;
+  const withAck = options.ack !== undefined && options.ack !== 0;
+  const bits = options.ackBits ?? new Uint8Array(0);
+  const d = new Uint8Array(DATA_HEADER_BYTES + frames.length + bits.length);
+  d[0] =
+    DATA_MARK |
+    (tracked ? DataFlag.Tracked : 0) |
+    (withAck ? DataFlag.Ack : 0) |
+    (tracked || withAck ? DataFlag.Crc : 0);
+  d[1] = session >>> 8;
+  d[2] = session;
+  let o = 3;
+  if (tracked) {
+    d[o++] = options.seq! >>> 8;
+    d[o++] = options.seq!;
+  }
+  if (withAck) {
+    d[o++] = options.ack! >>> 8;
+    d[o++] = options.ack!;
+    o = putVarint(d, o, options.ackDelay100us ?? 0);
+    d[o++] = bits.length;
+    d.set(bits, o);
+    o += bits.length;
+  }
+  d.set(frames, o);
+  o += frames.length;
+  if (tracked || withAck) o = sealData(d, 0, o);
+  return d.slice(0, o);
+}
+
+/** A Fragment frame (wire version 2): `data` is the fragment's bytes (may be shorter than announced, for tests). */
+export function encodeFragmentFrame(
+  channel: number,
+  msgSeq: number,
+  msgLength: number,
+  index: number,
+  fragmentSize: number,
+  data: Uint8Array,
+): Uint8Array {
+  const f = new Uint8Array(FRAGMENT_HEADER_BYTES + data.length);
+  let o = putFrameStart(f, 0, FrameType.Fragment, channel);
+  putU32(f, o, msgSeq);
+  putU32(f, o + 4, msgLength);
+  putU32(f, o + 8, index);
+  putU16(f, o + 12, fragmentSize);
+  o += 14;
+  f.set(data, o);
+  return f.slice(0, o + data.length);
 }

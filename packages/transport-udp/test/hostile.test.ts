@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { fragmentSize, resolveConfig } from '../src/config.js';
 import type { UdpPeer } from '../src/peer.js';
 import { FRAGMENT_OVERHEAD, MESSAGE_OVERHEAD } from '../src/reassembly.js';
-import { DATA_HEADER_BYTES, FrameType, PacketType, putU16, putU32, seal } from '../src/wire.js';
+import { encodeDataPacket, encodeFragmentFrame } from '../src/wire.js';
 import { SimUdp } from './sim-harness.js';
 
 const channels: readonly ChannelSpec[] = [
@@ -22,19 +22,8 @@ const channels: readonly ChannelSpec[] = [
 /** A DATA datagram from `client` carrying fragment `idx` of message `msgSeq` (announced `msgLen`). */
 function fragment(client: UdpPeer, packetSeq: number, msgSeq: number, msgLen: number, idx: number): Uint8Array {
   const frag = fragmentSize(resolveConfig());
-  const d = new Uint8Array(DATA_HEADER_BYTES + 16 + frag);
-  putU32(d, 4, client.session);
-  d[8] = PacketType.Data;
-  putU32(d, 9, packetSeq);
-  const o = DATA_HEADER_BYTES;
-  d[o] = FrameType.Fragment;
-  d[o + 1] = 1; // 'bulk'
-  putU32(d, o + 2, msgSeq);
-  putU32(d, o + 6, msgLen);
-  putU32(d, o + 10, idx);
-  putU16(d, o + 14, frag);
-  seal(d);
-  return d;
+  const frame = encodeFragmentFrame(1, msgSeq, msgLen, idx, frag, new Uint8Array(Math.min(frag, msgLen - idx * frag))); // 'bulk'
+  return encodeDataPacket(client.session, frame, { seq: packetSeq });
 }
 
 describe('flood: a peer over its rate budget', () => {

@@ -2,7 +2,7 @@ import { fc, test } from '@fast-check/vitest';
 import { type ChannelSpec, type CloseEvent, Prng } from '@netplay/transport';
 import { describe, expect, it } from 'vitest';
 import { fragmentSize, resolveConfig } from '../src/config.js';
-import { DATA_HEADER_BYTES, FrameType, PacketType, putU16, putU32, seal } from '../src/wire.js';
+import { DataFlag, encodeDataPacket, encodeFragmentFrame, putU32, seal, sealData } from '../src/wire.js';
 import { SimUdp } from './sim-harness.js';
 
 const channels: readonly ChannelSpec[] = [
@@ -239,20 +239,8 @@ describe('UDP core on the simulated network', () => {
     // what it sent (not what it announced) goes past the limit after about 240 fragments.
     const frag = fragmentSize(resolveConfig(config));
     for (let seq = 1; seq <= 300; seq++) {
-      const d = new Uint8Array(DATA_HEADER_BYTES + 16 + frag);
-      putU32(d, 4, client.session);
-      d[8] = PacketType.Data;
-      putU32(d, 9, 1000 + seq);
-      let o = DATA_HEADER_BYTES;
-      d[o] = FrameType.Fragment;
-      d[o + 1] = 1;
-      putU32(d, o + 2, seq);
-      putU32(d, o + 6, 100_000);
-      putU32(d, o + 10, 0);
-      putU16(d, o + 14, frag);
-      o += 16;
-      seal(d);
-      sim.server.input(d, 'mallory');
+      const frame = encodeFragmentFrame(1, seq, 100_000, 0, frag, new Uint8Array(frag));
+      sim.server.input(encodeDataPacket(client.session, frame, { seq: 1000 + seq }), 'mallory');
     }
     expect(closed?.code).toBe('error');
     expect(closed?.error?.code).toBe('limit');
@@ -297,6 +285,14 @@ describe('UDP core on the simulated network', () => {
         putU32(d, 4, client.session);
         seal(d);
         sim.server.input(d, 'client');
+        // The same bytes as a version-2 DATA packet of this connection (CRC'd when flagged).
+        const v2 = new Uint8Array(Math.max(3, body.length) + 4);
+        v2.set(body.subarray(0, v2.length - 4));
+        v2[0] = 0x80 | (v2[0]! & 0x3f);
+        v2[1] = client.session >>> 8;
+        v2[2] = client.session;
+        const n = (v2[0]! & DataFlag.Crc) !== 0 ? sealData(v2, 0, v2.length - 4) : v2.length - 4;
+        sim.server.input(v2.subarray(0, n), 'client');
       }
       sim.net.advance(50);
       // The connection may have been closed by a protocol-level limit, but with a typed error only.

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { resolveConfig } from '../src/config.js';
 import { newDropCounters } from '../src/counters.js';
 import { UdpPeer } from '../src/peer.js';
-import { ACK_BITS_AT, ACK_DELAY_AT, DATA_HEADER_BYTES, PacketType, putU32, seal, u32 } from '../src/wire.js';
+import { DataFlag, encodeDataPacket, resolve16, sealData, u16 } from '../src/wire.js';
 import { Deferred } from './core-harness.js';
 import { openCoreRig, STEADY_RATE_LIMITS } from './core-rig.js';
 import { leastBytesPer } from './heap.js';
@@ -45,10 +45,10 @@ describe('steady state allocation of the UDP core', () => {
     // The receiving end is scripted: it records the highest packet sequence number and answers
     // with an ack-only DATA packet (all 128 bits set: nothing is lost) after every 4 packets.
     const SESSION = 0x1234_5678;
-    const ack = new Uint8Array(DATA_HEADER_BYTES);
-    ack[8] = PacketType.Data;
-    putU32(ack, 4, SESSION);
-    ack.fill(0xff, ACK_BITS_AT, ACK_DELAY_AT);
+    // Wire v2: flags (ACK, CRC), connection id, u16 ack, delay 0, 16 bytes of bits, CRC.
+    const ack = encodeDataPacket(SESSION, new Uint8Array(0), { ack: 1, ackBits: new Uint8Array(16).fill(0xff) });
+    const ACK_AT = 3;
+    const CRC_AT = ack.length - 4;
     let highest = 0;
     let unacked = 0;
     let packets = 0;
@@ -59,7 +59,7 @@ describe('steady state allocation of the UDP core', () => {
         drops: newDropCounters(),
         output: (d) => {
           packets++;
-          const seq = u32(d, 9);
+          const seq = (d[0]! & DataFlag.Tracked) !== 0 ? resolve16(u16(d, 3), highest) : 0;
           if (seq !== 0) {
             if (seq > highest) highest = seq;
             unacked++;
@@ -75,8 +75,9 @@ describe('steady state allocation of the UDP core', () => {
     const acknowledge = (): void => {
       if (unacked < 4) return;
       unacked = 0;
-      putU32(ack, 13, highest);
-      seal(ack);
+      ack[ACK_AT] = highest >>> 8;
+      ack[ACK_AT + 1] = highest;
+      sealData(ack, 0, CRC_AT);
       sender.input(ack);
     };
     const msg = new Uint8Array(16);

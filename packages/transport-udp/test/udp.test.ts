@@ -5,7 +5,15 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { UdpPeer } from '../src/peer.js';
 import { UdpRelay } from '../src/relay.js';
 import { connectUdp, listenUdp, type UdpListener } from '../src/socket.js';
-import { DATA_HEADER_BYTES, FrameType, HELLO_BYTES, PacketType, PROTOCOL_MAGIC, putU32, seal } from '../src/wire.js';
+import {
+  encodeDataPacket,
+  encodeFragmentFrame,
+  HELLO_BYTES,
+  PacketType,
+  PROTOCOL_MAGIC,
+  putU32,
+  seal,
+} from '../src/wire.js';
 
 const channels: readonly ChannelSpec[] = [
   { name: 'input', kind: 'reliable' },
@@ -101,24 +109,8 @@ describe('UDP transport over real sockets', () => {
     let messages = 0;
     server.on('message', () => messages++);
     // A well-formed DATA packet carrying a reliable message, as the real client would send it.
-    const forge = (session: number) => {
-      const d = new Uint8Array(DATA_HEADER_BYTES + 17);
-      putU32(d, 4, session);
-      d[8] = PacketType.Data;
-      putU32(d, 9, 999);
-      let o = DATA_HEADER_BYTES;
-      d[o] = FrameType.Fragment;
-      d[o + 1] = 0;
-      putU32(d, o + 2, 0);
-      putU32(d, o + 6, 1);
-      putU32(d, o + 10, 0);
-      d[o + 14] = 0x04;
-      d[o + 15] = 0x80;
-      o += 16;
-      d[o] = 42;
-      seal(d);
-      return d;
-    };
+    const forge = (session: number) =>
+      encodeDataPacket(session, encodeFragmentFrame(0, 0, 1, 0, 1152, new Uint8Array([42])), { seq: 999 });
     // From an unknown address (another socket) with the right session id.
     const stranger = await rawSocket();
     await send(stranger.socket, forge(client.session), listener.port);
