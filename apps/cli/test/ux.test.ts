@@ -235,10 +235,26 @@ describe('netplay join while the host waits for players', () => {
     const io = memoryIo();
     const done = runCli(['join', `127.0.0.1:${port}`, '--players', '3'], io, { join: { stdin: term.stdin } });
     await printed(io, /2 of 3 in .*1 missing; Q or Ctrl-C to leave/);
+    expect(io.stderr.join('')).toBe('');
     term.feed?.('q');
     expect(await done).toBe(ExitCode.Ok);
     expect(io.stdout.join('')).toMatch(/left before the game started/);
     expect(term.modes).toEqual([true, false]);
+    await host.done;
+  });
+
+  it("a join whose --players differs from the host's slots says so while it waits", async () => {
+    const host = startHost(['--players', '3'], 3);
+    const port = await host.port;
+    const abort = new AbortController();
+    const io = memoryIo(abort.signal);
+    const done = runCli(['join', `127.0.0.1:${port}`, '--bot'], io);
+    await printed(io, /2 of 3 in/);
+    expect(io.stderr.join('')).toMatch(
+      /the host has 3 player slots but this join has --players 2: .* join again with --players 3/,
+    );
+    abort.abort();
+    expect(await done).toBe(ExitCode.Ok);
     await host.done;
   });
 

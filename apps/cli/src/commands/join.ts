@@ -121,7 +121,13 @@ export async function joinCommand(argv: string[], io: CliIo, deps: JoinDeps = {}
             room: webrtcRoom(values.room, game.content.contentHash),
             ...(values.ice !== undefined ? { ice: values.ice } : {}),
           };
-    return await play(game, values, { address, port, transport, webrtc, seconds, clock, finalsPath }, io, deps);
+    return await play(
+      game,
+      values,
+      { address, port, transport, webrtc, players, seconds, clock, finalsPath },
+      io,
+      deps,
+    );
   } finally {
     game.close();
   }
@@ -136,6 +142,7 @@ async function play(
     port: number;
     transport: TransportName;
     webrtc: WebRtcTarget | undefined;
+    players: number;
     seconds: number | undefined;
     clock: Clock;
     finalsPath: string | undefined;
@@ -143,7 +150,7 @@ async function play(
   io: CliIo,
   deps: JoinDeps,
 ): Promise<ExitCodeValue> {
-  const { address, port, transport, webrtc, seconds, clock, finalsPath } = where;
+  const { address, port, transport, webrtc, players, seconds, clock, finalsPath } = where;
   const hostName = webrtc !== undefined ? `room "${webrtc.room}" of ${webrtc.signal}` : `${address}:${port}`;
   const core = game.core;
   const nick = values.nick ?? 'player';
@@ -171,6 +178,11 @@ async function play(
           `${w.joined > 2 ? ` and ${w.joined - 2} other${w.joined > 3 ? 's' : ''}` : ''}), ${missing} missing; ` +
           `${values.bot ? 'Ctrl-C' : 'Q or Ctrl-C'} to leave\n`,
       );
+      if (w.players !== players)
+        io.err(
+          `join: the host has ${w.players} player slots but this join has --players ${players}: the game will ` +
+            `refuse to start with it; leave (Q or Ctrl-C) and join again with --players ${w.players}\n`,
+        );
     });
     let info: Awaited<ReturnType<NetplayClient['joined']>> | undefined;
     try {
