@@ -180,8 +180,8 @@ async function play(
       );
       if (w.players !== players)
         io.err(
-          `join: the host has ${w.players} player slots but this join has --players ${players}: the game will ` +
-            `refuse to start with it; leave (Q or Ctrl-C) and join again with --players ${w.players}\n`,
+          `join: the host has ${w.players} player slots but this join has --players ${players}: they must match ` +
+            `(see --help); leave (Q or Ctrl-C) and join again with --players ${w.players}\n`,
         );
     });
     let info: Awaited<ReturnType<NetplayClient['joined']>> | undefined;
