@@ -1,51 +1,48 @@
 import type { Emitter } from '@netplay/transport';
-import { CONTROL_CHANNEL, INPUT_CHANNEL } from './channels.js';
+import { CONTROL_CHANNEL } from './channels.js';
 import type { SessionEventMap } from './events.js';
 import type { HostRole } from './host-role.js';
-import {
-  CHECKSUMS_PER_MESSAGE,
-  decodeChecksums,
-  encodeByteFrameTail,
-  encodeChecksums,
-  type FrameChecksum,
-  MessageType,
-} from './messages.js';
+import { CHECKSUMS_PER_MESSAGE, type InputMessage } from './input-message.js';
+import { encodeByteFrameTail, MessageType } from './messages.js';
 import type { PeerSet } from './peer-set.js';
-import type { Remote } from './remote.js';
+import { type Remote, SUMS_KEPT } from './remote.js';
 import type { Timeline } from './timeline.js';
 
-/** Own checksums kept (sent again with each new one) and peers' checksums awaiting ours. */
-const KEPT = 16;
-/** Copies of each CHECKSUM message after the first, and frames between them. */
+/** Copies of each new set of checksums after the first, and frames between them. */
 const COPIES = 2;
 const COPY_GAP = 2;
+/** Host savestates kept for repairs (those of the last exchange frames). */
+const CHECKPOINTS = 4;
 
 /**
  * Desync detection and repair: every `interval` frames, once a frame is final, each peer sends its
- * checksum to all others (CHECKSUM) and compares it with theirs; a mismatch emits
- * `desync-detected`, and the host answers it with its savestate of that frame (kept for the last
- * four exchange frames) or else its newest final one (LOAD, reason repair). Checksums carry the
- * count of repairs their sender applied, so the host ignores the ones computed before its last
- * repair reached that peer.
+ * checksum to all others and compares it with theirs; a mismatch emits `desync-detected`, and the
+ * host answers it with its savestate of that frame (kept for the last four exchange frames) or else
+ * its newest final one (LOAD, reason repair). Checksums carry the count of repairs their sender
+ * applied, so the host ignores the ones computed before its last repair reached that peer.
  *
- * CHECKSUMs travel on the unreliable input channel, each sent three times two frames apart and
- * carrying the sender's latest eight checksums: a lost one is made up for by its copies or, at
- * worst, by the next exchange. (On the reliable control channel, one checksum lost a few
- * times in a row held back every later control message, the host's repair included, for seconds:
- * head-of-line blocking behind the retransmission backoff.)
+ * Checksums ride inside INPUT messages (wire version 2): a new checksum goes out in the next three
+ * INPUT messages to each peer at least two frames apart, each carrying the sender's latest eight,
+ * so a lost one is made up for by its copies or, at worst, by the next exchange. (On the reliable
+ * control channel one checksum lost a few times in a row held back every later control message,
+ * the host's repair included, for seconds.) Everything is kept in preallocated rings: the exchange
+ * allocates nothing (the host's savestate copies reuse their buffers).
  * @internal
  */
 export class ChecksumExchange {
   /** Mismatching checksums seen. */
   desyncs = 0;
-  private readonly ownSums = new Map<number, bigint>();
-  private readonly checkpoints = new Map<number, Uint8Array>();
+  /** Own checksums: a ring of frames (−1 free) and their 8 bytes (through a u64 view). */
+  private readonly ownFrames = new Float64Array(SUMS_KEPT).fill(-1);
+  private readonly ownWords = new BigUint64Array(SUMS_KEPT);
+  private readonly ownBytes = new Uint8Array(this.ownWords.buffer);
+  private ownAt = 0;
+  private readonly cpFrames = new Float64Array(CHECKPOINTS).fill(-1);
+  private readonly cpStates: Uint8Array[] = [];
+  private readonly cpViews: (Uint8Array | undefined)[] = [];
+  private cpAt = 0;
   private repairsApplied = 0;
   private nextChecksumFrame: number;
-  /** The last CHECKSUM message, its copies still to send and the frame of the next one. */
-  private lastMessage: Uint8Array | undefined;
-  private copiesLeft = 0;
-  private nextCopyFrame = 0;
 
   constructor(
     /** Exchange interval in frames (0: off). */
@@ -64,7 +61,7 @@ export class ChecksumExchange {
     return this.interval > 0 && frame % this.interval === 0;
   }
 
-  /** Sends our checksums of the exchange frames that became final, and compares. */
+  /** Takes our checksums of the exchange frames that became final, compares, and queues them for every peer. */
   exchange(other: number): void {
     if (this.interval === 0) return;
     let fresh = false;
@@ -74,51 +71,61 @@ export class ChecksumExchange {
       const sum = this.timeline.checksumOf(f);
       if (sum === undefined) continue;
       fresh = true;
-      this.ownSums.set(f, sum);
-      if (this.role.isHost) {
-        // Keep the host's savestate of the last few exchange frames, to repair at exactly that frame.
-        const st = this.stateSource?.(f);
-        if (st !== undefined) this.checkpoints.set(f, st.slice());
-        if (this.checkpoints.size > 4) this.checkpoints.delete(this.checkpoints.keys().next().value!);
-      }
-      if (this.ownSums.size > KEPT) this.ownSums.delete(this.ownSums.keys().next().value!);
+      const slot = this.ownAt;
+      this.ownAt = (this.ownAt + 1) % SUMS_KEPT;
+      this.ownFrames[slot] = f;
+      this.ownWords[slot] = sum;
+      if (this.role.isHost) this.keepCheckpoint(f);
       for (const r of this.peers.list) {
         if (!r.connected) continue;
-        const theirs = r.sums.get(f);
-        if (theirs !== undefined) {
-          r.sums.delete(f);
-          this.compare(r, f, sum, theirs);
+        for (let i = 0; i < SUMS_KEPT; i++) {
+          if (r.sumFrames[i] !== f) continue;
+          r.sumFrames[i] = -1;
+          this.compare(r, f, slot, r.sumBytes, i * 8);
         }
       }
     }
+    if (!fresh) return;
     const now = this.timeline.currentFrame;
-    if (fresh) {
-      this.lastMessage = encodeChecksums(this.repairsApplied, this.latest());
-      this.copiesLeft = COPIES;
-      this.nextCopyFrame = now + COPY_GAP;
-    } else if (this.copiesLeft > 0 && now >= this.nextCopyFrame) {
-      this.copiesLeft--;
-      this.nextCopyFrame = now + COPY_GAP;
-    } else return;
-    const msg = this.lastMessage!;
-    for (const r of this.peers.list) if (r.connected) this.peers.send(r, INPUT_CHANNEL, msg);
+    for (const r of this.peers.list) {
+      r.sumCopies = COPIES + 1;
+      r.nextSumFrame = now;
+    }
   }
 
-  /** A CHECKSUM from `r`: each checksum is compared now, or kept until our own of that frame is final. */
-  onMessage(r: Remote, data: Uint8Array): void {
-    const m = decodeChecksums(data);
+  /** Whether a message to `r` now should carry checksums (then {@link writeInto} fills them). */
+  due(r: Remote): boolean {
+    return r.sumCopies > 0 && this.timeline.currentFrame >= r.nextSumFrame;
+  }
+
+  /** Puts our latest checksums (newest first) into `m` and counts one copy sent to `r`. */
+  writeInto(m: InputMessage, r: Remote): void {
+    let n = 0;
+    for (let k = 1; k <= SUMS_KEPT && n < CHECKSUMS_PER_MESSAGE; k++) {
+      const slot = (this.ownAt - k + SUMS_KEPT) % SUMS_KEPT;
+      const f = this.ownFrames[slot]!;
+      if (f < 0) break;
+      m.sumFrames[n] = f;
+      for (let b = 0; b < 8; b++) m.sumBytes[n * 8 + b] = this.ownBytes[slot * 8 + b]!;
+      n++;
+    }
+    m.sumCount = n;
+    m.sumRepairs = this.repairsApplied;
+    r.sumCopies--;
+    r.nextSumFrame = this.timeline.currentFrame + COPY_GAP;
+  }
+
+  /** The checksums of an INPUT message from `r`: each is compared now, or kept until our own of that frame is final. */
+  onChecksums(r: Remote, m: InputMessage): void {
+    // Computed before our last repair reached that peer (or before the one just sent): stale.
+    if (this.role.isHost && m.sumRepairs !== r.repairsSent) return;
     // Oldest first: the first mismatch is the one reported (and repaired).
-    for (let i = m.sums.length - 1; i >= 0; i--) {
-      // Computed before our last repair reached that peer (or before the one just sent): stale.
-      if (this.role.isHost && m.repairs !== r.repairsSent) return;
-      const { frame, checksum } = m.sums[i]!;
-      if (r.compared.has(frame)) continue;
-      const mine = this.ownSums.get(frame);
-      if (mine !== undefined) this.compare(r, frame, mine, checksum);
-      else if (frame >= this.nextChecksumFrame) {
-        r.sums.set(frame, checksum);
-        if (r.sums.size > KEPT) r.sums.delete(r.sums.keys().next().value!);
-      }
+    for (let i = m.sumCount - 1; i >= 0; i--) {
+      const frame = m.sumFrames[i]!;
+      if (this.wasCompared(r, frame)) continue;
+      const mine = this.ownSlot(frame);
+      if (mine >= 0) this.compare(r, frame, mine, m.sumBytes, i * 8);
+      else if (frame >= this.nextChecksumFrame) this.keepTheirs(r, frame, m.sumBytes, i * 8);
     }
   }
 
@@ -127,41 +134,94 @@ export class ChecksumExchange {
     // Checksums from the loaded frame on are recomputed by the replay and sent again.
     if (this.interval > 0) this.nextChecksumFrame = (Math.floor(frame / this.interval) + 1) * this.interval;
     // After a repair, our older checksums are those of the diverged run: never send them again.
-    for (const f of [...this.ownSums.keys()]) if (repair || f >= frame) this.ownSums.delete(f);
+    for (let i = 0; i < SUMS_KEPT; i++) {
+      const f = this.ownFrames[i]!;
+      if (f >= 0 && (repair || f >= frame)) this.ownFrames[i] = -1;
+    }
     for (const r of this.peers.list) {
-      for (const f of [...r.sums.keys()]) if (f <= frame) r.sums.delete(f);
-      for (const f of [...r.compared]) if (f >= frame) r.compared.delete(f);
+      for (let i = 0; i < SUMS_KEPT; i++) {
+        if (r.sumFrames[i]! >= 0 && r.sumFrames[i]! <= frame) r.sumFrames[i] = -1;
+        if (r.compared[i]! >= frame) r.compared[i] = -1;
+      }
+      r.sumCopies = 0;
     }
     if (repair) this.repairsApplied = (this.repairsApplied + 1) & 0xff;
-    this.copiesLeft = 0;
   }
 
-  /** Our newest checksums, newest first (at most {@link CHECKSUMS_PER_MESSAGE}). */
-  private latest(): FrameChecksum[] {
-    const all = [...this.ownSums];
-    const out: FrameChecksum[] = [];
-    for (let i = all.length - 1; i >= 0 && out.length < CHECKSUMS_PER_MESSAGE; i--)
-      out.push({ frame: all[i]![0], checksum: all[i]![1] });
-    return out;
+  private ownSlot(frame: number): number {
+    for (let i = 0; i < SUMS_KEPT; i++) if (this.ownFrames[i] === frame) return i;
+    return -1;
   }
 
-  private compare(r: Remote, frame: number, mine: bigint, theirs: bigint): void {
-    r.compared.add(frame);
-    if (r.compared.size > KEPT) r.compared.delete(r.compared.values().next().value!);
-    if (mine === theirs) return;
+  private wasCompared(r: Remote, frame: number): boolean {
+    for (let i = 0; i < SUMS_KEPT; i++) if (r.compared[i] === frame) return true;
+    return false;
+  }
+
+  private keepTheirs(r: Remote, frame: number, bytes: Uint8Array, at: number): void {
+    let slot = -1;
+    let oldest = 0;
+    for (let i = 0; i < SUMS_KEPT; i++) {
+      const f = r.sumFrames[i]!;
+      if (f === frame || f < 0) {
+        slot = i;
+        break;
+      }
+      if (slot < 0 || f < oldest) {
+        slot = i;
+        oldest = f;
+      }
+    }
+    r.sumFrames[slot] = frame;
+    for (let b = 0; b < 8; b++) r.sumBytes[slot * 8 + b] = bytes[at + b]!;
+  }
+
+  /** Keeps the host's savestate of exchange frame `f` (in a reused buffer), to repair at exactly that frame. */
+  private keepCheckpoint(f: number): void {
+    const st = this.stateSource?.(f);
+    if (st === undefined) return;
+    const slot = this.cpAt;
+    this.cpAt = (this.cpAt + 1) % CHECKPOINTS;
+    let buf = this.cpStates[slot];
+    if (buf === undefined || buf.length < st.length) {
+      buf = new Uint8Array(st.length);
+      this.cpStates[slot] = buf;
+      this.cpViews[slot] = undefined;
+    }
+    buf.set(st);
+    let view = this.cpViews[slot];
+    if (view === undefined || view.length !== st.length) {
+      view = buf.subarray(0, st.length);
+      this.cpViews[slot] = view;
+    }
+    this.cpFrames[slot] = f;
+  }
+
+  private checkpoint(frame: number): Uint8Array | undefined {
+    for (let i = 0; i < CHECKPOINTS; i++) if (this.cpFrames[i] === frame) return this.cpViews[i];
+    return undefined;
+  }
+
+  private compare(r: Remote, frame: number, mineSlot: number, theirs: Uint8Array, at: number): void {
+    r.compared[r.comparedAt] = frame;
+    r.comparedAt = (r.comparedAt + 1) % SUMS_KEPT;
+    let same = true;
+    for (let b = 0; b < 8; b++) if (this.ownBytes[mineSlot * 8 + b] !== theirs[at + b]) same = false;
+    if (same) return;
     this.desyncs++;
-    this.emitter.emit('desync-detected', { frame, peer: r.peer, local: mine, remote: theirs });
+    const remote = new DataView(theirs.buffer, theirs.byteOffset + at, 8).getBigUint64(0);
+    this.emitter.emit('desync-detected', { frame, peer: r.peer, local: this.ownWords[mineSlot]!, remote });
     if (!this.role.isHost) return;
     const t = this.timeline;
     // The host's own state of that very frame when it kept it, else its newest final state.
-    let at = frame;
-    let state = this.checkpoints.get(frame);
+    let at2 = frame;
+    let state = this.checkpoint(frame);
     if (state === undefined) {
-      at = Math.min(t.otherFrame, t.currentFrame);
-      state = this.stateSource?.(at);
+      at2 = Math.min(t.otherFrame, t.currentFrame);
+      state = this.stateSource?.(at2);
     }
     if (state === undefined) return;
     r.repairsSent = (r.repairsSent + 1) & 0xff;
-    this.peers.send(r, CONTROL_CHANNEL, encodeByteFrameTail(MessageType.Load, 0, at, state));
+    this.peers.send(r, CONTROL_CHANNEL, encodeByteFrameTail(MessageType.Load, 0, at2, state));
   }
 }

@@ -9,7 +9,9 @@ export type RollbackErrorCode =
   /** A savestate the session needs (to roll back, or to send to a joining peer) is not stored. */
   | 'state-unavailable'
   /** A peer sent a message that breaks the session protocol. */
-  | 'protocol';
+  | 'protocol'
+  /** A peer speaks another session wire version (e.g. version 1 INPUT against version 2). */
+  | 'version';
 
 /** The error of @netplay/rollback: a typed `code` and, for `desync`, the first frame that differs. */
 export class RollbackError extends Error {

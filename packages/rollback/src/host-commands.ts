@@ -19,7 +19,8 @@ export interface PendingLoad {
  */
 export class HostCommands {
   private pausedFlag = false;
-  private pendingLoad: PendingLoad | undefined;
+  /** Loads not applied yet, in frame order (a host load waits for its frame). */
+  private readonly pendingLoads: PendingLoad[] = [];
 
   constructor(
     private readonly timeline: Timeline,
@@ -46,26 +47,41 @@ export class HostCommands {
     this.setPaused(m.byte === 1, m.frame);
   }
 
-  /** Host: loads `state` as the state of the current frame on every peer. */
-  load(state: Uint8Array): void {
+  /**
+   * Host: loads `state` as the state of a coming frame on every peer, and returns that frame: the
+   * first whose state no peer can have taken as final yet (its inputs include one the host has not
+   * given: after the last input any queue holds, plus one). Loading at the current frame could
+   * replace a state some peer (the host included, with input delay or a fast link) already holds
+   * as final. Every peer applies it when it reaches that frame, or at once by rolling back.
+   */
+  load(state: Uint8Array): number {
     this.role.require('load a state');
-    const frame = this.timeline.currentFrame;
-    this.pendingLoad = { frame, state: state.slice(), repair: false };
+    let last = this.timeline.currentFrame - 2;
+    for (const q of this.timeline.queues) if (q.lastFrame > last) last = q.lastFrame;
+    const frame = Math.max(this.timeline.currentFrame, last + 2);
+    this.queue({ frame, state: state.slice(), repair: false });
     this.role.broadcastDecision(encodeByteFrameTail(MessageType.Load, 1, frame, state));
+    return frame;
   }
 
   /** A LOAD from the host: its decision to load a state, or the repair of this peer's desync. */
   onLoad(data: Uint8Array): void {
     const m = decodeByteFrameTail(data, 'LOAD');
     if (m.byte !== 0) this.role.applied();
-    this.pendingLoad = { frame: m.frame, state: m.tail.slice(), repair: m.byte === 0 };
+    this.queue({ frame: m.frame, state: m.tail.slice(), repair: m.byte === 0 });
   }
 
-  /** The load to apply now, if any (handed out once). */
+  /** The load to apply now, if any (handed out once): the earliest whose frame this peer reached. */
   takeLoad(): PendingLoad | undefined {
-    const load = this.pendingLoad;
-    this.pendingLoad = undefined;
-    return load;
+    const first = this.pendingLoads[0];
+    if (first === undefined || first.frame > this.timeline.currentFrame) return undefined;
+    return this.pendingLoads.shift();
+  }
+
+  private queue(load: PendingLoad): void {
+    let i = this.pendingLoads.length;
+    while (i > 0 && this.pendingLoads[i - 1]!.frame > load.frame) i--;
+    this.pendingLoads.splice(i, 0, load);
   }
 
   private setPaused(paused: boolean, frame: number): void {

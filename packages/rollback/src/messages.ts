@@ -1,31 +1,12 @@
-import { DecodeError, EncodeError } from '@netplay/protocol';
+import { DecodeError } from '@netplay/protocol';
 
 /*
  * Session messages. Every message starts with a type byte; numbers are big-endian.
  *
- * INPUT (1, unreliable channel, every frame to every playing peer):
- *    0 u8  type = 1
- *    1 u8  player      sender's player slot (255: none)
- *    2 u32 frame       sender's current frame
- *    6 u32 ack         next frame of the RECEIVER's player the sender still lacks
- *   10 i16 advantage   sender's local frame advantage over the receiver, in 1/16 frame
- *   12 u32 sendTime    sender's clock, ms (mod 2^32)
- *   16 u32 echoTime    the last sendTime the sender received from the receiver
- *   20 u16 echoDelay   ms between receiving echoTime and sending this (65535 = no echo)
- *   22 u8  epoch       how many LEAVE / MODE / LOAD(load) the host has broadcast (host) or the
- *                      sender has applied (others), mod 256
- *                      (a peer that has not applied them all ignores the host's inputs)
- *   23 u32 held        the sender holds every player's input for every frame before this one
- *                      (its unread frame; 0xffffffff: every input it will ever need). A frame is
- *                      final only once every member reported holding it (see final-frontier.ts).
- *   27     input stream (@netplay/protocol input-stream codec, no reference), or nothing
- *
- * CHECKSUM (2, unreliable channel, at each exchange frame to every playing peer):
- *    1 u8  repairs     host repairs the sender applied (mod 256; the host ignores checksums
- *                      computed before its last repair landed)
- *    2 u8  count       1..CHECKSUMS_PER_MESSAGE
- *    3     count × (u32 frame, u64 checksum of the state at that frame), newest first: the
- *          sender's latest exchange frames, so a lost message costs no comparison
+ * INPUT (0x11, unreliable channel; wire version 2): see input-message.ts. It carries the
+ * sender's frame, acks, time sync, the RTT echo, `held`, the host decision count, the checksum
+ * exchange and the inputs, in one message per peer per send. Version 1's INPUT (1) and CHECKSUM
+ * (2) are answered with RollbackError('version').
  *
  * Control messages (reliable channel):
  *   LEAVE (3)     u8 player, u32 frame from which the player is gone, then the player's last
@@ -50,8 +31,8 @@ import { DecodeError, EncodeError } from '@netplay/protocol';
 
 /** Message type bytes. */
 export const MessageType = {
-  Input: 1,
-  Checksum: 2,
+  /** Version-2 INPUT (input-message.ts). Version 1 used 1 (INPUT) and 2 (CHECKSUM). */
+  Input: 0x11,
   Leave: 3,
   Spectate: 4,
   Sync: 5,
@@ -66,31 +47,8 @@ export const MessageType = {
   Dropped: 14,
 } as const;
 
-/** Bytes before the input stream of an INPUT message. */
-export const INPUT_HEADER_BYTES = 27;
-/** `echoDelay` value meaning "no echo yet". */
-export const NO_ECHO = 0xffff;
 /** Disconnect frame meaning "present" in SYNC. */
 export const PRESENT = 0xffffffff;
-
-/** The fixed fields of an INPUT message (reused object when decoding). */
-export interface InputHeader {
-  player: number;
-  frame: number;
-  ack: number;
-  advantage16: number;
-  sendTime: number;
-  echoTime: number;
-  echoDelay: number;
-  epoch: number;
-  /** The sender holds every input of every frame before this one (its unread frame, capped to u32). */
-  held: number;
-}
-
-/** An {@link InputHeader} of zeros, to be filled by `readInputHeader` or set field by field. */
-export function blankInputHeader(): InputHeader {
-  return { player: 0, frame: 0, ack: 0, advantage16: 0, sendTime: 0, echoTime: 0, echoDelay: 0, epoch: 0, held: 0 };
-}
 
 export function writeU16(b: Uint8Array, o: number, v: number): void {
   b[o] = v >>> 8;
@@ -116,72 +74,6 @@ export function readU32(b: Uint8Array, o: number): number {
 export function need(bytes: Uint8Array, n: number, what: string): void {
   if (bytes.length < n)
     throw new DecodeError('truncated', bytes.length, `${what} needs ${n} bytes, got ${bytes.length}`);
-}
-
-/** Writes the fixed part of an INPUT message; the input stream (if any) follows at {@link INPUT_HEADER_BYTES}. */
-export function writeInputHeader(b: Uint8Array, h: InputHeader): void {
-  b[0] = MessageType.Input;
-  b[1] = h.player;
-  writeU32(b, 2, h.frame);
-  writeU32(b, 6, h.ack);
-  writeU16(b, 10, h.advantage16 & 0xffff);
-  writeU32(b, 12, h.sendTime);
-  writeU32(b, 16, h.echoTime);
-  writeU16(b, 20, h.echoDelay);
-  b[22] = h.epoch;
-  writeU32(b, 23, h.held);
-}
-
-/** Reads the fixed part of an INPUT message into `h`. */
-export function readInputHeader(b: Uint8Array, h: InputHeader): void {
-  need(b, INPUT_HEADER_BYTES, 'INPUT');
-  h.player = b[1]!;
-  h.frame = readU32(b, 2);
-  h.ack = readU32(b, 6);
-  h.advantage16 = (readU16(b, 10) << 16) >> 16;
-  h.sendTime = readU32(b, 12);
-  h.echoTime = readU32(b, 16);
-  h.echoDelay = readU16(b, 20);
-  h.epoch = b[22]!;
-  h.held = readU32(b, 23);
-}
-
-/** Checksums one CHECKSUM message carries at most (the sender's latest exchange frames). */
-export const CHECKSUMS_PER_MESSAGE = 8;
-
-/** One checksum of a CHECKSUM message. */
-export interface FrameChecksum {
-  readonly frame: number;
-  readonly checksum: bigint;
-}
-
-/** CHECKSUM: how many host repairs the sender has applied (mod 256), and 1..8 frame checksums. */
-export function encodeChecksums(repairs: number, sums: readonly FrameChecksum[]): Uint8Array {
-  if (sums.length < 1 || sums.length > CHECKSUMS_PER_MESSAGE)
-    throw new EncodeError('out-of-range', `${sums.length} checksums, expected 1..${CHECKSUMS_PER_MESSAGE}`);
-  const b = new Uint8Array(3 + 12 * sums.length);
-  const view = new DataView(b.buffer);
-  b[0] = MessageType.Checksum;
-  b[1] = repairs;
-  b[2] = sums.length;
-  for (let i = 0; i < sums.length; i++) {
-    writeU32(b, 3 + 12 * i, sums[i]!.frame);
-    view.setBigUint64(7 + 12 * i, sums[i]!.checksum);
-  }
-  return b;
-}
-
-export function decodeChecksums(b: Uint8Array): { repairs: number; sums: FrameChecksum[] } {
-  need(b, 3, 'CHECKSUM');
-  const count = b[2]!;
-  if (count < 1 || count > CHECKSUMS_PER_MESSAGE) throw new DecodeError('bad-value', 2, `${count} checksums`);
-  need(b, 3 + 12 * count, 'CHECKSUM');
-  if (b.length !== 3 + 12 * count)
-    throw new DecodeError('trailing-bytes', 3 + 12 * count, `CHECKSUM of ${count} is ${3 + 12 * count} bytes`);
-  const view = new DataView(b.buffer, b.byteOffset, b.length);
-  const sums: FrameChecksum[] = [];
-  for (let i = 0; i < count; i++) sums.push({ frame: readU32(b, 3 + 12 * i), checksum: view.getBigUint64(7 + 12 * i) });
-  return { repairs: b[1]!, sums };
 }
 
 /** A message made of a type byte, a u8, a u32 and a tail of bytes (LEAVE, LOAD, PAUSE). */

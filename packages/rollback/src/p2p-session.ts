@@ -9,6 +9,7 @@ import { HostCommands } from './host-commands.js';
 import { HostMigration } from './host-migration.js';
 import { HostRole } from './host-role.js';
 import { InputExchange } from './input-exchange.js';
+import { CHECKSUM_V1, INPUT_V1, versionError } from './input-message.js';
 import { Liveness } from './liveness.js';
 import { decodeByteFrameTail, MessageType } from './messages.js';
 import { ModeSwitch } from './mode-switch.js';
@@ -119,7 +120,17 @@ export class P2PSession implements EventSource<SessionEventMap> {
     this.role = new HostRole(options.isHost === true, options.hostPeer, this.peers, this.spectators);
     this.commands = new HostCommands(this.timeline, this.role, this.emitter);
     this.timeSync = new TimeSync(this.timeline, this.peers, this.emitter, fps, options.waitInterval ?? 60);
-    this.inputs = new InputExchange(this.timeline, this.peers, this.timeSync, this.role, this.clock, this.localPlayer);
+    this.inputs = new InputExchange(
+      this.timeline,
+      this.peers,
+      this.timeSync,
+      this.role,
+      this.clock,
+      this.localPlayer,
+      fps,
+      () => this.delay,
+      () => this.liveness.running,
+    );
     this.checksums = new ChecksumExchange(
       interval,
       this.timeline,
@@ -128,6 +139,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
       options.stateSource,
       this.emitter,
     );
+    this.inputs.checksums = this.checksums;
     const quorum = new Quorum(this.timeline, this.peers, this.role, this.localPlayer);
     this.leaves = new PlayerLeaves(
       this.timeline,
@@ -299,6 +311,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
     if (load !== undefined) {
       t.loadState(list, load.frame, load.state);
       for (const q of t.queues) q.restartAt(load.frame);
+      if (load.frame > this.inputs.refAfter) this.inputs.refAfter = load.frame;
       this.checksums.afterLoad(load.frame, load.repair);
       // Inputs before a loaded state are irrelevant: spectators jump to it too.
       this.spectators.jumpTo(load.frame);
@@ -358,9 +371,9 @@ export class P2PSession implements EventSource<SessionEventMap> {
         case MessageType.Input:
           this.inputs.onInput(r, data);
           break;
-        case MessageType.Checksum:
-          this.checksums.onMessage(r, data);
-          break;
+        case INPUT_V1:
+        case CHECKSUM_V1:
+          throw versionError(data[0]);
         case MessageType.Leave:
           if (this.fromHost(peer)) {
             this.role.applied();
@@ -407,7 +420,11 @@ export class P2PSession implements EventSource<SessionEventMap> {
           throw new DecodeError('unknown-type', 0, `message type ${data[0]}`);
       }
     } catch (e) {
-      if (!(e instanceof DecodeError) && !(e instanceof RollbackError && e.code === 'protocol')) throw e;
+      if (
+        !(e instanceof DecodeError) &&
+        !(e instanceof RollbackError && (e.code === 'protocol' || e.code === 'version'))
+      )
+        throw e;
       if (r !== undefined) r.badMessages++;
       this.emitter.emit('protocol-error', { peer, error: e });
     }
@@ -454,11 +471,13 @@ export class P2PSession implements EventSource<SessionEventMap> {
   }
 
   /**
-   * Host only: loads `state` as the state of the current frame on every peer (RetroArch's
-   * LOAD_SAVESTATE; a reset is the load of a power-on state).
+   * Host only: loads `state` as the state of a frame on every peer (RetroArch's LOAD_SAVESTATE; a
+   * reset is the load of a power-on state) and returns that frame: the current one, or a few
+   * frames on when inputs after it are already out (a state some peer may hold as final is never
+   * replaced). Every peer applies it at that frame.
    */
-  loadHostState(state: Uint8Array): void {
-    this.commands.load(state);
+  loadHostState(state: Uint8Array): number {
+    return this.commands.load(state);
   }
 
   /** Statistics of every remote peer. */

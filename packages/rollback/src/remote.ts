@@ -1,5 +1,11 @@
 /** Frames over which the time-sync estimate {@link Remote.framesAhead} is averaged. */
 export const TIME_SAMPLES = 16;
+/** Seqs (and frames) remembered per peer for the RTT echo and retransmission. */
+export const SEQ_RING = 256;
+/** Messages whose first new frame is remembered (the redundancy window is at most this many). */
+export const NEW_FROM_RING = 8;
+/** Checksums kept per peer (ours and theirs). */
+export const SUMS_KEPT = 16;
 
 /**
  * What a {@link P2PSession} knows of one remote peer: its link (heard, synchronized, interrupted),
@@ -26,8 +32,8 @@ export class Remote {
   progressFrame = -1;
   /** Last time an INPUT message newer (by its send time) than every earlier one came. */
   freshInputAt: number;
-  /** The newest INPUT send time seen (u32 ms), and whether one was seen at all. */
-  newestSend = 0;
+  /** The newest INPUT seq seen (u16), and whether one was seen at all. */
+  newestSeq = 0;
   inputSeen = false;
   /**
    * True while this peer does not take its INPUT's inputs (a decision of the host it has not
@@ -51,8 +57,32 @@ export class Remote {
   remoteAdvantage = 0;
   rttMs = 0;
   rttSamples = 0;
-  echoTime = 0;
+  /** The seq to echo (the newest received from this peer, u16) and when it came (−1: none yet). */
+  echoSeq = 0;
   echoAt = -1;
+  // ---- the sending side of the input exchange (input-exchange.ts) ----
+  /** Messages sent to this peer (their seq is this mod 2^16 before the increment). */
+  sendCount = 0;
+  /** Per seq & 255: the send time and the full count of the message sent with it. */
+  readonly seqSentAt = new Float64Array(SEQ_RING);
+  readonly seqSent = new Float64Array(SEQ_RING).fill(-1);
+  /** Last time an INPUT went to this peer, and the newest local frame it carried. */
+  lastSendAt = Number.NEGATIVE_INFINITY;
+  sentUpTo = -1;
+  /** Per frame & 255: when that local frame was last put in a message to this peer. */
+  readonly frameSentAt = new Float64Array(SEQ_RING);
+  /** The first new frame of each of the last {@link NEW_FROM_RING} messages (redundancy). */
+  readonly newFrom = new Float64Array(NEW_FROM_RING);
+  /** Loss of this peer → us, measured on seqs (0–1), and the loss it reports of us → it. */
+  lossIn = 0;
+  lossOut = 0;
+  /** Seqs expected / received in the current loss window, and the newest full seq received. */
+  lossExpected = 0;
+  lossReceived = 0;
+  newestSeqFull = -1;
+  /** Checksum copies still to piggy-back to this peer, and the frame from which the next may go. */
+  sumCopies = 0;
+  nextSumFrame = 0;
   readonly samples = new Float64Array(TIME_SAMPLES);
   sampleCount = 0;
   sampleAt = 0;
@@ -66,10 +96,12 @@ export class Remote {
   badMessages = 0;
   /** Host: repairs sent to this peer (mod 256); its checksums from before the last one are stale. */
   repairsSent = 0;
-  /** Its checksums of frames our own is not final for yet. */
-  readonly sums = new Map<number, bigint>();
-  /** Frames whose checksum from this peer was compared already (recent ones; checksums arrive repeatedly). */
-  readonly compared = new Set<number>();
+  /** Its checksums of frames our own is not final for yet: a ring of frames (−1 free) and 8 bytes each. */
+  readonly sumFrames = new Float64Array(SUMS_KEPT).fill(-1);
+  readonly sumBytes = new Uint8Array(8 * SUMS_KEPT);
+  /** Frames whose checksum from this peer was compared already (a ring; checksums arrive repeatedly). */
+  readonly compared = new Float64Array(SUMS_KEPT).fill(-1);
+  comparedAt = 0;
 
   constructor(
     readonly peer: string,

@@ -1,13 +1,13 @@
 import type { Emitter } from '@netplay/transport';
 import type { SessionEventMap } from './events.js';
-import { type InputHeader, NO_ECHO } from './messages.js';
+import { type InputMessage, NO_ECHO, resolve16 } from './input-message.js';
 import type { PeerSet } from './peer-set.js';
 import { type Remote, TIME_SAMPLES } from './remote.js';
 import type { Timeline } from './timeline.js';
 
 /**
  * Time sync (GGPO's frame advantage, RetroArch's catch-up): INPUT messages carry the sender's
- * frame, its advantage over the receiver and an echo timestamp, from which each peer measures the
+ * frame, its advantage over the receiver and the echo of the receiver's newest message seq, from which each peer measures the
  * round trip, estimates where every other peer is now, and averages how far it runs ahead of each
  * (`(local advantage − remote advantage) / 2` over the last {@link TIME_SAMPLES} frames).
  * @internal
@@ -52,35 +52,37 @@ export class TimeSync {
     return r.remoteFrame < 0 ? 0 : this.timeline.currentFrame - this.remoteFrameEstimate(r, now);
   }
 
-  /** Takes the timing of an INPUT header from `r`: its frame and advantage, the echo, a round-trip sample. */
-  observe(r: Remote, h: InputHeader, now: number): void {
-    if (h.frame >= r.remoteFrame) {
-      r.remoteFrame = h.frame;
+  /** Takes the timing of an INPUT message from `r`: its frame and advantage, the echo, a round-trip sample. */
+  observe(r: Remote, m: InputMessage, now: number): void {
+    if (m.frame >= r.remoteFrame) {
+      r.remoteFrame = m.frame;
       r.remoteFrameAt = now;
-      r.remoteAdvantage = h.advantage16 / 16;
+      r.remoteAdvantage = m.advantage16 / 16;
     }
-    r.echoTime = h.sendTime;
-    r.echoAt = now;
-    if (h.echoDelay !== NO_ECHO) {
-      const sample = ((Math.floor(now) >>> 0) - h.echoTime - h.echoDelay) >>> 0;
-      if (sample < 60_000) {
-        r.rttMs = r.rttSamples === 0 ? sample : r.rttMs * 0.875 + sample * 0.125;
-        r.rttSamples++;
+    if (m.echoDelay !== NO_ECHO) {
+      // The echo names one of our messages by its seq: its send time is remembered per seq.
+      const full = resolve16(m.echoSeq, r.sendCount - 1);
+      const slot = full & (r.seqSent.length - 1);
+      if (full < r.sendCount && r.seqSent[slot] === full) {
+        const sample = now - r.seqSentAt[slot]! - m.echoDelay;
+        if (sample >= 0 && sample < 60_000) {
+          r.rttMs = r.rttSamples === 0 ? sample : r.rttMs * 0.875 + sample * 0.125;
+          r.rttSamples++;
+        }
       }
     }
   }
 
-  /** Writes the timing fields of an INPUT header to `r` (`nowU32`: `now` as a u32 of ms). */
-  stamp(h: InputHeader, r: Remote, now: number, nowU32: number): void {
+  /** Writes the timing fields of an INPUT message to `r`. */
+  stamp(m: InputMessage, r: Remote, now: number): void {
     // The local advantage, written out (see `update`).
     const local =
       r.remoteFrame < 0
         ? 0
         : this.timeline.currentFrame - (r.remoteFrame + (now - r.remoteFrameAt + r.rttMs / 2) / this.frameMs);
-    h.advantage16 = Math.max(-32768, Math.min(32767, Math.round(local * 16)));
-    h.sendTime = nowU32;
-    h.echoTime = r.echoTime;
-    h.echoDelay = r.echoAt < 0 ? NO_ECHO : Math.min(NO_ECHO - 1, Math.max(0, Math.floor(now - r.echoAt)));
+    m.advantage16 = Math.max(-32768, Math.min(32767, Math.round(local * 16)));
+    m.echoSeq = r.echoSeq;
+    m.echoDelay = r.echoAt < 0 ? NO_ECHO : Math.min(NO_ECHO - 1, Math.max(0, Math.floor(now - r.echoAt)));
   }
 
   /** Adds this frame's sample for every connected peer, and recommends waiting (at most every `waitInterval` frames). */

@@ -195,6 +195,8 @@ export class Timeline {
   resimulateFrom(list: RequestList, from: number, state: Uint8Array | undefined): void {
     const depth = this.currentFrame - from;
     list.load(from, state);
+    // A state from the host replaces the stored one: a later rollback to `from` must find it.
+    if (state !== undefined) list.save(from);
     for (let f = from; f < this.currentFrame; f++) {
       this.advanceInto(list, f, true);
       list.save(f + 1);
@@ -214,6 +216,9 @@ export class Timeline {
 
   /** Moves to `frame` with a savestate from the host (a jump ahead, or a load and replay). */
   loadState(list: RequestList, frame: number, state: Uint8Array): void {
+    // Frames before the load that ran with a wrong prediction are still history every peer keeps
+    // (and may take as final): correct them first, the load only replaces what comes from `frame` on.
+    if (this.firstIncorrect < frame) this.rollbackIfNeeded(list);
     // Too far back to replay in one step (the used-input rows would wrap): go back in time instead.
     if (frame < this.currentFrame && this.currentFrame - frame < this.history - 1) {
       this.resimulateFrom(list, frame, state);

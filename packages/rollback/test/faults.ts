@@ -1,10 +1,23 @@
 import { expect } from 'vitest';
 import { INPUT_CHANNEL } from '../src/index.js';
+import { blankInputMessage, Flag, INPUT_V2, readInputMessage } from '../src/input-message.js';
 import type { Mesh } from './mesh.js';
 
-/** The INPUT header length (wire format v1) and type byte, as the adversary sees them. */
-export const INPUT_HEADER = 27;
-const INPUT_TYPE = 1;
+const INPUT_TYPE = INPUT_V2;
+const scratch = blankInputMessage();
+
+/** Where the inputs of an INPUT message (wire version 2) start: the end of its header. */
+export function inputsAt(data: Uint8Array): number {
+  readInputMessage(data, scratch, 0, 0);
+  return scratch.inputCount > 0 ? scratch.runsAt - 3 : data.length;
+}
+
+/** The INPUT message cut to its header (acks, timing and checksums still flow; no inputs). */
+export function headerOnly(data: Uint8Array): Uint8Array {
+  const out = data.slice(0, inputsAt(data));
+  out[1] = out[1]! & ~(Flag.Inputs | Flag.Ref);
+  return out;
+}
 
 /**
  * Per peer, the longest stretch of virtual time its current frame did not advance while it was
@@ -92,13 +105,15 @@ export function stallFilter(
       if (!old.has(to)) old.set(to, data.slice());
       return data;
     }
-    if (mode === 'truncate') return data.slice(0, INPUT_HEADER);
+    if (mode === 'truncate') return headerOnly(data);
     if (mode === 'withhold') return undefined;
     if (mode === 'garbage') {
-      const out = new Uint8Array(INPUT_HEADER + 8).fill(0xff);
-      out.set(data.subarray(0, INPUT_HEADER));
+      const head = headerOnly(data);
+      const out = new Uint8Array(head.length + 3 + 8).fill(0xff);
+      out.set(head);
+      out[1] = out[1]! | Flag.Inputs;
       return out;
     }
-    return old.get(to) ?? data.slice(0, INPUT_HEADER);
+    return old.get(to) ?? headerOnly(data);
   };
 }

@@ -3,14 +3,8 @@ import { TestCore } from '@netplay/state/testing';
 import { ManualClock } from '@netplay/transport';
 import { describe, expect, it } from 'vitest';
 import { CONTROL_CHANNEL, INPUT_CHANNEL, P2PSession } from '../src/index.js';
-import {
-  blankInputHeader,
-  decodeByteFrameTail,
-  encodeByteFrameTail,
-  INPUT_HEADER_BYTES,
-  MessageType,
-  writeInputHeader,
-} from '../src/messages.js';
+import { blankInputMessage, writeInputMessageHead, writeInputs } from '../src/input-message.js';
+import { decodeByteFrameTail, encodeByteFrameTail, MessageType } from '../src/messages.js';
 import { expectInSync, runScenario, type Scenario } from './scenario.js';
 
 /**
@@ -97,13 +91,21 @@ describe('the host leaves with a small prediction window (regressions)', () => {
   });
 });
 
-/** An INPUT message of `player` carrying its one-byte input of `frame` (the byte is the frame number). */
-function inputMessage(player: number, frame: number): Uint8Array {
-  const buf = new Uint8Array(INPUT_HEADER_BYTES + inputStreamMaxEncodedSize(1, 1));
-  writeInputHeader(buf, { ...blankInputHeader(), player, frame: frame + 1 });
-  const spec = { startFrame: frame, frameCount: 1, inputSize: 1 };
-  const n = encodeInputStream(spec, new Uint8Array([frame]), undefined, buf, INPUT_HEADER_BYTES);
-  return buf.subarray(0, INPUT_HEADER_BYTES + n);
+/** An INPUT message (wire version 2) carrying `player`'s one-byte input of `frame` (the byte is the frame number). */
+function inputMessage(_player: number, frame: number): Uint8Array {
+  const m = blankInputMessage();
+  m.seq = frame + 1;
+  m.frame = frame + 1;
+  const buf = new Uint8Array(64);
+  const at = writeInputMessageHead(buf, m);
+  const stream = new Uint8Array(inputStreamMaxEncodedSize(1, 1));
+  const n = encodeInputStream(
+    { startFrame: frame, frameCount: 1, inputSize: 1 },
+    new Uint8Array([frame]),
+    undefined,
+    stream,
+  );
+  return buf.subarray(0, writeInputs(buf, at, stream, n));
 }
 
 /**

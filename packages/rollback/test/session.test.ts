@@ -47,7 +47,7 @@ function describeRequests(reqs: readonly SessionRequest[]): string[] {
 
 describe('P2PSession inputs and rollback', () => {
   it('predicts up to the prediction window, stalls, then rolls back to the first mispredicted frame', () => {
-    const { a, b, deliver } = pairOfSessions({ maxPrediction: 8 });
+    const { a, b, deliver, clock } = pairOfSessions({ maxPrediction: 8 });
     a.poll();
     b.poll();
     deliver('a');
@@ -63,7 +63,9 @@ describe('P2PSession inputs and rollback', () => {
     // Player 0 (local) confirmed, player 1 predicted, for each of the 8 frames.
     expect(statuses).toEqual(Array.from({ length: 8 }, () => [InputStatus.Confirmed, InputStatus.Predicted]).flat());
     // B plays frames 0..2: frame 0 matches the prediction (nothing pressed), frame 1 does not.
-    for (const v of [0, 5, 5]) {
+    // (Each input differs from the one before, so each goes out at once: wire v2 holds back
+    // unchanged inputs until the heartbeat.)
+    for (const v of [0, 5, 6]) {
       b.addLocalInput(new Uint8Array([v]));
       b.advanceFrame();
     }
@@ -76,6 +78,10 @@ describe('P2PSession inputs and rollback', () => {
     // Frames 0-2 have every input at a, but b has not yet reported holding a's inputs: not final.
     expect(a.stats).toMatchObject({ rollbacks: 1, lastRollbackDepth: 7, currentFrame: 9, confirmedFrame: 0 });
     expect(a.unreadFrame).toBe(3);
+    // A's and then b's next messages are heartbeats (nothing changed): a's carries its inputs b
+    // lacks, b's reports holding them.
+    clock.advance(200);
+    a.poll();
     deliver('a');
     b.poll();
     deliver('b');
