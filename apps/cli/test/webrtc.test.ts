@@ -121,6 +121,53 @@ describe('netplay --transport webrtc', () => {
     expect(io.stderr.join('')).toMatch(/cannot connect to room "r" of ws:\/\/127\.0\.0\.1:9/);
   });
 
+  it('as three processes: netplay signal, host --transport webrtc and join --transport webrtc; both exit 0', async () => {
+    const signal = spawnCli(['signal', '--bind', '127.0.0.1', '--port', '0', '--seconds', '25']);
+    try {
+      const [, url] = await signal.waitFor(/signaling on (ws:\/\/127\.0\.0\.1:\d+)/);
+      const host = spawnCli([
+        'host',
+        '--transport',
+        'webrtc',
+        '--signal',
+        url!,
+        '--room',
+        'three-processes',
+        '--bind',
+        '127.0.0.1',
+        '--bot',
+        '--seconds',
+        '8',
+      ]);
+      try {
+        await host.waitFor(/hosting on webrtc in room "three-processes"/);
+        const player = spawnCli([
+          'join',
+          '--transport',
+          'webrtc',
+          '--signal',
+          url!,
+          '--room',
+          'three-processes',
+          '--bot',
+          '--seconds',
+          '2',
+        ]);
+        expect(await player.exit, player.stderr()).toBe(ExitCode.Ok);
+        expect(player.stdout()).toMatch(
+          /joined room "three-processes" of ws:\/\/127\.0\.0\.1:\d+ as player \(P2\), rollback/,
+        );
+        expect(player.stdout()).toMatch(/join: left at frame [1-9]\d*/);
+        expect(await host.exit, host.stderr()).toBe(ExitCode.Ok);
+        expect(host.stdout()).toMatch(/player joined as P2\nall players are in/);
+      } finally {
+        host.kill();
+      }
+    } finally {
+      signal.kill();
+    }
+  }, 60_000);
+
   it('netplay signal as a process: prints its URL, a busy port is exit Network', async () => {
     const first = spawnCli(['signal', '--bind', '127.0.0.1', '--port', '0', '--seconds', '5']);
     try {
