@@ -4,6 +4,7 @@
 // .ci/setup-libretro.sh (Debian libretro-nestopia, libretro-gambatte, libretro-mgba, efp).
 import { existsSync } from 'node:fs';
 import { BenchSuite } from '@netplay/bench-kit';
+import { buildTestRoms } from '../scripts/build-test-roms.js';
 import { type LibretroExports, NativeBuffer } from '../src/ffi.js';
 import { DEBIAN_LIBRETRO_DIR, LibretroCore, type LibretroCoreOptions, resolveLibretroCore } from '../src/index.js';
 import { EFP, requireFile, tinyGbaRom } from '../test/libretro/fixtures.js';
@@ -119,14 +120,29 @@ benchCore(
 );
 const onlyNes = process.argv.includes('--nes-only');
 if (!onlyNes) {
+  // Our own GB and GBA test ROMs (test-roms/), when Debian's assemblers are here; else stand-ins.
+  let roms: { gb: string; gba: string } | undefined;
+  try {
+    roms = buildTestRoms();
+  } catch (e) {
+    console.log(`core-libretro bench: own test ROMs not built (${(e as Error).message}); using stand-ins`);
+  }
   benchCore(
     'gambatte',
-    { core: resolveLibretroCore('gambatte'), content: requireFile(EFP), contentName: 'efp.gb', ports: 1 },
-    'efp.nes taken as a plain Game Boy ROM (no free GB ROM is packaged): frame cost is the machine, not a game',
+    roms
+      ? { core: resolveLibretroCore('gambatte'), content: requireFile(roms.gb), ports: 1 }
+      : { core: resolveLibretroCore('gambatte'), content: requireFile(EFP), contentName: 'efp.gb', ports: 1 },
+    roms
+      ? 'our GB test ROM (test-roms/gb: joypad mixed into RAM every VBlank)'
+      : 'efp.nes taken as a plain Game Boy ROM (no GB assembler here): frame cost is the machine, not a game',
   );
   benchCore(
     'mgba',
-    { core: resolveLibretroCore('mgba'), content: tinyGbaRom(), contentName: 'tiny.gba', ports: 1 },
-    'a 1 KiB GBA ROM looping at its entry point: frame cost is the machine, not a game',
+    roms
+      ? { core: resolveLibretroCore('mgba'), content: requireFile(roms.gba), ports: 1 }
+      : { core: resolveLibretroCore('mgba'), content: tinyGbaRom(), contentName: 'tiny.gba', ports: 1 },
+    roms
+      ? 'our GBA test ROM (test-roms/gba: KEYINPUT mixed into RAM every VBlank)'
+      : 'a 1 KiB GBA ROM looping at its entry point (no ARM assembler here): frame cost is the machine',
   );
 }
