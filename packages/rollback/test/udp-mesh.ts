@@ -22,6 +22,8 @@ export class UdpMesh {
   readonly sentBytes: number[];
   private readonly servers: UdpServerCore[] = [];
   private readonly scratch: Uint8Array;
+  /** Per player: frames still to skip on a time-sync recommendation. */
+  private readonly wait: number[] = [];
 
   constructor(
     readonly players: number,
@@ -38,6 +40,7 @@ export class UdpMesh {
     const config = resolveConfig({ rateLimits: false });
     this.sentDatagrams = new Array(players).fill(0);
     this.sentBytes = new Array(players).fill(0);
+    this.wait.push(...new Array(players).fill(0));
     this.scratch = new Uint8Array(inputBytes);
     const conns: ConnectionSet[] = [];
     const clients = new Map<string, UdpPeer>();
@@ -81,6 +84,10 @@ export class UdpMesh {
         ...session,
       });
       driver = new CoreDriver(new TestCore({ players, inputBytes }), s.ringFrames);
+      // Time sync: skip the frames the session recommends (as an application would).
+      s.on('wait-recommended', ({ frames }) => {
+        this.wait[i] = frames;
+      });
       this.sessions.push(s);
       this.drivers.push(driver);
     }
@@ -130,7 +137,8 @@ export class UdpMesh {
   tick(): void {
     for (let i = 0; i < this.players; i++) {
       const s = this.sessions[i]!;
-      if (s.recommendedWait > 0 && s.currentFrame % 30 === 0) {
+      if (this.wait[i]! > 0) {
+        this.wait[i]!--;
         s.poll();
         continue;
       }
