@@ -45,7 +45,7 @@ const suite = new BenchSuite('rollback/engine');
 const DEPTH = 7; // inputs arrive 7 frames late: every frame rolls back 7 frames (window 8)
 
 /** N sessions wired in memory, every message delivered DEPTH ticks late; returns a step of one peer-frame. */
-function sessionLoop(players: number): { step: () => void; first: P2PSession } {
+function sessionLoop(players: number, checksumInterval = 0): { step: () => void; first: P2PSession } {
   const input = new Uint8Array(2);
   const clock = new ManualClock();
   const names = Array.from({ length: players }, (_, i) => `p${i}`);
@@ -79,7 +79,7 @@ function sessionLoop(players: number): { step: () => void; first: P2PSession } {
       hostPeer: 'p0',
       clock,
       maxPrediction: 8,
-      checksumInterval: 0,
+      checksumInterval,
       disconnectMs: 0,
       interruptMs: 1e9,
       send: (peer, channel, data) => {
@@ -173,6 +173,14 @@ for (const players of [2, 4, 8, 16]) {
   suite.measure(`P2PSession, ${players} players`, step, {
     baseline: baselineName,
     note: 'peer-frames/s incl. encode/decode of N-1 messages each way',
+  });
+  // The same with the checksum exchange on (default interval): it must allocate nothing either.
+  const withSums = sessionLoop(players, 60);
+  // Warm-up over 12 exchanges, so that the harness has made its per-slot views of every message length.
+  for (let i = 0; i < 720 * players; i++) withSums.step();
+  suite.measure(`P2PSession, ${players} players, checksums every 60 frames`, withSums.step, {
+    baseline: `P2PSession, ${players} players`,
+    note: 'B/op: allocation per peer-frame with checksums on (issue 16: was ~85 B)',
   });
   const s0 = first.stats;
   suite.record({

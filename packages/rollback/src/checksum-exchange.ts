@@ -33,11 +33,11 @@ export class ChecksumExchange {
   /** Mismatching checksums seen. */
   desyncs = 0;
   /** Own checksums: a ring of frames (−1 free) and their 8 bytes (through a u64 view). */
-  private readonly ownFrames = new Float64Array(SUMS_KEPT).fill(-1);
+  private readonly ownFrames = new Int32Array(SUMS_KEPT).fill(-1);
   private readonly ownWords = new BigUint64Array(SUMS_KEPT);
   private readonly ownBytes = new Uint8Array(this.ownWords.buffer);
   private ownAt = 0;
-  private readonly cpFrames = new Float64Array(CHECKPOINTS).fill(-1);
+  private readonly cpFrames = new Int32Array(CHECKPOINTS).fill(-1);
   private readonly cpStates: Uint8Array[] = [];
   private readonly cpViews: (Uint8Array | undefined)[] = [];
   private cpAt = 0;

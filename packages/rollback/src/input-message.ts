@@ -69,7 +69,7 @@ export interface InputMessage {
   /** Checksums: count 0 = none. Frames in `sumFrames`, 8 bytes each in `sumBytes`. */
   sumCount: number;
   sumRepairs: number;
-  readonly sumFrames: Float64Array;
+  readonly sumFrames: Int32Array;
   readonly sumBytes: Uint8Array;
   /** Inputs: count 0 = none; the runs are `bytes[runsAt, end)` of the decoded message. */
   inputCount: number;
@@ -91,7 +91,7 @@ export function blankInputMessage(): InputMessage {
     loss: 0,
     sumCount: 0,
     sumRepairs: 0,
-    sumFrames: new Float64Array(CHECKSUMS_PER_MESSAGE),
+    sumFrames: new Int32Array(CHECKSUMS_PER_MESSAGE),
     sumBytes: new Uint8Array(8 * CHECKSUMS_PER_MESSAGE),
     inputCount: 0,
     inputStart: 0,

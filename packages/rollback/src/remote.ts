@@ -65,14 +65,14 @@ export class Remote {
   sendCount = 0;
   /** Per seq & 255: the send time and the full count of the message sent with it. */
   readonly seqSentAt = new Float64Array(SEQ_RING);
-  readonly seqSent = new Float64Array(SEQ_RING).fill(-1);
+  readonly seqSent = new Int32Array(SEQ_RING).fill(-1);
   /** Last time an INPUT went to this peer, and the newest local frame it carried. */
   lastSendAt = Number.NEGATIVE_INFINITY;
   sentUpTo = -1;
   /** Per frame & 255: when that local frame was last put in a message to this peer. */
   readonly frameSentAt = new Float64Array(SEQ_RING);
   /** The first new frame of each of the last {@link NEW_FROM_RING} messages (redundancy). */
-  readonly newFrom = new Float64Array(NEW_FROM_RING);
+  readonly newFrom = new Int32Array(NEW_FROM_RING);
   /** Loss of this peer → us, measured on seqs (0–1), and the loss it reports of us → it. */
   lossIn = 0;
   lossOut = 0;
@@ -97,10 +97,10 @@ export class Remote {
   /** Host: repairs sent to this peer (mod 256); its checksums from before the last one are stale. */
   repairsSent = 0;
   /** Its checksums of frames our own is not final for yet: a ring of frames (−1 free) and 8 bytes each. */
-  readonly sumFrames = new Float64Array(SUMS_KEPT).fill(-1);
+  readonly sumFrames = new Int32Array(SUMS_KEPT).fill(-1);
   readonly sumBytes = new Uint8Array(8 * SUMS_KEPT);
   /** Frames whose checksum from this peer was compared already (a ring; checksums arrive repeatedly). */
-  readonly compared = new Float64Array(SUMS_KEPT).fill(-1);
+  readonly compared = new Int32Array(SUMS_KEPT).fill(-1);
   comparedAt = 0;
 
   constructor(
