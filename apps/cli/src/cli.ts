@@ -9,13 +9,14 @@ import { CliError, ExitCode, type ExitCodeValue } from './exit-codes.js';
 import type { CliIo } from './io.js';
 
 /** Usage text of `netplay`. */
-export const USAGE = `netplay: netplay for CHIP-8 ROMs and libretro cores (rollback and lockstep over UDP or WebSocket)
+export const USAGE = `netplay: netplay for CHIP-8 ROMs and libretro cores (rollback and lockstep over UDP, WebSocket or WebRTC)
 
 Commands:
   netplay demo [--seconds N] [--mode M] [--interactive]        host + bot guest (+ spectator) over an impaired UDP relay
   netplay synctest --rom FILE [--frames N --check-distance N]  find non-determinism in a ROM's run
-  netplay host --rom FILE [--port N --transport udp|ws ...]    host a game (see its --help)
+  netplay host [--rom FILE] [--port N --transport udp|ws|webrtc ...]  host a game (default ROM: Space Racer)
   netplay join HOST:PORT [--spectate] [--rom FILE]             join a game and play in the terminal
+  netplay join --transport webrtc --signal URL [--room NAME]   join through a WebRTC signaling server
   (host, join, demo, synctest: --core NAME|PATH --rom FILE runs a libretro core, e.g. --core nestopia)
   netplay record HOST:PORT --out FILE [--frames N]             record a RetroArch 1.14 session's inputs
   netplay signal [--port N] [--bind ADDRESS]                   run a WebRTC signaling server (host/join --transport webrtc)
