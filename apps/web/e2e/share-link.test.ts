@@ -1,4 +1,6 @@
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Chip8Core } from '@netplay/core-wasm';
 import { crc32 } from '@netplay/protocol';
 import { NetplayClient, SESSION_CHANNELS } from '@netplay/session';
@@ -15,6 +17,8 @@ import {
   nodeModulesInBundle,
   type PageReport,
   ROM_PATH,
+  readFinalsFile,
+  runCli,
   serveStatic,
 } from './harness.js';
 
@@ -207,5 +211,47 @@ describe('share a link: WebRTC in Chromium', () => {
     expect(nodeFinals.get(FRAMES)).toBe(hostFinals.get(FRAMES));
     // The page's stats line saw the Node peer over the data channel.
     expect(await hostPage.textContent('#stats')).toMatch(/ping \d+ ms/);
+  });
+
+  it('a page opening ?signal=…&room=… joins a CLI host (netplay host --transport webrtc, a child process) and they agree', async () => {
+    const frames = 600;
+    const dir = await mkdtemp(join(tmpdir(), 'netplay-e2e-'));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const finalsPath = join(dir, 'host.finals');
+    const room = `cli-${process.pid}`;
+    const cli = runCli([
+      'host',
+      '--transport',
+      'webrtc',
+      '--signal',
+      signaling.url,
+      '--room',
+      room,
+      '--bot',
+      '--nick',
+      'cli',
+      '--seconds',
+      '16',
+      '--finals',
+      finalsPath,
+    ]);
+    cleanups.push(() => cli.child.exitCode === null && cli.child.kill('SIGKILL'));
+    await cli.waitFor(`hosting on webrtc in room "${room}"`, 30_000);
+    const page = await open(
+      `${site.url}?signal=${encodeURIComponent(signaling.url)}&room=${room}&nick=web&bot=1&frames=${frames + 60}`,
+      'page',
+    );
+    const p = await waitDone(page, 'page');
+    expect(errors).toEqual([]);
+    expect(p.error).toBeUndefined();
+    expect(p.slot).toBe(1);
+    expect(await page.textContent('#status')).toMatch(/as web \(P2\), rollback, host cli/);
+    expect(await cli.exited(30_000), cli.output().slice(-2000)).toBe(0);
+    expect(cli.output()).toMatch(/web joined as P2/);
+    const hostFinals = await readFinalsFile(finalsPath);
+    const v = compareFinals(new Map(p.finals), hostFinals);
+    expect(v.differing).toEqual([]);
+    expect(v.common).toBeGreaterThanOrEqual(frames);
+    expect(hostFinals.get(frames)).toBe(new Map(p.finals).get(frames));
   });
 });
