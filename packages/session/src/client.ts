@@ -47,6 +47,7 @@ import { passwordProof } from './password.js';
 import { RelayFramer, relayChannelOf, rollbackChannelOf } from './relay.js';
 import { startRollback } from './rollback-start.js';
 import { ROUTE_HEADER_BYTES, RoutedConnection, routedChannelIndex } from './routed-connection.js';
+import { unpackSyncState } from './sync-state.js';
 
 export type { JoinInfo, NetplayClientEventMap, NetplayClientOptions, NetplayClientState } from './client-options.js';
 
@@ -374,9 +375,14 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
     }
     if (this.stage === 'handshaking' && this.challenge !== undefined && m.type === SessionMessageType.Sync) {
       try {
-        this.onSync(m, this.challenge);
+        // The savestate travels packed (a deflated page delta against zeros): unpacked once here.
+        this.onSync({ ...m, state: unpackSyncState(m.state, this.core.stateBytes) }, this.challenge);
       } catch (e) {
         // The schedulers refuse shapes they cannot run (e.g. 200 rollback players).
+        if (e instanceof SessionError) {
+          this.fail(e);
+          return;
+        }
         if (!(e instanceof RollbackError || e instanceof LockstepError)) throw e;
         this.fail(new SessionError('protocol', `cannot run the host's session: ${e.message}`));
       }

@@ -41,6 +41,7 @@ import { routeFromPlayer } from './p2p-routing.js';
 import { RelayFramer } from './relay.js';
 import { startRollback } from './rollback-start.js';
 import type { RoutedConnection } from './routed-connection.js';
+import { packSyncState } from './sync-state.js';
 
 export type { HostPeerInfo, NetplayHostEventMap, NetplayHostOptions } from './host-options.js';
 
@@ -524,7 +525,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
       inputDelay,
       inputBytes: this.core.inputBytes,
       roster,
-      state,
+      state: packSyncState(state),
       ...layout,
     });
   }
