@@ -35,6 +35,7 @@ export class ClientControl {
   private neutral: Uint8Array;
   private slot: number | undefined;
   private pausedFlag = false;
+  private rollbackMode = false;
 
   constructor(
     private readonly client: ControlClient,
@@ -69,6 +70,7 @@ export class ClientControl {
       this.slot = m.slot;
     }
     this.layout = layout;
+    this.rollbackMode = m.mode === 'rollback';
     this.packed = new Uint8Array(layout.slotBytes);
     this.coreView = new Uint8Array(layout.ports * m.inputBytes);
     return undefined;
@@ -95,7 +97,7 @@ export class ClientControl {
   schedulerCore(powerOn: Uint8Array | undefined): Core {
     const layout = this.layout;
     if (layout === undefined || layout.identity) return this.core;
-    this.slotCore = new SlotCore(this.core, layout, powerOn?.slice());
+    this.slotCore = new SlotCore(this.core, layout, powerOn?.slice(), this.rollbackMode);
     return this.slotCore;
   }
 

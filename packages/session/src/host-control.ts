@@ -66,6 +66,10 @@ export class HostControl {
   private slotCore: SlotCore | undefined;
   private chatSeq = 0;
   private rollbackPaused = false;
+  /** Rollback: a reset waits for the next frame the host's input lands on. */
+  private rollbackReset = false;
+  /** Rollback: the last frame the host's input was packed for. */
+  private lastPacked = -1;
 
   constructor(
     private readonly host: ControlHost,
@@ -98,7 +102,7 @@ export class HostControl {
   /** The core the scheduler drives: the real one, or a {@link SlotCore} over it. `powerOn`: what a reset loads. */
   schedulerCore(powerOn: Uint8Array): Core {
     if (this.layout.identity) return this.core;
-    this.slotCore = new SlotCore(this.core, this.layout, powerOn);
+    this.slotCore = new SlotCore(this.core, this.layout, powerOn, this.host.mode === 'rollback');
     return this.slotCore;
   }
 
@@ -143,8 +147,26 @@ export class HostControl {
   localInput(input: Uint8Array | readonly Uint8Array[]): Uint8Array {
     this.lastInput = input;
     if (this.layout.identity && input instanceof Uint8Array && input.length === this.core.inputBytes) return input;
-    this.layout.pack(input, this.localPlayers, this.word.byte, this.packed);
+    this.layout.pack(input, this.localPlayers, this.rollbackCommand(), this.packed);
     return this.packed;
+  }
+
+  /**
+   * Rollback: the command byte of the input about to be added for frame `currentFrame + delay`:
+   * bit 1 on exactly one frame after a reset (a frame the host gives its input for the first time:
+   * P2PSession ignores a second input for a frame), which every peer then runs from the power-on state.
+   */
+  private rollbackCommand(): number {
+    const rb = this.host.rollback();
+    if (rb === undefined) return this.word.byte;
+    const frame = rb.currentFrame + rb.inputDelay;
+    const fresh = frame > this.lastPacked;
+    if (fresh) this.lastPacked = frame;
+    if (!this.rollbackReset || !fresh) return 0;
+    this.rollbackReset = false;
+    for (const p of this.host.admitted()) this.host.send(p, encodeCommand({ kind: 'reset', frame }));
+    this.host.command('reset', frame);
+    return 2;
   }
 
   /** Lockstep: a frame ran with the scheduler's `inputs`; returns every port's input and emits what the frame did. */
@@ -184,15 +206,13 @@ export class HostControl {
   }
 
   /** Host API: every peer loads the power-on state at one agreed frame. */
-  reset(powerOn: Uint8Array): void {
+  reset(): void {
     this.requireStarted('reset');
     const rb = this.host.rollback();
     if (rb !== undefined) {
-      // Rollback's own reset by state: a LOAD decision at the host's frame, which every peer applies there.
-      const frame = rb.currentFrame;
-      rb.loadHostState(powerOn);
-      for (const p of this.host.admitted()) this.host.send(p, encodeCommand({ kind: 'reset', frame }));
-      this.host.command('reset', frame);
+      // In the host's next new input (see rollbackCommand): a frame every peer agrees on, final
+      // only once every input of it is known, so no peer's final history changes.
+      this.rollbackReset = true;
       return;
     }
     const server = this.host.server();

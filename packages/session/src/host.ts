@@ -212,7 +212,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
 
   /** Every peer loads the power-on state at one agreed frame (`reset` event). @throws SessionError before the start. */
   reset(): void {
-    this.control.reset(this.initialState);
+    this.control.reset();
   }
 
   on<K extends keyof NetplayHostEventMap>(type: K, handler: Handler<NetplayHostEventMap, K>): Unsubscribe {

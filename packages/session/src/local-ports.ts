@@ -105,6 +105,8 @@ export class SlotCore implements Core {
   private lastResets: number | undefined;
   private pausedFlag = false;
   private resetFlag = false;
+  /** A reset was applied for the frame about to run (before its `advance`). */
+  private resetPending = false;
   private pauseChangedFlag = false;
 
   constructor(
@@ -113,6 +115,12 @@ export class SlotCore implements Core {
     readonly layout: SlotLayout,
     /** The state every peer started from (lockstep: the SYNC state); a reset loads it. */
     private readonly powerOn: Uint8Array | undefined,
+    /**
+     * Rollback: the command byte's bit 1 means "reset at this frame" (each frame's input alone
+     * decides, so resimulation and prediction replay it exactly), and pauses are the scheduler's.
+     * Lockstep (false): bit 0 paused, bits 1–7 a reset count (see {@link CommandWord}).
+     */
+    private readonly oneShotReset = false,
   ) {
     this.ports = layout.slots;
     this.inputBytes = layout.slotBytes;
@@ -152,10 +160,25 @@ export class SlotCore implements Core {
   advance(): void {
     this.resetFlag = false;
     this.pauseChangedFlag = false;
-    if (this.layout.commandByte) {
+    if (this.resetPending) {
+      // Reset by a command before this frame (lockstep-cs's reset, applied through `reset()`).
+      this.resetPending = false;
+      this.resetFlag = true;
+    }
+    if (this.layout.commandByte && this.oneShotReset) {
+      if ((this.command & 2) !== 0) {
+        this.resetToPowerOn();
+        this.resetPending = false;
+        this.resetFlag = true;
+      }
+    } else if (this.layout.commandByte) {
       const resets = this.command >> 1;
       // The first frame this peer runs is its baseline (a late joiner starts from the host's state).
-      if (this.lastResets !== undefined && resets !== this.lastResets) this.resetToPowerOn();
+      if (this.lastResets !== undefined && resets !== this.lastResets) {
+        this.resetToPowerOn();
+        this.resetPending = false;
+        this.resetFlag = true;
+      }
       this.lastResets = resets;
       const paused = (this.command & 1) !== 0;
       if (paused !== this.pausedFlag) {
@@ -172,10 +195,10 @@ export class SlotCore implements Core {
    * about to run. lockstep-cs applies its scheduler's reset command through this.
    */
   resetToPowerOn(): void {
-    if (this.powerOn === undefined) throw new SessionError('bad-argument', 'no power-on state to reset to');
-    this.inner.load(this.powerOn);
+    if (this.powerOn === undefined) this.inner.reset();
+    else this.inner.load(this.powerOn);
     for (let p = 0; p < this.portInputs.length; p++) this.inner.setInput(p, this.portInputs[p]!);
-    this.resetFlag = true;
+    this.resetPending = true;
   }
 
   /** Whether the frame that just ran reset (without allocating). */
@@ -225,7 +248,7 @@ export function slotLayoutFor(
 ): SlotLayout {
   if (!Number.isInteger(portsPerSlot) || portsPerSlot < 1 || portsPerSlot > 16)
     throw new SessionError('bad-argument', `local players per peer must be 1..16, got ${portsPerSlot}`);
-  if (mode === 'rollback') return new SlotLayout(slots, portsPerSlot, inputBytes, false);
+  if (mode === 'rollback') return new SlotLayout(slots, portsPerSlot, inputBytes, true);
   const block = portsPerSlot * inputBytes;
   if (mode === 'lockstep-p2p') {
     if (block > 4)
