@@ -416,6 +416,9 @@ export function listenSignaling(options: SignalingServerOptions = {}): Promise<S
       clientTracking: false,
       ...(options.path ? { path: options.path } : {}),
     });
+    // ws re-emits the HTTP server's errors (EADDRINUSE...) on the WebSocketServer: without a
+    // listener that is an unhandled 'error' that kills the process. The HTTP listener rejects.
+    wss.on('error', () => {});
     const fail = (error: Error) => {
       wss.close();
       if (ownHttp) http.close();

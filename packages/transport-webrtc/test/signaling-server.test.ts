@@ -51,6 +51,17 @@ afterEach(async () => {
 });
 
 describe('signaling server', () => {
+  it('a port already in use rejects listenSignaling with EADDRINUSE; the process and the first server carry on', async () => {
+    const first = await start();
+    const err = await listenSignaling({ port: first.port }).then(
+      () => undefined,
+      (e: NodeJS.ErrnoException) => e,
+    );
+    expect(err?.code).toBe('EADDRINUSE');
+    const c = await joined(first, 'r', 'a');
+    expect(c).toBeDefined();
+  });
+
   it('relays offers, answers and candidates between the named peers of a room', async () => {
     const server = await start();
     const host = await joined(server, 'r1', 'host');
