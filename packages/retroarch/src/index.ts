@@ -60,4 +60,26 @@ export {
 } from './relay.js';
 export { type RetroArchCore, retroArchCoreInfo } from './retroarch-core.js';
 export { inflateSavestate } from './savestate.js';
+export { RetroArchTunnelError, type RetroArchTunnelErrorCode } from './tunnel-errors.js';
+export {
+  decodeTunnelMessage,
+  encodeTunnelMessage,
+  isZeroTunnelId,
+  NETPLAY_HEADER_MAGIC,
+  parseTunnelId,
+  parseTunnelRelayAddress,
+  TUNNEL_ADDRESS_MAGIC,
+  TUNNEL_ADDRESS_REPLY_BYTES,
+  TUNNEL_ID_BYTES,
+  TUNNEL_LINK_MAGIC,
+  TUNNEL_MESSAGE_BYTES,
+  TUNNEL_OUTDATED_REPLY,
+  TUNNEL_PING_MAGIC,
+  TUNNEL_SESSION_MAGIC,
+  type TunnelDecodeResult,
+  type TunnelMessage,
+  tunnelAddressBytes,
+  tunnelAddressText,
+  tunnelIdHex,
+} from './tunnel-protocol.js';
 export { zlibStored } from './zlib-stored.js';

@@ -10,6 +10,7 @@ import { RetroArchAdmission, type RetroArchAdmissionOptions } from './admission.
 import { RetroArchClient, type RetroArchClientEvent, type RetroArchClientOptions } from './client.js';
 import { RetroArchError } from './errors.js';
 import { RetroArchHostConnection, type RetroArchHostEvent, type RetroArchHostOptions } from './host.js';
+import { encodeTunnelMessage, parseTunnelId, parseTunnelRelayAddress } from './tunnel-protocol.js';
 
 export {
   type ConnectRetroArchEmulatingOptions,
@@ -20,14 +21,33 @@ export {
   serveRetroArchGame,
 } from './emulating-node.js';
 export { RECORD_USAGE, runRecordCommand } from './record-command.js';
+export {
+  DEFAULT_TUNNEL_HOST_RATE_LIMITS,
+  DEFAULT_TUNNEL_SESSION_RATE_LIMITS,
+  type ListenRetroArchTunnelOptions,
+  listenRetroArchTunnel,
+  type RetroArchTunnel,
+  type RetroArchTunnelEvents,
+  type RetroArchTunnelSessionInfo,
+  type RetroArchTunnelStats,
+} from './tunnel-server.js';
 
 /** Options of {@link connectRetroArch}. */
 export interface ConnectRetroArchOptions extends Omit<RetroArchClientOptions, 'onOutput'> {
   /** Host address (default 127.0.0.1). */
   readonly host?: string;
-  readonly port: number;
+  /** Host port (required unless `relay` is given). */
+  readonly port?: number;
   /** Local address to connect from (default: the system's choice). */
   readonly localAddress?: string;
+  /**
+   * Join through a RetroArch tunnel relay (`host:port`, `[v6]:port`) instead of connecting to the
+   * host: the socket opens with `RATS` + `session`, and ordinary netplay follows once the host has
+   * linked (`host` and `port` are then ignored).
+   */
+  readonly relay?: string;
+  /** The relay session id (24 hex digits, as the relay or the host's log names it); with `relay`. */
+  readonly session?: string;
 }
 
 /** A {@link RetroArchClient} on a TCP socket. */
@@ -46,12 +66,31 @@ export interface RetroArchConnection {
  * Connects to a RetroArch host and runs a {@link RetroArchClient} on the socket: every chunk is
  * fed with `performance.now()`, output is flushed after each chunk or API call, and a timer ticks
  * the client every 100 ms. Resolves once connected (the handshake then runs; watch `synced`).
+ * With `relay` and `session` it connects to a RetroArch tunnel relay and opens with `RATS` + the
+ * session id; the handshake timeout then also covers the host's link through the relay.
+ * @throws RetroArchError `state` (rejects) without a port or relay session;
+ * RetroArchTunnelError `bad-address` / `bad-id` for a relay address or session id that does not parse.
  */
 export function connectRetroArch(options: ConnectRetroArchOptions): Promise<RetroArchConnection> {
+  let target: { host: string; port: number };
+  let opening: Uint8Array | undefined;
+  try {
+    if (options.relay !== undefined) {
+      if (options.session === undefined)
+        throw new RetroArchError('state', 'joining through a relay needs the session id (`session`)');
+      target = parseTunnelRelayAddress(options.relay);
+      opening = encodeTunnelMessage({ type: 'session', id: parseTunnelId(options.session) });
+    } else {
+      if (options.port === undefined) throw new RetroArchError('state', 'connectRetroArch needs `port` (or `relay`)');
+      target = { host: options.host ?? '127.0.0.1', port: options.port };
+    }
+  } catch (e) {
+    return Promise.reject(e);
+  }
   return new Promise((resolve, reject) => {
     const socket = connect({
-      port: options.port,
-      host: options.host ?? '127.0.0.1',
+      port: target.port,
+      host: target.host,
       ...(options.localAddress !== undefined ? { localAddress: options.localAddress } : {}),
     });
     socket.setNoDelay(true);
@@ -98,6 +137,7 @@ export function connectRetroArch(options: ConnectRetroArchOptions): Promise<Retr
       if (client.state === 'idle') reject(new RetroArchError('closed', err.message));
     });
     socket.once('connect', () => {
+      if (opening !== undefined) socket.write(opening);
       client.start(performance.now());
       flush();
       resolve({
