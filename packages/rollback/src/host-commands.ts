@@ -19,8 +19,7 @@ export interface PendingLoad {
  */
 export class HostCommands {
   private pausedFlag = false;
-  /** Loads not applied yet, in frame order (a host load waits for its frame). */
-  private readonly pendingLoads: PendingLoad[] = [];
+  private pendingLoad: PendingLoad | undefined;
 
   constructor(
     private readonly timeline: Timeline,
@@ -47,19 +46,11 @@ export class HostCommands {
     this.setPaused(m.byte === 1, m.frame);
   }
 
-  /**
-   * Host: loads `state` as the state of a coming frame on every peer, and returns that frame: the
-   * first whose state no peer can have taken as final yet (its inputs include one the host has not
-   * given: after the last input any queue holds, plus one). Loading at the current frame could
-   * replace a state some peer (the host included, with input delay or a fast link) already holds
-   * as final. Every peer applies it when it reaches that frame, or at once by rolling back.
-   */
+  /** Host: loads `state` as the state of the current frame on every peer; returns that frame. */
   load(state: Uint8Array): number {
     this.role.require('load a state');
-    let last = this.timeline.currentFrame - 2;
-    for (const q of this.timeline.queues) if (q.lastFrame > last) last = q.lastFrame;
-    const frame = Math.max(this.timeline.currentFrame, last + 2);
-    this.queue({ frame, state: state.slice(), repair: false });
+    const frame = this.timeline.currentFrame;
+    this.pendingLoad = { frame, state: state.slice(), repair: false };
     this.role.broadcastDecision(encodeByteFrameTail(MessageType.Load, 1, frame, state));
     return frame;
   }
@@ -68,20 +59,14 @@ export class HostCommands {
   onLoad(data: Uint8Array): void {
     const m = decodeByteFrameTail(data, 'LOAD');
     if (m.byte !== 0) this.role.applied();
-    this.queue({ frame: m.frame, state: m.tail.slice(), repair: m.byte === 0 });
+    this.pendingLoad = { frame: m.frame, state: m.tail.slice(), repair: m.byte === 0 };
   }
 
-  /** The load to apply now, if any (handed out once): the earliest whose frame this peer reached. */
+  /** The load to apply now, if any (handed out once). */
   takeLoad(): PendingLoad | undefined {
-    const first = this.pendingLoads[0];
-    if (first === undefined || first.frame > this.timeline.currentFrame) return undefined;
-    return this.pendingLoads.shift();
-  }
-
-  private queue(load: PendingLoad): void {
-    let i = this.pendingLoads.length;
-    while (i > 0 && this.pendingLoads[i - 1]!.frame > load.frame) i--;
-    this.pendingLoads.splice(i, 0, load);
+    const load = this.pendingLoad;
+    this.pendingLoad = undefined;
+    return load;
   }
 
   private setPaused(paused: boolean, frame: number): void {

@@ -471,10 +471,9 @@ export class P2PSession implements EventSource<SessionEventMap> {
   }
 
   /**
-   * Host only: loads `state` as the state of a frame on every peer (RetroArch's LOAD_SAVESTATE; a
-   * reset is the load of a power-on state) and returns that frame: the current one, or a few
-   * frames on when inputs after it are already out (a state some peer may hold as final is never
-   * replaced). Every peer applies it at that frame.
+   * Host only: loads `state` as the state of the current frame on every peer (RetroArch's
+   * LOAD_SAVESTATE) and returns that frame. Not final-safe: a peer may already hold that frame's
+   * state as final (@netplay/session resets through the inputs instead).
    */
   loadHostState(state: Uint8Array): number {
     return this.commands.load(state);
