@@ -141,7 +141,7 @@ export class UdpPeer implements Connection {
   private readonly freePackets = new Deque<SentPacket>();
   private readonly pool = new MessagePool();
   /** Views of `scratch` by length: the datagrams handed to `output`. */
-  private readonly views = new Map<number, Uint8Array>();
+  private readonly views: Array<Uint8Array | undefined> = [];
   /** Scratch for a DATA header (at most {@link FRAMES_AT} bytes). */
   private readonly hdr = new Uint8Array(FRAMES_AT);
   /** Packets still to carry the acks again after the last new ones (in case one is lost). */
@@ -962,13 +962,12 @@ export class UdpPeer implements Connection {
     return this.freePackets.shift() ?? new SentPacket();
   }
 
-  /** `scratch[start, end)`, as a view made once per (start, end). */
-  private datagram(start: number, end: number): Uint8Array {
-    const key = start * 65536 + end;
-    let v = this.views.get(key);
+  /** The first `length` bytes of `scratch`, as a view made once per length. */
+  private datagram(length: number): Uint8Array {
+    let v = this.views[length];
     if (!v) {
-      v = this.scratch.subarray(start, end);
-      this.views.set(key, v);
+      v = this.scratch.subarray(0, length);
+      this.views[length] = v;
     }
     return v;
   }
@@ -1105,10 +1104,13 @@ export class UdpPeer implements Connection {
         (elicit || withAck ? DataFlag.Crc : 0);
       hdr[1] = this.sessionId >>> 8;
       hdr[2] = this.sessionId;
-      const start = FRAMES_AT - h;
-      for (let i = 0; i < h; i++) buf[start + i] = hdr[i]!;
+      // The frames move up behind the header (a memmove), so every datagram starts at 0 and its
+      // views are made once per length.
+      buf.copyWithin(h, FRAMES_AT, o);
+      for (let i = 0; i < h; i++) buf[i] = hdr[i]!;
+      o = o - FRAMES_AT + h;
       this.ackPending = 0;
-      if (elicit || withAck) o = sealData(buf, start, o);
+      if (elicit || withAck) o = sealData(buf, o, this.datagram(o));
       if (elicit) {
         packet ??= this.takePacket();
         packet.seq = seq;
@@ -1119,9 +1121,9 @@ export class UdpPeer implements Connection {
         this.sent.push(packet);
         this.inFlightCount++;
         this.busy();
-      } else if (withAck && o - start <= h + 4) this.counters.acksSent++;
+      } else if (withAck && o <= h + 4) this.counters.acksSent++;
       this.lastSentAt = now;
-      this.emit(this.datagram(start, o));
+      this.emit(this.datagram(o));
       if (ackOnly) return;
     }
   }

@@ -1,4 +1,16 @@
+import * as zlib from 'node:zlib';
 import { crc32Update } from '@netplay/protocol';
+
+/** Node's native CRC-32 (Node ≥ 20.15 / 22.2), about 7× the JS table loop; else the portable one. */
+const nativeCrc32 = (zlib as { crc32?: (data: Uint8Array, value?: number) => number }).crc32;
+
+/** CRC-32 (zlib) of all of `view`. */
+export function crc32Of(view: Uint8Array): number {
+  return nativeCrc32 !== undefined ? nativeCrc32(view) : crc32Update(0, view, 0, view.length);
+}
+
+/** The CRC-32 of a message followed by its own CRC written little-endian: the same for every message. */
+export const CRC32_RESIDUE = 0x2144df1c;
 
 /**
  * The datagram format of @netplay/transport-udp, wire version 2 (all integers big-endian; README
@@ -20,7 +32,8 @@ import { crc32Update } from '@netplay/protocol';
  *           u8 n (0..16), n bytes of ack bits: bit i of byte j set = packet ack − 1 − (8j + i)
  *           received (trailing zero bytes left out)
  * …  frames ({@link FrameType}) until the CRC or the end
- * [CRC]     u32 CRC-32 of every byte before it
+ * [CRC]     u32 CRC-32 of every byte before it, little-endian (the CRC of the whole datagram is then
+ *           the constant 0x2144DF1C, checked in one native pass)
  * ```
  */
 export const HEADER_BYTES = 9;
@@ -115,22 +128,23 @@ export function resolve16(v16: number, near: number): number {
   return r < 1 ? r + 0x10000 : r;
 }
 
-/** Seals a DATA packet `d[start, end)` that has the CRC flag: writes the CRC of it at `end`; returns `end + 4`. */
-export function sealData(d: Uint8Array, start: number, end: number): number {
-  const crc = crc32Update(0, d, start, end);
-  d[end] = crc >>> 24;
-  d[end + 1] = crc >>> 16;
-  d[end + 2] = crc >>> 8;
-  d[end + 3] = crc;
+/**
+ * Seals a DATA packet `d[0, end)` that has the CRC flag: writes its CRC-32 little-endian at `end`
+ * (so that the CRC of the whole datagram is {@link CRC32_RESIDUE}); returns `end + 4`. `view`, if
+ * given, is `d[0, end)` (a reused view, so sealing allocates nothing).
+ */
+export function sealData(d: Uint8Array, end: number, view: Uint8Array = d.subarray(0, end)): number {
+  const crc = crc32Of(view);
+  d[end] = crc;
+  d[end + 1] = crc >>> 8;
+  d[end + 2] = crc >>> 16;
+  d[end + 3] = crc >>> 24;
   return end + 4;
 }
 
-/** Whether a DATA packet's trailing CRC matches (it has the CRC flag and at least 7 bytes). */
+/** Whether a DATA packet's trailing CRC matches (one pass over the whole datagram, no copy). */
 export function dataCrcOk(d: Uint8Array): boolean {
-  const n = d.length - 4;
-  if (n < DATA_MIN_HEADER_BYTES) return false;
-  const stored = ((d[n]! << 24) | (d[n + 1]! << 16) | (d[n + 2]! << 8) | d[n + 3]!) >>> 0;
-  return stored === crc32Update(0, d, 0, n);
+  return d.length >= DATA_MIN_HEADER_BYTES + 4 && crc32Of(d) >>> 0 === CRC32_RESIDUE;
 }
 
 /** Whether a datagram is a version-2 DATA packet (else: a handshake packet, CRC first). */
@@ -215,7 +229,7 @@ export function encodeDataPacket(
   }
   d.set(frames, o);
   o += frames.length;
-  if (tracked || withAck) o = sealData(d, 0, o);
+  if (tracked || withAck) o = sealData(d, o);
   return d.slice(0, o);
 }
 

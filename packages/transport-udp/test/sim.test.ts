@@ -291,7 +291,7 @@ describe('UDP core on the simulated network', () => {
         v2[0] = 0x80 | (v2[0]! & 0x3f);
         v2[1] = client.session >>> 8;
         v2[2] = client.session;
-        const n = (v2[0]! & DataFlag.Crc) !== 0 ? sealData(v2, 0, v2.length - 4) : v2.length - 4;
+        const n = (v2[0]! & DataFlag.Crc) !== 0 ? sealData(v2, v2.length - 4) : v2.length - 4;
         sim.server.input(v2.subarray(0, n), 'client');
       }
       sim.net.advance(50);

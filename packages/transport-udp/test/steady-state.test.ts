@@ -49,6 +49,7 @@ describe('steady state allocation of the UDP core', () => {
     const ack = encodeDataPacket(SESSION, new Uint8Array(0), { ack: 1, ackBits: new Uint8Array(16).fill(0xff) });
     const ACK_AT = 3;
     const CRC_AT = ack.length - 4;
+    const ackBody = ack.subarray(0, CRC_AT);
     let highest = 0;
     let unacked = 0;
     let packets = 0;
@@ -77,7 +78,7 @@ describe('steady state allocation of the UDP core', () => {
       unacked = 0;
       ack[ACK_AT] = highest >>> 8;
       ack[ACK_AT + 1] = highest;
-      sealData(ack, 0, CRC_AT);
+      sealData(ack, CRC_AT, ackBody);
       sender.input(ack);
     };
     const msg = new Uint8Array(16);
