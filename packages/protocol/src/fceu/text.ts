@@ -204,6 +204,16 @@ export function readFceuServerTcpMessageInto<T extends FceuServerTcpMessageValue
       return FCEU_TCP_FRAME_SIZE;
     }
   }
+  return readServerTcpMessageChecked(into, bytes, offset, options);
+}
+
+/** {@link readFceuServerTcpMessageInto} with every check spelled out: texts, partial data, refusals. */
+function readServerTcpMessageChecked<T extends FceuServerTcpMessageValue>(
+  into: T,
+  bytes: Uint8Array,
+  offset: number,
+  options: FceuTextOptions | undefined,
+): number {
   const maxBytes = maxBytesOf(options);
   checkOffset(offset, 'FCEU TCP stream');
   const have = bytes.length - offset;

@@ -270,6 +270,35 @@ export function inputStreamDecodedSize(bytes: Uint8Array, range?: InputStreamRan
 }
 
 /**
+ * Throws the error {@link decodeInputStream} reports for a packet or options its fast checks
+ * refused, checking in the documented order (range, header, sizes, reference); fills
+ * `options.header` once the header is valid, as the decoder does.
+ */
+function decodeFailure(bytes: Uint8Array, out: Uint8Array, options: InputStreamDecodeOptions | undefined): never {
+  const at = options?.offset ?? 0;
+  const len = checkRange(bytes, at, options?.length, 'input stream');
+  checkHeader(bytes, at, len);
+  if (options?.header !== undefined) fillHeader(bytes, at, options.header);
+  const n = bytes[at + 4]! * ((bytes[at + 5]! << 8) | bytes[at + 6]!);
+  const maxBytes = options?.maxBytes ?? INPUT_STREAM_DEFAULT_MAX_BYTES;
+  if (n > maxBytes) throw new DecodeError('too-large', at + 4, `${n} decoded bytes exceed the maximum ${maxBytes}`);
+  if (n > out.length) {
+    throw new DecodeError('too-large', at + 4, `${n} decoded bytes exceed the output buffer (${out.length})`);
+  }
+  const reference = options?.reference;
+  if (reference === undefined) {
+    const base = readStartFrame(bytes, at) - 1;
+    throw new DecodeError('bad-value', at + 7, `packet is relative to frame ${base}, but no reference was given`);
+  }
+  const inputSize = (bytes[at + 5]! << 8) | bytes[at + 6]!;
+  throw new DecodeError(
+    'bad-length',
+    at + 5,
+    `inputSize ${inputSize} differs from the reference (${reference.length})`,
+  );
+}
+
+/**
  * Decodes a whole input-stream packet into `out` (frame after frame, `inputSize` bytes each, from
  * index 0) and returns the bytes written (frameCount × inputSize). Before writing anything it
  * checks that size against `options.maxBytes` (default 64 KiB) and against `out.length`
@@ -284,32 +313,27 @@ export function inputStreamDecodedSize(bytes: Uint8Array, range?: InputStreamRan
  */
 export function decodeInputStream(bytes: Uint8Array, out: Uint8Array, options?: InputStreamDecodeOptions): number {
   const at = options?.offset ?? 0;
-  const len = checkRange(bytes, at, options?.length, 'input stream');
-  checkHeader(bytes, at, len);
-  if (options?.header !== undefined) fillHeader(bytes, at, options.header);
+  const length = options?.length;
+  const len = length === undefined ? bytes.length : at + length;
+  // Every check in one branch per step; decodeFailure repeats them in order to name the problem.
+  if (!(at >>> 0 === at && (length === undefined || length >>> 0 === length) && len <= bytes.length && len - at >= 8))
+    decodeFailure(bytes, out, options);
   const frameCount = bytes[at + 4]!;
   const inputSize = (bytes[at + 5]! << 8) | bytes[at + 6]!;
+  const flags = bytes[at + 7]!;
   const n = frameCount * inputSize;
-  const maxBytes = options?.maxBytes ?? INPUT_STREAM_DEFAULT_MAX_BYTES;
-  if (n > maxBytes) throw new DecodeError('too-large', at + 4, `${n} decoded bytes exceed the maximum ${maxBytes}`);
-  if (n > out.length) {
-    throw new DecodeError('too-large', at + 4, `${n} decoded bytes exceed the output buffer (${out.length})`);
-  }
-  let reference: Uint8Array | undefined;
-  if (bytes[at + 7] !== 0) {
-    reference = options?.reference;
-    if (reference === undefined) {
-      const base = readStartFrame(bytes, at) - 1;
-      throw new DecodeError('bad-value', at + 7, `packet is relative to frame ${base}, but no reference was given`);
-    }
-    if (reference.length !== inputSize) {
-      throw new DecodeError(
-        'bad-length',
-        at + 5,
-        `inputSize ${inputSize} differs from the reference (${reference.length})`,
-      );
-    }
-  }
+  const given = options?.reference;
+  if (
+    frameCount === 0 ||
+    inputSize === 0 ||
+    (flags & ~INPUT_STREAM_FLAG_REFERENCE) !== 0 ||
+    n > (options?.maxBytes ?? INPUT_STREAM_DEFAULT_MAX_BYTES) ||
+    n > out.length ||
+    (flags !== 0 && (given === undefined || given.length !== inputSize))
+  )
+    decodeFailure(bytes, out, options);
+  if (options?.header !== undefined) fillHeader(bytes, at, options.header);
+  const reference = flags === 0 ? undefined : given;
   // One pass: output bytes are written in order, each as its base (the byte one frame earlier,
   // or the reference / zero in the first frame) XOR the diff bits the runs put in it.
   const total = n * 8;
