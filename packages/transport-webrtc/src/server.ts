@@ -7,6 +7,7 @@ export {
   DEFAULT_SIGNALING_RATE_LIMITS,
   listenSignaling,
   SignalingCloseCode,
+  type SignalingRouter,
   SignalingServer,
   type SignalingServerOptions,
   type SignalingServerStats,

@@ -13,6 +13,7 @@ import {
   validateRateLimits,
 } from '@netplay/transport';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
+import type { PeerSignal } from './rtc.js';
 import {
   encodeMessage,
   parseClientMessage,
@@ -68,6 +69,27 @@ export interface SignalingServerOptions {
   readonly rateLimits?: RateLimits | false;
   /** Time source (default the system clock). */
   readonly clock?: Clock;
+  /**
+   * Scale-out hook: peers of the same room connected to other signaling servers (nodes). Without
+   * it the server knows only its own sockets. With it, the server lists the router's remote peers
+   * in `joined`, counts them for `name-taken` and `room-full`, forwards signals addressed to them
+   * through `forward`, and tells the router when its own peers join and leave. The router feeds
+   * the other direction through {@link SignalingServer.deliver}, {@link SignalingServer.remoteJoined}
+   * and {@link SignalingServer.remoteLeft}.
+   */
+  readonly router?: SignalingRouter;
+}
+
+/** Routes signaling between nodes; see {@link SignalingServerOptions.router}. */
+export interface SignalingRouter {
+  /** The peers of `room` on other nodes now (synchronous: the router keeps its own view). */
+  remotePeers(room: string): readonly string[];
+  /** A peer of this server joined `room`. */
+  joined(room: string, peer: string): void;
+  /** A peer of this server left `room` (or its socket closed). */
+  left(room: string, peer: string): void;
+  /** Carries `signal` from `from` (here) to `to`, one of `remotePeers(room)`. */
+  forward(room: string, from: string, to: string, signal: PeerSignal): void;
 }
 
 interface Peer {
@@ -125,6 +147,7 @@ export class SignalingServer {
   };
   private sweepTimer: Timer | undefined;
   private closed = false;
+  private readonly router: SignalingRouter | undefined;
   /** Counters. */
   readonly stats: SignalingServerStats = { relayed: 0, refused: {} };
 
@@ -140,6 +163,7 @@ export class SignalingServer {
     readonly port: number,
   ) {
     this.clock = options.clock ?? systemClock;
+    this.router = options.router;
     this.limits = {
       maxSockets: positiveInteger(options.maxSockets, 1024, 'maxSockets'),
       maxRooms: positiveInteger(options.maxRooms, 1024, 'maxRooms'),
@@ -172,6 +196,32 @@ export class SignalingServer {
   /** The names of the peers in `room` (for tests and monitoring). */
   peersIn(room: string): readonly string[] {
     return [...(this.rooms.get(room)?.peers.keys() ?? [])];
+  }
+
+  /**
+   * Router side: delivers a signal from `from` (on another node) to the local peer `to` of `room`.
+   * Returns false when no such local peer exists.
+   */
+  deliver(room: string, from: string, to: string, signal: PeerSignal): boolean {
+    const target = this.rooms.get(room)?.peers.get(to);
+    if (!target) return false;
+    this.stats.relayed++;
+    this.write(target, { v: 1, type: 'signal', from, signal });
+    return true;
+  }
+
+  /** Router side: `peer` joined `room` on another node; local peers of the room get `peer-joined`. */
+  remoteJoined(room: string, peer: string): void {
+    const r = this.rooms.get(room);
+    if (!r || r.peers.has(peer)) return;
+    for (const other of r.peers.values()) this.write(other, { v: 1, type: 'peer-joined', peer });
+  }
+
+  /** Router side: `peer` left `room` on another node; local peers of the room get `peer-left`. */
+  remoteLeft(room: string, peer: string): void {
+    const r = this.rooms.get(room);
+    if (!r || r.peers.has(peer)) return;
+    for (const other of r.peers.values()) this.write(other, { v: 1, type: 'peer-left', peer });
   }
 
   /** Closes every socket and stops listening. Resolves once the server is closed. */
@@ -258,6 +308,11 @@ export class SignalingServer {
           return;
         }
         const target = room.peers.get(msg.to);
+        if (!target && msg.to !== peer.name && this.router?.remotePeers(room.name).includes(msg.to)) {
+          this.stats.relayed++;
+          this.router.forward(room.name, peer.name, msg.to, msg.signal);
+          return;
+        }
         if (!target || target === peer) {
           this.refuse(peer, 'unknown-peer', `no peer "${msg.to}" in this room`, false);
           return;
@@ -286,17 +341,23 @@ export class SignalingServer {
       this.refuse(peer, 'limit', `too many peers from ${peer.key} (${this.limits.maxPeersPerAddress})`, true);
       return;
     }
+    const remote = this.router?.remotePeers(roomName) ?? [];
+    if (remote.includes(name)) {
+      this.refuse(peer, 'name-taken', `"${name}" is taken in room "${roomName}"`, true);
+      return;
+    }
     let room = this.rooms.get(roomName);
-    if (room) {
-      if (room.peers.has(name)) {
+    if (room || remote.length > 0) {
+      if (room?.peers.has(name)) {
         this.refuse(peer, 'name-taken', `"${name}" is taken in room "${roomName}"`, true);
         return;
       }
-      if (room.peers.size >= this.limits.maxPeersPerRoom) {
+      if ((room?.peers.size ?? 0) + remote.length >= this.limits.maxPeersPerRoom) {
         this.refuse(peer, 'room-full', `room "${roomName}" is full (${this.limits.maxPeersPerRoom} peers)`, true);
         return;
       }
-    } else {
+    }
+    if (!room) {
       if (this.rooms.size >= this.limits.maxRooms) {
         this.refuse(peer, 'limit', `too many rooms (${this.limits.maxRooms})`, true);
         return;
@@ -311,7 +372,7 @@ export class SignalingServer {
     }
     this.gate.release(peer);
     this.peersByAddress.set(peer.key, (this.peersByAddress.get(peer.key) ?? 0) + 1);
-    const others = [...room.peers.keys()];
+    const others = [...room.peers.keys(), ...remote];
     room.peers.set(name, peer);
     peer.room = room;
     peer.name = name;
@@ -319,6 +380,7 @@ export class SignalingServer {
     for (const other of room.peers.values()) {
       if (other !== peer) this.write(other, { v: 1, type: 'peer-joined', peer: name });
     }
+    this.router?.joined(roomName, name);
   }
 
   private leaveRoom(peer: Peer): void {
@@ -326,6 +388,7 @@ export class SignalingServer {
     if (!room) return;
     peer.room = undefined;
     room.peers.delete(peer.name);
+    this.router?.left(room.name, peer.name);
     const n = (this.peersByAddress.get(peer.key) ?? 1) - 1;
     if (n > 0) this.peersByAddress.set(peer.key, n);
     else this.peersByAddress.delete(peer.key);

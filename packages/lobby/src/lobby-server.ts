@@ -1,0 +1,151 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server as HttpServer } from 'node:http';
+import type { Clock } from '@netplay/transport';
+import {
+  listenSignaling,
+  type SignalingRouter,
+  type SignalingServer,
+  type SignalingServerOptions,
+} from '@netplay/transport-webrtc/server';
+import { LobbyApi, type LobbyApiOptions } from './api.js';
+import { RoomFeed, type RoomFeedOptions } from './feed.js';
+import { MemoryRoomStore } from './memory-store.js';
+import { RelayServer, type RelayServerOptions } from './relay.js';
+import type { RoomStore } from './store.js';
+
+/** Something that routes signaling between nodes and must know the local signaling server. */
+export interface AttachableRouter extends SignalingRouter {
+  attach(server: SignalingServer): void;
+}
+
+/** Options of {@link startLobby}. */
+export interface LobbyServerOptions {
+  /** Port (default 0: any free port). */
+  readonly port?: number;
+  /** Address to bind (default `127.0.0.1`). */
+  readonly host?: string;
+  /** Public HTTP base URL of this node (default `http://<host>:<port>`, 127.0.0.1 for 0.0.0.0). */
+  readonly publicUrl?: string;
+  /** Where rooms live (default a new {@link MemoryRoomStore}). The server closes it. */
+  readonly store?: RoomStore;
+  /** Node name (default random). */
+  readonly nodeId?: string;
+  /** Room TTL (default 30 000 ms). */
+  readonly ttlMs?: number;
+  /** Further API options (caps, budgets). */
+  readonly api?: Partial<Omit<LobbyApiOptions, 'store' | 'nodeId' | 'publicUrl'>>;
+  /** Further feed options. */
+  readonly feed?: Partial<Omit<RoomFeedOptions, 'store'>>;
+  /** Relay options, or `false` for no relay. */
+  readonly relay?: Partial<Omit<RelayServerOptions, 'store' | 'publicWsUrl'>> | false;
+  /** Signaling options (at `/signal`), or `false` for none. */
+  readonly signaling?: Omit<SignalingServerOptions, 'server' | 'path' | 'port' | 'host' | 'router'> | false;
+  /** Routes signaling between nodes (e.g. {@link RedisSignalingRouter}); the server closes it. */
+  readonly router?: AttachableRouter & { close?(abandon?: boolean): Promise<void> };
+  readonly clock?: Clock;
+}
+
+/**
+ * A lobby node: one `node:http` server carrying the HTTP API (`/rooms`, `/health`), the change feed
+ * (`/feed`), WebRTC signaling (`/signal`, @netplay/transport-webrtc's server unchanged) and the
+ * relay (`/relay/host`, `/relay/join`, `/relay/link`).
+ */
+export class LobbyServer {
+  /** @internal Use {@link startLobby}. */
+  constructor(
+    private readonly http: HttpServer,
+    readonly nodeId: string,
+    readonly url: string,
+    readonly port: number,
+    readonly store: RoomStore,
+    readonly api: LobbyApi,
+    readonly feed: RoomFeed,
+    readonly relay: RelayServer | undefined,
+    readonly signaling: SignalingServer | undefined,
+    private readonly router: LobbyServerOptions['router'],
+  ) {}
+
+  /** The signaling URL (`ws://…/signal`), when signaling is on. */
+  get signalingUrl(): string | undefined {
+    return this.signaling ? `${this.url.replace(/^http/, 'ws')}/signal` : undefined;
+  }
+
+  /**
+   * Stops the node. With `abandon`, it stops like a crashed process: sockets are cut and nothing is
+   * removed from the store (its rooms and placements live on until their TTL).
+   */
+  async close(abandon = false): Promise<void> {
+    this.feed.close();
+    this.api.close();
+    await this.relay?.close(abandon);
+    await this.signaling?.close();
+    await this.router?.close?.(abandon);
+    await this.store.close(abandon);
+    this.http.closeAllConnections();
+    await new Promise<void>((r) => this.http.close(() => r()));
+  }
+}
+
+/** Starts a lobby node; resolves once it listens. */
+export async function startLobby(options: LobbyServerOptions = {}): Promise<LobbyServer> {
+  const store = options.store ?? new MemoryRoomStore(options.clock ? { clock: options.clock } : {});
+  const nodeId = options.nodeId ?? randomBytes(4).toString('hex');
+  const http = createServer();
+  http.on('clientError', (_e, socket) => socket.destroy());
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    http.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
+      http.off('error', reject);
+      resolve();
+    });
+  });
+  const addr = http.address();
+  const port = typeof addr === 'object' && addr ? addr.port : 0;
+  const host = options.host === undefined || options.host === '0.0.0.0' ? '127.0.0.1' : options.host;
+  const url = (options.publicUrl ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
+  const wsUrl = url.replace(/^http/, 'ws');
+  let signaling: SignalingServer | undefined;
+  const sigHttp = createServer();
+  if (options.signaling !== false) {
+    const pending = listenSignaling({
+      ...(options.signaling ?? {}),
+      ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.router ? { router: options.router } : {}),
+      server: sigHttp,
+      path: '/signal',
+    });
+    sigHttp.emit('listening');
+    signaling = await pending;
+    options.router?.attach(signaling);
+  }
+  const api = new LobbyApi({
+    ...(options.api ?? {}),
+    store,
+    nodeId,
+    publicUrl: url,
+    signaling: signaling !== undefined,
+    ...(options.ttlMs !== undefined ? { ttlMs: options.ttlMs } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
+  const feed = new RoomFeed({ ...(options.feed ?? {}), store, ...(options.clock ? { clock: options.clock } : {}) });
+  const relay =
+    options.relay === false
+      ? undefined
+      : new RelayServer({
+          ...(options.relay ?? {}),
+          store,
+          publicWsUrl: wsUrl,
+          ...(options.clock ? { clock: options.clock } : {}),
+        });
+  http.on('request', (req, res) => api.handle(req, res));
+  http.on('upgrade', (req, socket, head) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (path === '/feed') feed.handleUpgrade(req, socket, head);
+    else if (path?.startsWith('/relay/') && relay) relay.handleUpgrade(req, socket, head);
+    else if (path === '/signal' && signaling) sigHttp.emit('upgrade', req, socket, head);
+    else {
+      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+    }
+  });
+  return new LobbyServer(http, nodeId, url, port, store, api, feed, relay, signaling, options.router);
+}
