@@ -51,6 +51,9 @@ function writeConfig(dir: string, c: RetroArchConfig): { cfg: string; rom: strin
   copyFileSync(efpRom(), rom);
   const cfg = join(dir, 'retroarch.cfg');
   const off = (k: string) => `${k} = "false"`;
+  // RetroArch keeps the first of two lines with one key: a key in `extra` replaces the default.
+  const key = (line: string) => line.split('=')[0]!.trim();
+  const overridden = new Set((c.extra ?? []).map(key));
   writeFileSync(
     cfg,
     [
@@ -77,9 +80,10 @@ function writeConfig(dir: string, c: RetroArchConfig): { cfg: string; rom: strin
       `savefile_directory = "${join(dir, 'saves')}"`,
       `savestate_directory = "${join(dir, 'states')}"`,
       `system_directory = "${join(dir, 'system')}"`,
-      ...(c.extra ?? []),
-      '',
-    ].join('\n'),
+    ]
+      .filter((line) => !overridden.has(key(line)))
+      .concat(c.extra ?? [], '')
+      .join('\n'),
   );
   return { cfg, rom };
 }
@@ -154,6 +158,14 @@ export async function startHost(port: number, c: RetroArchConfig, seconds = 60):
     throw e;
   }
   return p;
+}
+
+/**
+ * Starts a headless RetroArch host without waiting for a listening socket: a host configured for a
+ * tunnel relay (`extra` with `netplay_use_mitm_server`) connects out instead of listening.
+ */
+export function startHostUnwaited(port: number, c: RetroArchConfig, seconds = 60): RetroArchProcess {
+  return run(['--host', '--port', String(port)], c, seconds);
 }
 
 /** Starts a headless RetroArch client joining 127.0.0.1:`port`. */
