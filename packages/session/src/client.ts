@@ -1,4 +1,4 @@
-import { ClientServerClient, LockstepError, LockstepRunner, type PeerReport } from '@netplay/lockstep';
+import { ClientServerClient, LockstepError, type LockstepRunner, type PeerReport } from '@netplay/lockstep';
 import { DecodeError } from '@netplay/protocol';
 import {
   CoreDriver,
@@ -21,9 +21,10 @@ import {
 } from '@netplay/transport';
 import { SESSION_CONTROL_CHANNEL } from './channels.js';
 import { ClientControl } from './client-control.js';
+import { clientRoutes, startClientRunner } from './client-lockstep.js';
 import type { JoinInfo, NetplayClientEventMap, NetplayClientOptions, NetplayClientState } from './client-options.js';
 import { SessionError } from './errors.js';
-import { endError, type FinalityScheduler, LockstepFinality } from './lockstep-finality.js';
+import type { FinalityScheduler, LockstepFinality } from './lockstep-finality.js';
 import {
   decodeSessionMessage,
   encodeHello,
@@ -46,7 +47,7 @@ import {
 import { passwordProof } from './password.js';
 import { RelayFramer, relayChannelOf, rollbackChannelOf } from './relay.js';
 import { startRollback } from './rollback-start.js';
-import { ROUTE_HEADER_BYTES, RoutedConnection, routedChannelIndex } from './routed-connection.js';
+import { ROUTE_HEADER_BYTES, type RoutedConnection, routedChannelIndex } from './routed-connection.js';
 import { unpackSyncState } from './sync-state.js';
 
 export type { JoinInfo, NetplayClientEventMap, NetplayClientOptions, NetplayClientState } from './client-options.js';
@@ -531,21 +532,7 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
       seed: (o.randomU32 ?? defaultRandomU32)() >>> 0,
       extraDelayMs: m.inputDelay * frameMs,
     });
-    const routes = new Map<number, RoutedConnection>();
-    for (const slot of slots) {
-      if (slot === m.slot) continue;
-      routes.set(
-        slot,
-        new RoutedConnection({
-          carrier: this.conn,
-          slot,
-          channels: shape.channels,
-          // The host fans out what the scheduler sends every peer alike: send it once, to the host.
-          ...(slot === 0 ? { broadcast: shape.broadcast } : { skip: shape.broadcast }),
-          remoteAddress: slot === 0 ? this.conn.remoteAddress : `${this.conn.remoteAddress} → slot ${slot}`,
-        }),
-      );
-    }
+    const routes = clientRoutes(this.conn, shape, slots, m.slot);
     this.routed = { shape, routes };
     this.stage = 'playing';
     this.joinInfo = info;
@@ -560,18 +547,20 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
    * scheduler's end (removed, host lost) ends the session with that `SessionError`.
    */
   private startRunner(scheduler: FinalityScheduler, peers?: Map<number, RoutedConnection>): LockstepRunner {
-    const fin = new LockstepFinality(scheduler, {
-      final: (frame) => this.emitter.emit('final', { frame }),
-      removed: () => {},
-      ended: (reason, frame) => this.fail(endError(reason, frame, 'this peer')),
-    });
-    this.finality = fin;
-    const hooks = fin.hooks((req) =>
-      this.emitter.emit('frame', { frame: req.frame, inputs: this.control.lockstepFrame(req.frame, req.inputs) }),
+    const { runner, finality } = startClientRunner(
+      this.options.clock,
+      this.lockstepCore ?? this.core,
+      scheduler,
+      {
+        final: (frame) => this.emitter.emit('final', { frame }),
+        frame: (req) =>
+          this.emitter.emit('frame', { frame: req.frame, inputs: this.control.lockstepFrame(req.frame, req.inputs) }),
+        ended: (error) => this.fail(error),
+      },
+      peers,
     );
-    const o = this.options;
-    const core = this.lockstepCore ?? this.core;
-    return new LockstepRunner({ clock: o.clock, scheduler, core, ...(peers ? { peers } : {}), ...hooks });
+    this.finality = finality;
+    return runner;
   }
 
   /** A routed message from the host: `[source slot][channel][payload]`; a departed source's are dropped. */
