@@ -107,7 +107,9 @@ function play(mode: SessionMode, s: Scenario, sabotage?: (client: NetplayClient)
       resumeAt = -1;
     }
     env.host.tick(hi());
-    clients.forEach((c, i) => c.tick(ci[i]!()));
+    clients.forEach((c, i) => {
+      c.tick(ci[i]!());
+    });
     env.net.advance(FRAME_MS);
     for (const f of finals) f.record();
   }
@@ -115,7 +117,9 @@ function play(mode: SessionMode, s: Scenario, sabotage?: (client: NetplayClient)
   // Settle: keep playing 2 s so the last inputs, finals and chats arrive everywhere.
   for (let t = 0; t < 2000 / FRAME_MS; t++) {
     env.host.tick(hi());
-    clients.forEach((c, i) => c.tick(ci[i]!()));
+    clients.forEach((c, i) => {
+      c.tick(ci[i]!());
+    });
     env.net.advance(FRAME_MS);
     for (const f of finals) f.record();
   }
