@@ -10,6 +10,8 @@ import {
 import { LobbyApi, type LobbyApiOptions } from './api.js';
 import { RoomFeed, type RoomFeedOptions } from './feed.js';
 import { MemoryRoomStore } from './memory-store.js';
+import { RedisSignalingRouter } from './redis-router.js';
+import { RedisRoomStore } from './redis-store.js';
 import { RelayServer, type RelayServerOptions } from './relay.js';
 import type { RoomStore } from './store.js';
 
@@ -26,7 +28,14 @@ export interface LobbyServerOptions {
   readonly host?: string;
   /** Public HTTP base URL of this node (default `http://<host>:<port>`, 127.0.0.1 for 0.0.0.0). */
   readonly publicUrl?: string;
-  /** Where rooms live (default a new {@link MemoryRoomStore}). The server closes it. */
+  /**
+   * A Redis URL (`redis://127.0.0.1:6379`): rooms in a {@link RedisRoomStore} and signaling routed by
+   * a {@link RedisSignalingRouter}, shared with every node on the same Redis and `redisPrefix`.
+   */
+  readonly redis?: string;
+  /** Key prefix in Redis (default `np:lobby:`). */
+  readonly redisPrefix?: string;
+  /** Where rooms live (default a new {@link MemoryRoomStore}, or Redis with `redis`). The server closes it. */
   readonly store?: RoomStore;
   /** Node name (default random). */
   readonly nodeId?: string;
@@ -62,7 +71,8 @@ export class LobbyServer {
     readonly feed: RoomFeed,
     readonly relay: RelayServer | undefined,
     readonly signaling: SignalingServer | undefined,
-    private readonly router: LobbyServerOptions['router'],
+    /** The signaling router (Redis), when there is one. */
+    readonly router: LobbyServerOptions['router'],
   ) {}
 
   /** The signaling URL (`ws://…/signal`), when signaling is on. */
@@ -88,8 +98,19 @@ export class LobbyServer {
 
 /** Starts a lobby node; resolves once it listens. */
 export async function startLobby(options: LobbyServerOptions = {}): Promise<LobbyServer> {
-  const store = options.store ?? new MemoryRoomStore(options.clock ? { clock: options.clock } : {});
   const nodeId = options.nodeId ?? randomBytes(4).toString('hex');
+  const common = {
+    ...(options.redisPrefix !== undefined ? { prefix: options.redisPrefix } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
+  };
+  const store =
+    options.store ??
+    (options.redis !== undefined
+      ? await RedisRoomStore.connect(options.redis, common)
+      : new MemoryRoomStore(options.clock ? { clock: options.clock } : {}));
+  if (options.redis !== undefined && !options.router && options.signaling !== false) {
+    options = { ...options, router: await RedisSignalingRouter.connect(options.redis, { ...common, nodeId }) };
+  }
   const http = createServer();
   http.on('clientError', (_e, socket) => socket.destroy());
   await new Promise<void>((resolve, reject) => {
