@@ -1,6 +1,7 @@
 /**
  * Our tunnel relay as a real RetroArch 1.14 host's custom MITM server: the host gets a session,
- * our client joins through the relay with the session id and plays, our recorder (a second client
+ * our emulating client (Nestopia in-process) joins through the relay with the session id, plays
+ * and matches every CRC of the host, our recorder (a second client
  * through the relay) records 3,000 frames with no gap, the host answers the relay's pings, and a
  * stopped host (SIGSTOP) is dropped after 3 unanswered pings. A real RetroArch client that
  * connects to the relay directly gets the outdated answer.
@@ -10,12 +11,13 @@ import { afterEach, expect, it } from 'vitest';
 import { parseRecording, type RetroArchClientEvent, RetroArchRecorder } from '../src/index.js';
 import {
   connectRetroArch,
+  connectRetroArchEmulating,
   listenRetroArchTunnel,
   type RetroArchConnection,
   type RetroArchTunnel,
   type RetroArchTunnelEvents,
 } from '../src/node.js';
-import { scriptedInput } from './cores.js';
+import { loadNestopia, scriptedInput } from './cores.js';
 import { type RetroArchProcess, startClient, startHostUnwaited, until } from './harness.js';
 
 /** Seconds our client plays through the relay (the issue asks 60). */
@@ -26,9 +28,11 @@ const PING_MS = 1000;
 let relay: RetroArchTunnel | undefined;
 let ra: RetroArchProcess | undefined;
 const conns: RetroArchConnection[] = [];
+const cleanup: Array<() => void> = [];
 let stopped: number[] = [];
 afterEach(async () => {
   for (const c of conns.splice(0)) c.socket.destroy();
+  for (const c of cleanup.splice(0)) c();
   for (const pid of stopped.splice(0)) signal(pid, 'SIGCONT');
   await ra?.stop();
   ra = undefined;
@@ -88,15 +92,23 @@ it(`a real RetroArch host behind our relay: our client plays ${PLAY_SECONDS} s, 
   await until(() => sessions.length === 1, 20_000, 'the host’s tunnel session');
   const session = sessions[0]!;
 
-  // Our player joins through the relay and plays device 1 (player 2) with scripted input.
+  // Our emulating player (Nestopia in-process, checking every CRC of the host) joins through the
+  // relay and plays device 1 (player 2) with scripted input.
+  const core = loadNestopia();
+  cleanup.push(() => core.close());
   const input = scriptedInput(1818);
   const sent = new Map<number, number>();
   let playingFrom = -1;
-  const player = await connectRetroArch({
+  const mismatches: number[] = [];
+  const player = await connectRetroArchEmulating({
     relay: `127.0.0.1:${relayPort}`,
     session,
     nick: 'netplay-relay',
+    core,
     onInputSent: (frame, words) => sent.set(frame, words[0]!),
+    onEmulatorEvent: (e) => {
+      if (e.type === 'crcChecked' && e.host !== e.ours) mismatches.push(e.frame);
+    },
     onEvent: (e) => {
       if (e.type === 'synced') player.client.play();
       if (e.type === 'mode' && e.you && e.playing) playingFrom = e.frame;
@@ -122,6 +134,9 @@ it(`a real RetroArch host behind our relay: our client plays ${PLAY_SECONDS} s, 
   await until(() => Date.now() - started >= PLAY_SECONDS * 1000, PLAY_SECONDS * 1000, 'the play time');
 
   expect(player.client.state).toBe('playing');
+  const emu = { ...player.emulator.stats };
+  expect(mismatches).toEqual([]);
+  expect(emu.crcsChecked).toBeGreaterThanOrEqual(PLAY_SECONDS - 5);
   expect(spectator.client.state).toBe('spectating');
   const during = t.sessions()[0]!;
   const log = host.log();
@@ -171,7 +186,8 @@ it(`a real RetroArch host behind our relay: our client plays ${PLAY_SECONDS} s, 
   const stats = t.stats();
   console.log(
     `tunnel: ${PLAY_SECONDS} s through the relay, ${frames.length} frames recorded (${frames[0]}–${frames.at(-1)}), ` +
-      `${ours.length} of our inputs in the recording, ${pings.length} pings, ` +
+      `${ours.length} of our inputs in the recording, emulating player: ${emu.frames} frames run, ${emu.crcsChecked} CRCs checked, ` +
+      `${emu.crcMismatches} mismatches, ${emu.savestatesLoaded} savestates loaded; ${pings.length} pings, ` +
       `bytes to host ${during.bytesToHost}, to clients ${during.bytesToClients}; stopped host dropped after ${dropMs} ms`,
   );
   expect(stats.sessionsCreated).toBe(1);

@@ -78,7 +78,7 @@ export async function serveRetroArchGame(options: ServeRetroArchGameOptions): Pr
 
 /** Options of {@link connectRetroArchEmulating}. */
 export interface ConnectRetroArchEmulatingOptions
-  extends Omit<ConnectRetroArchOptions, 'onInputSent'>,
+  extends ConnectRetroArchOptions,
     Omit<RetroArchClientEmulatorOptions, 'requestSavestate' | 'onEvent'> {
   /** The emulator's events. */
   readonly onEmulatorEvent?: (event: RetroArchClientEmulatorEvent) => void;
@@ -92,7 +92,9 @@ export interface RetroArchEmulatingConnection extends RetroArchConnection {
 /**
  * Joins a RetroArch host with a client that runs the game too: a {@link RetroArchClientEmulator}
  * fed by the client's events (savestates, every client's INPUT, CRCs) and our own INPUT; a CRC
- * mismatch is answered with REQUEST_SAVESTATE. Resolves once connected.
+ * mismatch is answered with REQUEST_SAVESTATE. `onInputSent` sees our INPUT after the emulator;
+ * `relay` and `session` join through a RetroArch tunnel relay as with {@link connectRetroArch}.
+ * Resolves once connected.
  */
 export async function connectRetroArchEmulating(
   options: ConnectRetroArchEmulatingOptions,
@@ -112,7 +114,10 @@ export async function connectRetroArchEmulating(
       emulator.onClientEvent(e);
       options.onEvent?.(e);
     },
-    onInputSent: (frame, words) => emulator.onInputSent(frame, words),
+    onInputSent: (frame, words) => {
+      emulator.onInputSent(frame, words);
+      options.onInputSent?.(frame, words);
+    },
   });
   return Object.assign(conn, { emulator });
 }

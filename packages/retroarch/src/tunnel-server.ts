@@ -531,8 +531,10 @@ export function listenRetroArchTunnel(options: ListenRetroArchTunnelOptions): Pr
         );
         return;
       }
-      from.socket.pause();
-      to.socket.once('drain', () => from.socket.resume());
+      if (!from.socket.isPaused()) {
+        from.socket.pause();
+        to.socket.once('drain', () => from.socket.resume());
+      }
     }
   }
 
