@@ -11,9 +11,14 @@ export type RollbackErrorCode =
   /** A peer sent a message that breaks the session protocol. */
   | 'protocol'
   /** A peer speaks another session wire version (e.g. version 1 INPUT against version 2). */
-  | 'version';
+  | 'version'
+  /** A builder option is missing or out of range; {@link RollbackError.option} names it. */
+  | 'invalid-option';
 
-/** The error of @netplay/rollback: a typed `code` and, for `desync`, the first frame that differs. */
+/**
+ * The error of @netplay/rollback: a typed `code`, for `desync` the first frame that differs, and
+ * for `invalid-option` the name of the option (as the builder spells it, e.g. `maxPrediction`).
+ */
 export class RollbackError extends Error {
   override readonly name = 'RollbackError';
   constructor(
@@ -22,6 +27,8 @@ export class RollbackError extends Error {
     message: string,
     /** The frame concerned, when there is one (for `desync`: the first frame whose checksum differs). */
     readonly frame?: number,
+    /** For `invalid-option`: the option that was wrong (e.g. `players`, `remote(3)`). */
+    readonly option?: string,
   ) {
     super(message);
   }

@@ -6,6 +6,18 @@
  * @packageDocumentation
  */
 
+export {
+  type ResolvedRollbackOptions,
+  RollbackBuilder,
+  RollbackGame,
+  type RollbackOptions,
+  RollbackSpectatorBuilder,
+  RollbackSpectatorGame,
+  type RollbackSpectatorOptions,
+  resolveRollbackOptions,
+  rollback,
+  rollbackSpectator,
+} from './builder.js';
 export { CONTROL_CHANNEL, INPUT_CHANNEL, ROLLBACK_CHANNELS, type SendFn } from './channels.js';
 export { ConnectionSet, type SessionEndpoint } from './connections.js';
 export { type ChecksumSink, CoreDriver } from './driver.js';
