@@ -127,7 +127,7 @@ export class InputExchange {
   heartbeatFrames(r: Remote): number {
     if (r.rttSamples === 0) return 1;
     const h = Math.floor(this.timeline.maxPrediction + this.inputDelay() - r.rttMs / 2 / this.frameMs - 1);
-    return h < 1 ? 1 : h > MAX_HEARTBEAT_FRAMES ? MAX_HEARTBEAT_FRAMES : h;
+    return h < 1 ? 1 : Math.min(h, MAX_HEARTBEAT_FRAMES);
   }
 
   /** Messages of redundancy for the loss `r` reports: enough that all copies are lost with odds ≤ 1/1000. */
@@ -168,7 +168,7 @@ export class InputExchange {
         ackNext <= r.sentUpTo &&
         now - r.frameSentAt[ackNext & 255]! >= r.rttMs + (h + 2) * this.frameMs &&
         r.sentUpTo - ackNext < 256;
-      const sums = this.checksums !== undefined && this.checksums.due(r);
+      const sums = this.checksums?.due(r) === true;
       const due =
         !running ||
         retransmit ||
@@ -194,7 +194,7 @@ export class InputExchange {
     m.frame = t.currentFrame;
     m.ack = t.queues[r.player]!.lastFrame + 1;
     const unread = t.unreadFrame;
-    m.held = unread >= HELD_ALL ? HELD_ALL : unread;
+    m.held = Math.min(unread, HELD_ALL);
     this.timeSync.stamp(m, r, now);
     m.epoch = this.role.epoch;
     m.loss = Math.min(255, Math.round(r.lossIn * 256));

@@ -66,7 +66,9 @@ describe('INPUT, wire version 2', () => {
     if (g.inputs !== null) {
       start = Math.max(1, g.near + g.inputs.startOffset);
       const flat = new Uint8Array(g.inputs.frames.length * 2);
-      g.inputs.frames.forEach((f, i) => flat.set(f, i * 2));
+      g.inputs.frames.forEach((f, i) => {
+        flat.set(f, i * 2);
+      });
       const stream = new Uint8Array(inputStreamMaxEncodedSize(g.inputs.frames.length, 2));
       const sn = encodeInputStream(
         { startFrame: start, frameCount: g.inputs.frames.length, inputSize: 2 },
