@@ -258,6 +258,7 @@ export class RelayServer {
   private dropClient(c: Client, reason: string): void {
     c.timer?.cancel();
     this.gate.release(c);
+    c.ws.resume();
     c.ws.close(RelayCloseCode.refused, reason.slice(0, 120));
     const t = setTimeout(() => c.ws.terminate(), 1000);
     c.ws.once('close', () => clearTimeout(t));
@@ -275,6 +276,7 @@ export class RelayServer {
             : RelayCloseCode.refused;
     // The reason travels in the close frame (at most 123 bytes); `elsewhere` carries the URL.
     const text = `${code}: ${reason}`;
+    ws.resume(); // read the peer's closing handshake
     ws.close(close, Buffer.byteLength(text) <= 123 ? text : code);
     const t = setTimeout(() => ws.terminate(), 1000);
     ws.once('close', () => clearTimeout(t));
