@@ -40,8 +40,8 @@ function linkServers(): {
     return {
       remotePeers: (room) => [...(peers[other].get(room) ?? [])],
       joined(room, peer) {
-        let s = peers[me].get(room);
-        if (!s) peers[me].set(room, (s = new Set()));
+        const s = peers[me].get(room) ?? new Set<string>();
+        peers[me].set(room, s);
         s.add(peer);
         servers[other]?.remoteJoined(room, peer);
       },
