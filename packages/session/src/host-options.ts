@@ -76,7 +76,12 @@ export interface HostPeerInfo {
 /** Events of a {@link NetplayHost}. */
 export interface NetplayHostEventMap {
   /** A client passed the handshake (a player got SYNC, or a spectator was admitted). */
-  'peer-joined': { readonly nick: string; readonly slot: number | undefined };
+  'peer-joined': {
+    readonly nick: string;
+    readonly slot: number | undefined;
+    /** True when a player who left came back with its nick into the slot it had (lockstep-cs rejoin). */
+    readonly rejoined?: boolean;
+  };
   /** A client was refused; its connection is closed with `error.closeReason`. */
   'peer-refused': { readonly nick: string | undefined; readonly remoteAddress: string; readonly error: SessionError };
   /** An admitted client's connection closed. */

@@ -468,7 +468,8 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
     this.server.addClient(slot, slot);
     this.runner.addPeer(slot, peer.conn);
     if (first) this.emitter.emit('started', { frame: 0, roster });
-    this.emitter.emit('peer-joined', { nick: peer.nick ?? '', slot });
+    const rejoined = this.slots.slotOf(peer.nick ?? '') === slot;
+    this.emitter.emit('peer-joined', { nick: peer.nick ?? '', slot, ...(rejoined ? { rejoined } : {}) });
   }
 
   private roster(): RosterEntry[] {

@@ -92,12 +92,15 @@ describe('refusal order: protocol → password → room (issue 15)', () => {
     const start = w.net.clock.now();
     const left: string[] = [];
     w.host.on('peer-left', ({ nick, reason }) => left.push(`${nick}: ${reason}`));
+    const joinedEvents: unknown[] = [];
+    w.host.on('peer-joined', (e) => joinedEvents.push(e));
     const again = w.connect('ben');
     for (let i = 0; i < 200 && again.sums.size === 0; i++) tick(w, [ann, again], 1);
     expect(again.client.info?.nick).toBe('ben');
     expect(again.client.info?.slot).toBe(slot);
     expect(w.net.clock.now() - start).toBeLessThan(3000);
     expect(left).toEqual(['ben: closed: replaced: ben reconnected from the same address']);
+    expect(joinedEvents).toEqual([{ nick: 'ben', slot, rejoined: true }]);
     // Its first frame is the host's state, and it plays on in agreement.
     tick(w, [ann, again], 120);
     let compared = 0;
