@@ -25,12 +25,12 @@ export {
   DEFAULT_TUNNEL_HOST_RATE_LIMITS,
   DEFAULT_TUNNEL_SESSION_RATE_LIMITS,
   type ListenRetroArchTunnelOptions,
-  listenRetroArchTunnel,
   type RetroArchTunnel,
   type RetroArchTunnelEvents,
   type RetroArchTunnelSessionInfo,
   type RetroArchTunnelStats,
-} from './tunnel-server.js';
+} from './tunnel-options.js';
+export { listenRetroArchTunnel } from './tunnel-server.js';
 
 /** Options of {@link connectRetroArch}. */
 export interface ConnectRetroArchOptions extends Omit<RetroArchClientOptions, 'onOutput'> {
