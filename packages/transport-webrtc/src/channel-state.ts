@@ -1,7 +1,7 @@
-import type { ChannelSpec, ConnectionStats, SendLedger } from '@netplay/transport';
-import { MutableConnectionStats } from '@netplay/transport';
+import type { ChannelSpec, ConnectionStats } from '@netplay/transport';
+import { MutableConnectionStats, SendLedger } from '@netplay/transport';
 import type { RtcDataChannelLike } from './rtc.js';
-import type { Reassembler } from './wire.js';
+import { Reassembler } from './wire.js';
 
 /** {@link ConnectionStats} plus counters specific to netplay-webrtc. */
 export interface WebRtcConnectionStats extends ConnectionStats {
@@ -57,3 +57,21 @@ export const UNOPENED: RtcDataChannelLike = {
   send() {},
   close() {},
 };
+
+/** The fresh state of channel `spec` (reliable ones reassemble up to `maxMessageBytes`). */
+export function newChan(spec: ChannelSpec, maxMessageBytes: number): Chan {
+  const reliable = spec.kind === 'reliable';
+  return {
+    spec,
+    reliable,
+    dc: UNOPENED,
+    reassembler: reliable ? new Reassembler(maxMessageBytes) : undefined,
+    sent: 0,
+    received: 0,
+    ledger: new SendLedger(),
+    nextSeq: 0,
+    pending: undefined,
+    got: false,
+    lastSeq: 0,
+  };
+}

@@ -16,17 +16,18 @@ import {
   Emitter,
   encodeCloseReason,
   RateBudget,
-  SendLedger,
   TransportError,
   validateChannels,
 } from '@netplay/transport';
-import { type Chan, MutableStats, UNOPENED, type WebRtcConnectionStats } from './channel-state.js';
+import { type Chan, MutableStats, newChan, UNOPENED, type WebRtcConnectionStats } from './channel-state.js';
 import { Liveness } from './liveness.js';
 import { Negotiation } from './negotiation.js';
 import { type ResolvedOptions, resolveOptions, type WebRtcConnectionOptions } from './options.js';
 import { Outbox } from './outbox.js';
+import { RemoteAddress, type RemoteAddressSource } from './remote-address.js';
 import type { PeerSignal, RtcDataChannelLike, RtcPeerConnectionLike } from './rtc.js';
 import {
+  bytesOf,
   CloseKind,
   type CloseKindValue,
   CONTROL_CHANNEL_ID,
@@ -40,7 +41,6 @@ import {
   FIRST_DATA_CHANNEL_ID,
   PING_CHANNEL_ID,
   PROTOCOL_VERSION,
-  Reassembler,
   seqNewer,
   UNRELIABLE_HEADER_BYTES,
 } from './wire.js';
@@ -93,16 +93,20 @@ export class WebRtcConnection implements Connection {
   private connectTimer: Timer | undefined;
   private drainTimer: Timer | undefined;
   private remoteClose: { kind: CloseKindValue; reason: string; sent: readonly number[] } | undefined;
+  private readonly address: RemoteAddress;
 
   constructor(
     private readonly pc: RtcPeerConnectionLike,
     readonly role: WebRtcRole,
-    /** The peer's name in the signaling room (plus `webrtc:` prefix). */
-    readonly remoteAddress: string,
+    /** The address until the selected candidate pair is known, and the fallback: `webrtc:<peer>`. */
+    fallbackAddress: string,
     options: WebRtcConnectionOptions,
     private readonly signal: (s: PeerSignal) => void,
     private readonly hooks?: WebRtcServerHooks,
+    /** The IP the signaling server saw the peer's socket come from (stamped on its offer). */
+    signaledAddress?: string,
   ) {
+    this.address = new RemoteAddress(fallbackAddress, signaledAddress);
     this.channels = validateChannels(options.channels);
     this.opts = resolveOptions(options, this.channels);
     this.stats = this.mstats;
@@ -129,22 +133,7 @@ export class WebRtcConnection implements Connection {
       now,
     );
     this.budget = this.opts.rateLimits === false ? undefined : new RateBudget(this.opts.rateLimits, now);
-    this.chans = this.channels.map((spec) => {
-      const reliable = spec.kind === 'reliable';
-      return {
-        spec,
-        reliable,
-        dc: UNOPENED,
-        reassembler: reliable ? new Reassembler(this.opts.maxMessageBytes) : undefined,
-        sent: 0,
-        received: 0,
-        ledger: new SendLedger(),
-        nextSeq: 0,
-        pending: undefined,
-        got: false,
-        lastSeq: 0,
-      };
-    });
+    this.chans = this.channels.map((spec) => newChan(spec, this.opts.maxMessageBytes));
     for (const c of this.chans) this.byName.set(c.spec.name, c);
     this.outbox = new Outbox(this.chans, this.opts, this.mstats, {
       fail: (e) => this.fail(e),
@@ -174,6 +163,20 @@ export class WebRtcConnection implements Connection {
   /** Size limits of `send`: after the handshake, the smaller of both ends' limits and the SCTP limit. */
   get limits(): ConnectionLimits {
     return this.currentLimits;
+  }
+
+  /**
+   * Where the peer is, for per-address limits (`addressKey`): the selected candidate pair's remote
+   * `ip:port`, or the signaling server's IP for a relay or mDNS candidate, else `webrtc:<peer>`
+   * (README, "Remote address"). Final from `open` on (the handshake waits for it).
+   */
+  get remoteAddress(): string {
+    return this.address.address;
+  }
+
+  /** Which rule gave {@link remoteAddress}. */
+  get remoteAddressSource(): RemoteAddressSource {
+    return this.address.source;
   }
 
   /** The underlying peer connection (e.g. for `getStats()`). */
@@ -237,7 +240,17 @@ export class WebRtcConnection implements Connection {
     const sctpMax = this.pc.sctp?.maxMessageSize;
     const max = typeof sctpMax === 'number' && sctpMax > 0 ? sctpMax : 65536;
     this.outbox.chunkBytes = Math.max(1024, Math.min(max, 64 << 10));
-    if (this.role !== 'client' || this.currentState !== 'connecting' || this.helloSent) return;
+    // ICE, DTLS and SCTP are up: the selected pair is known. Both ends open only once it is read.
+    this.resolveAddress();
+    if (this.role === 'client') this.address.whenResolved(() => this.sendHello());
+  }
+
+  private resolveAddress(): void {
+    this.address.resolve(this.pc.getStats ? () => this.pc.getStats!() : undefined);
+  }
+
+  private sendHello(): void {
+    if (this.currentState !== 'connecting' || this.helloSent) return;
     this.helloSent = true;
     this.transmitControl(
       encodeHello(ControlType.hello, {
@@ -260,8 +273,9 @@ export class WebRtcConnection implements Connection {
   }
 
   private onHello(bytes: Uint8Array): void {
-    if (this.role !== 'server' || this.currentState !== 'connecting')
+    if (this.role !== 'server' || this.currentState !== 'connecting' || this.helloSent)
       throw new TransportError('protocol', 'unexpected HELLO');
+    this.helloSent = true; // server: HELLO received
     const hello = decodeHello(bytes);
     if (hello.version !== PROTOCOL_VERSION) {
       this.refuse(`unsupported netplay-webrtc version ${hello.version} (this end speaks ${PROTOCOL_VERSION})`);
@@ -271,6 +285,13 @@ export class WebRtcConnection implements Connection {
       this.refuse(`channel mismatch: server has ${channelSignature(this.channels)}`);
       return;
     }
+    this.resolveAddress();
+    this.address.whenResolved(() => {
+      if (this.currentState === 'connecting') this.welcome(hello);
+    });
+  }
+
+  private welcome(hello: ReturnType<typeof decodeHello>): void {
     this.agree(hello.maxMessageBytes, hello.maxUnreliableBytes);
     this.transmitControl(
       encodeHello(ControlType.welcome, {
@@ -300,21 +321,11 @@ export class WebRtcConnection implements Connection {
       if (this.isClosed()) return;
     }
     this.earlyBytes = 0;
-    for (const { chan, data } of this.outbox.takeQueued()) {
-      const max = chan.reliable ? this.currentLimits.maxMessageBytes : this.currentLimits.maxUnreliableBytes;
-      try {
-        if (data.length > max)
-          throw new TransportError(
-            'too-large',
-            `a ${data.length}-byte message queued before open exceeds the agreed ${max}`,
-          );
-        this.outbox.send(chan, data);
-      } catch (e) {
-        if (!(e instanceof TransportError)) throw e;
-        this.emitter.emit('error', e);
-      }
-      if (this.isClosed()) return;
-    }
+    this.outbox.flushQueued(
+      this.currentLimits,
+      (e) => this.emitter.emit('error', e),
+      () => this.isClosed(),
+    );
   }
 
   private becomeOpen(): void {
@@ -341,17 +352,10 @@ export class WebRtcConnection implements Connection {
 
   // ---- receiving ----
 
-  /** Bytes of a data channel message (ArrayBuffer in browsers, a typed array in some polyfills). */
-  private bytesOf(data: unknown): Uint8Array | undefined {
-    if (data instanceof ArrayBuffer) return new Uint8Array(data);
-    if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-    return undefined;
-  }
-
   /** Counts, charges and checks one received data channel message; undefined when it must be ignored. */
   private receive(data: unknown): Uint8Array | undefined {
     if (this.currentState === 'closed') return undefined;
-    const bytes = this.bytesOf(data);
+    const bytes = bytesOf(data);
     const size = bytes ? bytes.length : typeof data === 'string' ? data.length : 0;
     this.mstats.bytesReceived += size;
     this.mstats.packetsReceived++;

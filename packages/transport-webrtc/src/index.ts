@@ -27,6 +27,15 @@ export {
   type SignalingTarget,
   WebRtcListener,
 } from './peer.js';
+export {
+  chooseRemoteAddress,
+  isIpLiteral,
+  type RemoteAddressSource,
+  type RemoteCandidate,
+  type RtcStatsLike,
+  type RtcStatsReportLike,
+  selectedRemoteCandidate,
+} from './remote-address.js';
 export type {
   IceServer,
   PeerSignal,

@@ -67,6 +67,32 @@ export class Outbox {
     return list;
   }
 
+  /**
+   * At open: sends the messages queued before it, each checked against the agreed `limits`; one
+   * that cannot go out is reported to `error` (a `TransportError`). Stops when `closed()`.
+   */
+  flushQueued(
+    limits: { readonly maxMessageBytes: number; readonly maxUnreliableBytes: number },
+    error: (e: TransportError) => void,
+    closed: () => boolean,
+  ): void {
+    for (const { chan, data } of this.takeQueued()) {
+      const max = chan.reliable ? limits.maxMessageBytes : limits.maxUnreliableBytes;
+      try {
+        if (data.length > max)
+          throw new TransportError(
+            'too-large',
+            `a ${data.length}-byte message queued before open exceeds the agreed ${max}`,
+          );
+        this.send(chan, data);
+      } catch (e) {
+        if (!(e instanceof TransportError)) throw e;
+        error(e);
+      }
+      if (closed()) return;
+    }
+  }
+
   /** Sends a message on an open connection. Throws `limit` (reliable buffer full). */
   send(chan: Chan, data: Uint8Array): void {
     if (chan.reliable) {

@@ -142,7 +142,7 @@ export class WebRtcListener implements Listener {
       },
     };
     this.offs = [
-      signaling.on('signal', ({ from, signal }) => {
+      signaling.on('signal', ({ from, signal, address }) => {
         const existing = this.byPeer.get(from);
         if (existing && signal.kind === 'offer') {
           // The peer connects again (e.g. after a crash we have not noticed yet): the new offer wins.
@@ -168,6 +168,7 @@ export class WebRtcListener implements Listener {
           options,
           (s) => signaling.send(from, s),
           this.hooks,
+          address,
         );
         this.byPeer.set(from, conn);
         conn.handleSignal(signal);

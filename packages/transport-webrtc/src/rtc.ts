@@ -1,4 +1,5 @@
 import { TransportError } from '@netplay/transport';
+import type { RtcStatsReportLike } from './remote-address.js';
 
 /**
  * The parts of the W3C WebRTC API netplay-webrtc uses, typed structurally so that both a browser's
@@ -70,6 +71,12 @@ export interface RtcPeerConnectionLike {
   setLocalDescription(description: RtcSessionDescription): Promise<void>;
   setRemoteDescription(description: RtcSessionDescription): Promise<void>;
   addIceCandidate(candidate: RtcIceCandidateInit): Promise<void>;
+  /**
+   * The W3C stats report (browsers, node-datachannel's polyfill): read once the data channels are
+   * open for the selected candidate pair's remote candidate, the connection's `remoteAddress`.
+   * Optional: without it the address is the signaling server's or `webrtc:<peer>`.
+   */
+  getStats?(): Promise<RtcStatsReportLike>;
   close(): void;
 }
 

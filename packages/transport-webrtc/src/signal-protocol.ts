@@ -1,3 +1,4 @@
+import { isIpLiteral } from './remote-address.js';
 import type { PeerSignal } from './rtc.js';
 
 /**
@@ -7,7 +8,7 @@ import type { PeerSignal } from './rtc.js';
  *
  * Client → server: `join` {room, peer}, `signal` {to, signal}, `leave`.
  * Server → client: `joined` {room, peer, peers}, `peer-joined` {peer}, `peer-left` {peer},
- * `signal` {from, signal}, `refused` {code, reason, fatal}.
+ * `signal` {from, signal, address?}, `refused` {code, reason, fatal}.
  */
 export const SIGNALING_VERSION = 1;
 
@@ -75,7 +76,14 @@ export type ServerMessage =
     }
   | { readonly v: 1; readonly type: 'peer-joined'; readonly peer: string }
   | { readonly v: 1; readonly type: 'peer-left'; readonly peer: string }
-  | { readonly v: 1; readonly type: 'signal'; readonly from: string; readonly signal: PeerSignal }
+  | {
+      readonly v: 1;
+      readonly type: 'signal';
+      readonly from: string;
+      readonly signal: PeerSignal;
+      /** The IP the server saw the sender's socket come from (set by the server, never by a peer). */
+      readonly address?: string;
+    }
   | {
       readonly v: 1;
       readonly type: 'refused';
@@ -194,8 +202,12 @@ export function parseServerMessage(text: string): ServerMessage {
     case 'peer-joined':
     case 'peer-left':
       return { v: 1, type: obj.type, peer: name(obj, 'peer') };
-    case 'signal':
-      return { v: 1, type: 'signal', from: name(obj, 'from'), signal: parseSignal(obj.signal) };
+    case 'signal': {
+      const msg = { v: 1, type: 'signal', from: name(obj, 'from'), signal: parseSignal(obj.signal) } as const;
+      if (obj.address === undefined) return msg;
+      if (typeof obj.address !== 'string' || !isIpLiteral(obj.address)) bad('"address" must be an IP address');
+      return { ...msg, address: obj.address };
+    }
     case 'refused': {
       const code = obj.code;
       if (typeof code !== 'string' || !REFUSAL_CODES.has(code)) bad('"code" is not a refusal code');

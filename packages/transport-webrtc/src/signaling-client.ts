@@ -25,7 +25,12 @@ export type SignalingSocketConstructor = new (url: string) => SignalingSocket;
 /** Events of a {@link SignalingClient}. */
 export interface SignalingEventMap {
   /** A signal from another peer of the room. */
-  signal: { readonly from: string; readonly signal: PeerSignal };
+  signal: {
+    readonly from: string;
+    readonly signal: PeerSignal;
+    /** The sender's IP as the signaling server saw it (servers of this package stamp it). */
+    readonly address?: string;
+  };
   'peer-joined': string;
   'peer-left': string;
   /** A refusal the server sent (non-fatal ones leave the client joined). */
@@ -178,7 +183,12 @@ export class SignalingClient {
   private onMessage(msg: ServerMessage): void {
     switch (msg.type) {
       case 'signal':
-        this.emitter.emit('signal', { from: msg.from, signal: msg.signal });
+        this.emitter.emit(
+          'signal',
+          msg.address === undefined
+            ? { from: msg.from, signal: msg.signal }
+            : { from: msg.from, signal: msg.signal, address: msg.address },
+        );
         return;
       case 'peer-joined':
         this.present.add(msg.peer);

@@ -13,6 +13,7 @@ import {
   validateRateLimits,
 } from '@netplay/transport';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
+import { isIpLiteral } from './remote-address.js';
 import type { PeerSignal } from './rtc.js';
 import {
   encodeMessage,
@@ -88,8 +89,16 @@ export interface SignalingRouter {
   joined(room: string, peer: string): void;
   /** A peer of this server left `room` (or its socket closed). */
   left(room: string, peer: string): void;
-  /** Carries `signal` from `from` (here) to `to`, one of `remotePeers(room)`. */
-  forward(room: string, from: string, to: string, signal: PeerSignal): void;
+  /**
+   * Carries `signal` from `from` (here) to `to`, one of `remotePeers(room)`, with `address`, the
+   * IP this server saw `from` connect from (pass it on to `deliver` so the receiver gets it).
+   */
+  forward(room: string, from: string, to: string, signal: PeerSignal, address?: string): void;
+}
+
+/** The `address` stamp of a peer's signals: its socket IP (`addressKey`), when that is an IP. */
+function stampOf(peer: Peer): { address?: string } {
+  return isIpLiteral(peer.key) ? { address: peer.key } : {};
 }
 
 interface Peer {
@@ -199,14 +208,16 @@ export class SignalingServer {
   }
 
   /**
-   * Router side: delivers a signal from `from` (on another node) to the local peer `to` of `room`.
+   * Router side: delivers a signal from `from` (on another node) to the local peer `to` of `room`,
+   * stamped with `address` (the IP the other node saw `from` at, as `forward` got it) if it is one.
    * Returns false when no such local peer exists.
    */
-  deliver(room: string, from: string, to: string, signal: PeerSignal): boolean {
+  deliver(room: string, from: string, to: string, signal: PeerSignal, address?: string): boolean {
     const target = this.rooms.get(room)?.peers.get(to);
     if (!target) return false;
     this.stats.relayed++;
-    this.write(target, { v: 1, type: 'signal', from, signal });
+    const stamp = address !== undefined && isIpLiteral(address) ? { address } : {};
+    this.write(target, { v: 1, type: 'signal', from, signal, ...stamp });
     return true;
   }
 
@@ -310,7 +321,7 @@ export class SignalingServer {
         const target = room.peers.get(msg.to);
         if (!target && msg.to !== peer.name && this.router?.remotePeers(room.name).includes(msg.to)) {
           this.stats.relayed++;
-          this.router.forward(room.name, peer.name, msg.to, msg.signal);
+          this.router.forward(room.name, peer.name, msg.to, msg.signal, stampOf(peer).address);
           return;
         }
         if (!target || target === peer) {
@@ -318,7 +329,8 @@ export class SignalingServer {
           return;
         }
         this.stats.relayed++;
-        this.write(target, { v: 1, type: 'signal', from: peer.name, signal: msg.signal });
+        // Stamped with the sender's socket IP: the receiver's fallback remote address.
+        this.write(target, { v: 1, type: 'signal', from: peer.name, signal: msg.signal, ...stampOf(peer) });
         return;
       }
       case 'leave':

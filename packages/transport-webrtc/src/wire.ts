@@ -247,3 +247,10 @@ export class Reassembler {
     throw new TransportError('protocol', frame.length === 0 ? 'empty frame' : `unknown fragment type ${type}`);
   }
 }
+
+/** Bytes of a data channel message (ArrayBuffer in browsers, a typed array in some polyfills). */
+export function bytesOf(data: unknown): Uint8Array | undefined {
+  if (data instanceof ArrayBuffer) return new Uint8Array(data);
+  if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  return undefined;
+}

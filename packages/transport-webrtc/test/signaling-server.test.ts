@@ -75,6 +75,7 @@ describe('signaling server', () => {
       type: 'signal',
       from: 'guest',
       signal: { kind: 'offer', sdp: 'v=0 offer' },
+      address: '127.0.0.1', // the guest's socket IP, stamped by the server
     });
     guest.json({ v: 1, type: 'leave' });
     expect(await host.waitFor((m) => m.type === 'peer-left' && m.peer === 'guest')).toBe(true);
