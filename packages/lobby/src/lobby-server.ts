@@ -45,6 +45,12 @@ export interface LobbyServerOptions {
   readonly api?: Partial<Omit<LobbyApiOptions, 'store' | 'nodeId' | 'publicUrl'>>;
   /** Further feed options. */
   readonly feed?: Partial<Omit<RoomFeedOptions, 'store'>>;
+  /**
+   * Serve the relay on its own port instead of the main one (same `host`); its public URL is then
+   * `relayPublicUrl` or `ws://<host>:<relayPort>`.
+   */
+  readonly relayPort?: number;
+  readonly relayPublicUrl?: string;
   /** Relay options, or `false` for no relay. */
   readonly relay?: Partial<Omit<RelayServerOptions, 'store' | 'publicWsUrl'>> | false;
   /** Signaling options (at `/signal`), or `false` for none. */
@@ -63,6 +69,7 @@ export class LobbyServer {
   /** @internal Use {@link startLobby}. */
   constructor(
     private readonly http: HttpServer,
+    private readonly relayHttp: HttpServer | undefined,
     readonly nodeId: string,
     readonly url: string,
     readonly port: number,
@@ -91,8 +98,11 @@ export class LobbyServer {
     await this.signaling?.close();
     await this.router?.close?.(abandon);
     await this.store.close(abandon);
-    this.http.closeAllConnections();
-    await new Promise<void>((r) => this.http.close(() => r()));
+    for (const h of [this.http, this.relayHttp]) {
+      if (!h) continue;
+      h.closeAllConnections();
+      await new Promise<void>((r) => h.close(() => r()));
+    }
   }
 }
 
@@ -111,20 +121,18 @@ export async function startLobby(options: LobbyServerOptions = {}): Promise<Lobb
   if (options.redis !== undefined && !options.router && options.signaling !== false) {
     options = { ...options, router: await RedisSignalingRouter.connect(options.redis, { ...common, nodeId }) };
   }
-  const http = createServer();
-  http.on('clientError', (_e, socket) => socket.destroy());
-  await new Promise<void>((resolve, reject) => {
-    http.once('error', reject);
-    http.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
-      http.off('error', reject);
-      resolve();
-    });
-  });
-  const addr = http.address();
-  const port = typeof addr === 'object' && addr ? addr.port : 0;
+  const http = await listenHttp(options.port ?? 0, options.host ?? '127.0.0.1');
+  const port = portOf(http);
   const host = options.host === undefined || options.host === '0.0.0.0' ? '127.0.0.1' : options.host;
-  const url = (options.publicUrl ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
-  const wsUrl = url.replace(/^http/, 'ws');
+  const hostPart = host.includes(':') ? `[${host}]` : host;
+  const url = (options.publicUrl ?? `http://${hostPart}:${port}`).replace(/\/+$/, '');
+  const relayHttp =
+    options.relayPort !== undefined && options.relay !== false
+      ? await listenHttp(options.relayPort, options.host ?? '127.0.0.1')
+      : undefined;
+  const wsUrl = relayHttp
+    ? (options.relayPublicUrl ?? `ws://${hostPart}:${portOf(relayHttp)}`).replace(/\/+$/, '')
+    : url.replace(/^http/, 'ws');
   let signaling: SignalingServer | undefined;
   const sigHttp = createServer();
   if (options.signaling !== false) {
@@ -159,14 +167,41 @@ export async function startLobby(options: LobbyServerOptions = {}): Promise<Lobb
           ...(options.clock ? { clock: options.clock } : {}),
         });
   http.on('request', (req, res) => api.handle(req, res));
+  if (relayHttp && relay) {
+    relayHttp.on('request', (_req, res) => {
+      res.writeHead(426, { 'content-type': 'text/plain', connection: 'close' });
+      res.end('relay: WebSocket only');
+    });
+    relayHttp.on('upgrade', (req, socket, head) => {
+      if ((req.url ?? '').startsWith('/relay/')) relay.handleUpgrade(req, socket, head);
+      else socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+    });
+  }
   http.on('upgrade', (req, socket, head) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/feed') feed.handleUpgrade(req, socket, head);
-    else if (path?.startsWith('/relay/') && relay) relay.handleUpgrade(req, socket, head);
+    else if (path?.startsWith('/relay/') && relay && !relayHttp) relay.handleUpgrade(req, socket, head);
     else if (path === '/signal' && signaling) sigHttp.emit('upgrade', req, socket, head);
     else {
       socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
     }
   });
-  return new LobbyServer(http, nodeId, url, port, store, api, feed, relay, signaling, options.router);
+  return new LobbyServer(http, relayHttp, nodeId, url, port, store, api, feed, relay, signaling, options.router);
+}
+
+function listenHttp(port: number, host: string): Promise<HttpServer> {
+  const http = createServer();
+  http.on('clientError', (_e, socket) => socket.destroy());
+  return new Promise((resolve, reject) => {
+    http.once('error', reject);
+    http.listen(port, host, () => {
+      http.off('error', reject);
+      resolve(http);
+    });
+  });
+}
+
+function portOf(http: HttpServer): number {
+  const addr = http.address();
+  return typeof addr === 'object' && addr ? addr.port : 0;
 }

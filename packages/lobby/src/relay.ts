@@ -123,6 +123,11 @@ export class RelayServer {
     this.wss.on('error', () => {});
   }
 
+  /** The relay's public WebSocket base URL (what join info points clients at). */
+  get publicUrl(): string {
+    return this.options.publicWsUrl;
+  }
+
   /** Hosts registered here now. */
   get roomCount(): number {
     return this.rooms.size;
