@@ -24,6 +24,8 @@ type RouterMessage =
       readonly from: string;
       readonly to: string;
       readonly signal: PeerSignal;
+      /** The IP the sender's node saw it at (the signaling server's stamp). */
+      readonly address?: string;
     };
 
 const SEP = '\n';
@@ -109,12 +111,15 @@ export class RedisSignalingRouter implements AttachableRouter {
       .catch(() => {});
   }
 
-  forward(room: string, from: string, to: string, signal: PeerSignal): void {
+  forward(room: string, from: string, to: string, signal: PeerSignal, address?: string): void {
     const node = this.remote.get(room)?.get(to);
     if (!node) return;
     this.stats.forwarded++;
     void this.redis.cmd
-      .publish(`${this.p}sig:${node}`, JSON.stringify({ t: 'signal', node: this.nodeId, room, from, to, signal }))
+      .publish(
+        `${this.p}sig:${node}`,
+        JSON.stringify({ t: 'signal', node: this.nodeId, room, from, to, signal, address }),
+      )
       .catch(() => {});
   }
 
@@ -149,7 +154,8 @@ export class RedisSignalingRouter implements AttachableRouter {
     } else if (m.t === 'signal' && typeof m.to === 'string' && typeof m.from === 'string') {
       // Learn the sender's location too (a join message may have been lost).
       this.addRemote(m.room, m.from, m.node);
-      if (this.server?.deliver(m.room, m.from, m.to, m.signal)) this.stats.delivered++;
+      const address = typeof m.address === 'string' ? m.address : undefined;
+      if (this.server?.deliver(m.room, m.from, m.to, m.signal, address)) this.stats.delivered++;
     }
   }
 
