@@ -6,6 +6,16 @@
  * @packageDocumentation
  */
 export {
+  LockstepBuilder,
+  LockstepGame,
+  type LockstepMode,
+  type LockstepOptions,
+  lockstep,
+  lockstepChannels,
+  type ResolvedLockstepOptions,
+  resolveLockstepOptions,
+} from './builder.js';
+export {
   type ChatLine,
   CLIENT_SERVER_CHANNELS,
   type ClientServerOptions,
