@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import ts from 'typescript';
 import type { Snippet } from './extract.js';
 
@@ -20,7 +20,11 @@ export interface CheckOptions {
   readonly root: string;
   /** The folder of `NAME.ts` context files. */
   readonly contextsDir: string;
-  /** The folder the virtual block files live in (module resolution starts there; needs a package.json with "type": "module" above it). */
+  /**
+   * The folder of the virtual files of blocks whose `file` is not a file under `root` (the checker's
+   * own test blocks). A README's blocks live next to the README, as if saved there: relative imports
+   * and the nearest package.json (`"type": "module"`) are the README's.
+   */
   readonly virtualDir: string;
 }
 
@@ -65,11 +69,13 @@ export function checkSnippets(snippets: readonly Snippet[], opts: CheckOptions):
       if (existsSync(path)) context = `${readFileSync(path, 'utf8').trimEnd()}\n`;
       else missing.push(`${s.file}:${s.line - 1}: no context file ${path}`);
     }
-    const slug = s.file.replace(/[^A-Za-z0-9]+/g, '-').replace(/-md$/, '');
-    const name = `${slug}-L${s.line}`;
+    const real = existsSync(join(opts.root, s.file));
+    const dir = real ? dirname(join(opts.root, s.file)) : opts.virtualDir;
+    const base = basename(s.file).replace(/[^A-Za-z0-9]+/g, '-');
+    const name = join(dir, `.snippet-${base}-L${s.line}`);
     const n = (used.get(name) ?? 0) + 1;
     used.set(name, n);
-    const path = resolve(opts.virtualDir, `${n > 1 ? `${name}-${n}` : name}.ts`).replaceAll('\\', '/');
+    const path = resolve(`${n > 1 ? `${name}-${n}` : name}.ts`).replaceAll('\\', '/');
     const contextLines = context === '' ? 0 : context.split('\n').length - 1;
     virtual.set(path, { text: `${context}${s.code}\n`, snippet: s, contextLines });
   }

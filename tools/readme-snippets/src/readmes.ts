@@ -2,13 +2,14 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { extractSnippets, type Snippet } from './extract.js';
 
-/** The READMEs whose blocks must compile: the root one and every package's and app's. */
+/** The READMEs whose blocks must compile: the root one, every package's, app's and example's. */
 export function readmePaths(root: string): string[] {
-  const out = existsSync(join(root, 'README.md')) ? ['README.md'] : [];
-  for (const group of ['packages', 'apps']) {
+  const out = ['README.md', 'examples/README.md'].filter((f) => existsSync(join(root, f)));
+  for (const group of ['packages', 'apps', 'examples']) {
     const dir = join(root, group);
     if (!existsSync(dir)) continue;
     for (const name of readdirSync(dir).sort()) {
+      if (name === 'node_modules') continue;
       const rel = `${group}/${name}/README.md`;
       if (existsSync(join(root, rel))) out.push(rel);
     }
