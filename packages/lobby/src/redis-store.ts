@@ -30,8 +30,8 @@ function isStoredRoom(v: unknown): v is StoredRoom {
  */
 export class RedisRoomStore implements RoomStore {
   private readonly listeners = new Set<(event: StoreEvent) => void>();
-  /** Rooms this node has seen, with the local time it last heard of each. */
-  private readonly known = new Map<string, number>();
+  /** Rooms this node has seen (its list cache), with the local time it last heard of each. */
+  private readonly known = new Map<string, { room: StoredRoom; heard: number }>();
   private timer: Timer | undefined;
   private closed = false;
   private readonly p: string;
@@ -65,6 +65,8 @@ export class RedisRoomStore implements RoomStore {
       .zAdd(`${this.p}rooms`, { score: room.info.createdAt, value: id })
       .publish(`${this.p}events`, JSON.stringify({ type: 'put', room }))
       .exec();
+    // Listed here at once (the pub/sub echo, which tells this node's subscribers, follows).
+    this.known.set(id, { room, heard: this.clock.now() });
   }
 
   async get(id: string): Promise<StoredRoom | undefined> {
@@ -84,7 +86,19 @@ export class RedisRoomStore implements RoomStore {
     return true;
   }
 
+  /**
+   * Every room, from this node's view: kept by the pub/sub channel (puts, deletions: within
+   * milliseconds) and by the sync every `syncMs` (expiries, missed messages). Reading Redis for every
+   * list would cost a full `MGET` of every room per request.
+   */
   async list(): Promise<StoredRoom[]> {
+    const out: StoredRoom[] = [];
+    for (const k of this.known.values()) out.push(k.room);
+    return out;
+  }
+
+  /** Every room, read from Redis (the sync's source of truth). */
+  async fetchAll(): Promise<StoredRoom[]> {
     const ids = await this.redis.cmd.zRange(`${this.p}rooms`, 0, -1);
     const out: StoredRoom[] = [];
     const missing: string[] = [];
@@ -149,7 +163,7 @@ export class RedisRoomStore implements RoomStore {
       return;
     }
     if (e.type === 'put' && isStoredRoom(e.room)) {
-      this.known.set(e.room.info.id, this.clock.now());
+      this.known.set(e.room.info.id, { room: e.room, heard: this.clock.now() });
       this.emit(e);
     } else if (e.type === 'removed' && typeof e.id === 'string') {
       if (!this.known.delete(e.id)) return;
@@ -164,16 +178,17 @@ export class RedisRoomStore implements RoomStore {
   /** Reports rooms that vanished from Redis (expired) and rooms this node never heard of. */
   private async sync(): Promise<void> {
     const start = this.clock.now();
-    const rooms = await this.list();
+    const rooms = await this.fetchAll();
     const live = new Set<string>();
     for (const r of rooms) {
       live.add(r.info.id);
-      if (!this.known.has(r.info.id)) {
-        this.known.set(r.info.id, start);
+      const k = this.known.get(r.info.id);
+      if (!k) {
+        this.known.set(r.info.id, { room: r, heard: start });
         this.emit({ type: 'put', room: r });
-      }
+      } else if (k.heard < start) k.room = r;
     }
-    for (const [id, heard] of [...this.known]) {
+    for (const [id, { heard }] of [...this.known]) {
       if (live.has(id) || heard >= start) continue; // heard of during this sync: not missing
       this.known.delete(id);
       this.emit({ type: 'removed', id, reason: 'expired' });
