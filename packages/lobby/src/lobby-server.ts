@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server as HttpServer } from 'node:http';
-import type { Clock } from '@netplay/transport';
+import { addressKey, type Clock } from '@netplay/transport';
 import {
   listenSignaling,
   type SignalingRouter,
@@ -51,6 +51,8 @@ export interface LobbyServerOptions {
    */
   readonly relayPort?: number;
   readonly relayPublicUrl?: string;
+  /** Most TCP connections from one address to each HTTP port (default 64); more are cut at once. */
+  readonly maxConnectionsPerAddress?: number;
   /** Relay options, or `false` for no relay. */
   readonly relay?: Partial<Omit<RelayServerOptions, 'store' | 'publicWsUrl'>> | false;
   /** Signaling options (at `/signal`), or `false` for none. */
@@ -121,14 +123,15 @@ export async function startLobby(options: LobbyServerOptions = {}): Promise<Lobb
   if (options.redis !== undefined && !options.router && options.signaling !== false) {
     options = { ...options, router: await RedisSignalingRouter.connect(options.redis, { ...common, nodeId }) };
   }
-  const http = await listenHttp(options.port ?? 0, options.host ?? '127.0.0.1');
+  const perAddress = options.maxConnectionsPerAddress ?? 64;
+  const http = await listenHttp(options.port ?? 0, options.host ?? '127.0.0.1', perAddress);
   const port = portOf(http);
   const host = options.host === undefined || options.host === '0.0.0.0' ? '127.0.0.1' : options.host;
   const hostPart = host.includes(':') ? `[${host}]` : host;
   const url = (options.publicUrl ?? `http://${hostPart}:${port}`).replace(/\/+$/, '');
   const relayHttp =
     options.relayPort !== undefined && options.relay !== false
-      ? await listenHttp(options.relayPort, options.host ?? '127.0.0.1')
+      ? await listenHttp(options.relayPort, options.host ?? '127.0.0.1', perAddress)
       : undefined;
   const wsUrl = relayHttp
     ? (options.relayPublicUrl ?? `ws://${hostPart}:${portOf(relayHttp)}`).replace(/\/+$/, '')
@@ -189,9 +192,28 @@ export async function startLobby(options: LobbyServerOptions = {}): Promise<Lobb
   return new LobbyServer(http, relayHttp, nodeId, url, port, store, api, feed, relay, signaling, options.router);
 }
 
-function listenHttp(port: number, host: string): Promise<HttpServer> {
-  const http = createServer();
+/**
+ * An HTTP server with short header/request timeouts (10 s / 30 s: a socket that never completes a
+ * request is cut) and at most `perAddress` connections from one address.
+ */
+function listenHttp(port: number, host: string, perAddress: number): Promise<HttpServer> {
+  const http = createServer({ headersTimeout: 10_000, requestTimeout: 30_000, keepAliveTimeout: 5_000 });
   http.on('clientError', (_e, socket) => socket.destroy());
+  const open = new Map<string, number>();
+  http.on('connection', (socket) => {
+    const key = addressKey(socket.remoteAddress ?? '?');
+    const n = (open.get(key) ?? 0) + 1;
+    if (n > perAddress) {
+      socket.destroy();
+      return;
+    }
+    open.set(key, n);
+    socket.once('close', () => {
+      const m = (open.get(key) ?? 1) - 1;
+      if (m > 0) open.set(key, m);
+      else open.delete(key);
+    });
+  });
   return new Promise((resolve, reject) => {
     http.once('error', reject);
     http.listen(port, host, () => {

@@ -25,7 +25,7 @@ export const RelayCloseCode = {
  * `{"v":1,"type":"registered","room":"…"}` once the host is registered, and
  * `{"v":1,"type":"client","client":"c7"}` when a client connected: the host then opens
  * `/relay/link?room=…&client=c7&token=…` and the relay copies bytes between that link and the client.
- * The host sends nothing on the control socket (anything it sends is ignored, within the budget).
+ * The host sends nothing on the control socket: a message from it unregisters the room.
  */
 export type RelayControlMessage =
   | { readonly v: 1; readonly type: 'registered'; readonly room: string }
@@ -203,7 +203,9 @@ export class RelayServer {
     ws.on('close', () => {
       if (this.rooms.get(id) === room) this.unregister(room, 'the host left');
     });
-    ws.on('message', () => {});
+    ws.on('message', () => {
+      if (this.rooms.get(id) === room) this.unregister(room, 'protocol: a host sends nothing on the control socket');
+    });
     ws.resume();
     await this.options.store.setRelay(id, this.options.publicWsUrl, this.o.placementTtlMs);
     this.armRefresh();

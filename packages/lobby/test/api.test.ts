@@ -1,3 +1,4 @@
+import { connect, type Socket } from 'node:net';
 import { ManualClock } from '@netplay/transport';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type LobbyServer, MemoryRoomStore, type RoomInfo, startLobby } from '../src/node.js';
@@ -192,6 +193,33 @@ describe('rooms API (memory store)', () => {
     expect(code(await http(base, 'GET', '/rooms'))).toBe('flood');
     clock.advance(1500);
     expect((await http(base, 'GET', '/rooms')).status).toBe(200);
+  });
+});
+
+describe('connections', () => {
+  it('cuts TCP connections past maxConnectionsPerAddress; the others are served', async () => {
+    const { base } = await start(new ManualClock(0), { maxConnectionsPerAddress: 3 });
+    const port = Number(new URL(base).port);
+    const sockets: Socket[] = [];
+    const closed: boolean[] = [];
+    for (let i = 0; i < 4; i++) {
+      const s = connect(port, '127.0.0.1');
+      s.on('error', () => {});
+      const idx = i;
+      closed[idx] = false;
+      s.on('close', () => {
+        closed[idx] = true;
+      });
+      await new Promise((r) => s.once('connect', r));
+      sockets.push(s);
+    }
+    const end = Date.now() + 3000;
+    while (!closed[3] && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+    expect(closed).toEqual([false, false, false, true]);
+    sockets[0]?.destroy();
+    await new Promise((r) => setTimeout(r, 50));
+    expect((await http(base, 'GET', '/health')).status).toBe(200);
+    for (const s of sockets) s.destroy();
   });
 });
 

@@ -132,6 +132,23 @@ describe('relay (one node)', () => {
     host.close();
   });
 
+  it('a host that sends on its control socket is unregistered (its waiting clients too)', async () => {
+    const { lobby, client, ws } = await lobbyWith();
+    const room = await client.announce(announce({ endpoints: [] }));
+    cleanups.push(() => room.close());
+    const host = new WebSocket(`${ws}/relay/host?room=${room.id}&token=${room.token}`);
+    await new Promise((r) => host.once('message', r));
+    const waiting = new WebSocket(`${ws}/relay/join?room=${room.id}`);
+    await new Promise((r) => host.once('message', r)); // the client announcement
+    const hostClosed = closeOf(host);
+    const clientClosed = closeOf(waiting);
+    host.send('hello?');
+    expect((await hostClosed).reason).toContain('a host sends nothing');
+    expect((await clientClosed).code).toBe(4001);
+    expect(lobby.relay?.roomCount).toBe(0);
+    expect((await client.join(room.id)).relay).toBeUndefined();
+  });
+
   it('caps clients waiting for a link per address', async () => {
     const { client, ws } = await lobbyWith({ relay: { pendingPerAddress: 2, linkTimeoutMs: 5000 } });
     const room = await client.announce(announce({ endpoints: [] }));
