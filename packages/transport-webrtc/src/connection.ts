@@ -166,9 +166,8 @@ export class WebRtcConnection implements Connection {
   }
 
   /**
-   * Where the peer is, for per-address limits (`addressKey`): the selected candidate pair's remote
-   * `ip:port`, or the signaling server's IP for a relay or mDNS candidate, else `webrtc:<peer>`
-   * (README, "Remote address"). Final from `open` on (the handshake waits for it).
+   * Where the peer is, for per-address limits: the selected ICE pair's remote `ip:port`, else the
+   * signaling server's IP, else `webrtc:<peer>` (README, "Remote address"). Final from `open` on.
    */
   get remoteAddress(): string {
     return this.address.address;
@@ -177,6 +176,11 @@ export class WebRtcConnection implements Connection {
   /** Which rule gave {@link remoteAddress}. */
   get remoteAddressSource(): RemoteAddressSource {
     return this.address.source;
+  }
+
+  /** @internal The IP the signaling server stamped on the peer's answer (client side). */
+  stampAddress(ip: string): void {
+    this.address.stamp(ip);
   }
 
   /** The underlying peer connection (e.g. for `getStats()`). */

@@ -74,8 +74,10 @@ export function connectWebRtc(options: ConnectWebRtcOptions): WebRtcConnection {
     }
     client = c;
     const offs = [
-      c.on('signal', ({ from, signal }) => {
-        if (from === options.to) conn.handleSignal(signal);
+      c.on('signal', ({ from, signal, address }) => {
+        if (from !== options.to) return;
+        if (address !== undefined && signal.kind === 'answer') conn.stampAddress(address);
+        conn.handleSignal(signal);
       }),
       c.on('peer-left', (p) => {
         if (p === options.to) conn.signalingLost(`peer "${p}" left the room`);

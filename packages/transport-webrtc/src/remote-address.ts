@@ -120,9 +120,14 @@ export class RemoteAddress {
 
   constructor(
     private readonly fallback: string,
-    private readonly signaled: string | undefined,
+    private signaled: string | undefined,
   ) {
     this.value = fallback;
+  }
+
+  /** The signaling server's IP for the peer, learnt after construction (ignored once resolving). */
+  stamp(ip: string): void {
+    if (!this.started && isIpLiteral(ip)) this.signaled = ip;
   }
 
   get address(): string {

@@ -89,12 +89,12 @@ async function host(
   return { server, listener, accepted, seen };
 }
 
-function guest(server: SignalingServer, room: string, peer: string): WebRtcConnection {
+function guest(server: SignalingServer, room: string, peer: string, ctor = NodeRTCPeerConnection): WebRtcConnection {
   const conn = connectWebRtcNode({
     signaling: { url: server.url, room, peer },
     to: 'host',
     channels: CHANNELS,
-    rtc: nodeRtc(LOOPBACK),
+    rtc: { ...nodeRtc(LOOPBACK), RTCPeerConnection: ctor },
   });
   cleanup.push(() => conn.close());
   return conn;
@@ -152,6 +152,13 @@ describe('remoteAddress of WebRTC connections (real node-datachannel)', () => {
     expect(stamps[0]).toBe('127.0.0.1');
     expect(seen).toEqual(['127.0.0.1']);
     expect(accepted[0]!.remoteAddressSource).toBe('signaling');
+  });
+
+  it('the guest side too: an mDNS host candidate gives the stamp on the answer', async () => {
+    const { server, accepted } = await host('mdns-guest');
+    const g = guest(server, 'mdns-guest', 'g', injectedStats([chromiumReport({ address: 'x.local', port: 1 })]));
+    expect(await pollUntil(() => accepted.length === 1 && g.state === 'open', 10_000)).toBe(true);
+    expect([g.remoteAddress, g.remoteAddressSource]).toEqual(['127.0.0.1', 'signaling']);
   });
 
   it('no stats at all (getStats rejects): the stamped IP, never the name', async () => {
