@@ -45,12 +45,17 @@ function setup(highWaterBytes: number) {
     lastSeq: 0,
   };
   const stats = new MutableStats();
-  const outbox = new Outbox([chan], resolveOptions({ channels: [SPEC], clock, highWaterBytes, pollMs: 5 }, [SPEC]), stats, {
-    fail: (e) => {
-      throw e;
+  const outbox = new Outbox(
+    [chan],
+    resolveOptions({ channels: [SPEC], clock, highWaterBytes, pollMs: 5 }, [SPEC]),
+    stats,
+    {
+      fail: (e) => {
+        throw e;
+      },
+      open: () => true,
     },
-    open: () => true,
-  });
+  );
   return { clock, dc, chan, stats, outbox };
 }
 
