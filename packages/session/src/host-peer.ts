@@ -18,10 +18,12 @@ export interface Peer {
   early: Array<{ channel: string; data: Uint8Array }>;
   /** The admitted player this connection takes over from (the same nick reconnecting from the same address). */
   replaces: Peer | undefined;
+  /** When the host last heard from it (clock ms; its arrival before any message). */
+  heardAt: number;
 }
 
 /** A peer record for a connection that just arrived (stage `hello`). */
-export function newPeer(conn: Connection, address: string, budget: RateBudget | undefined): Peer {
+export function newPeer(conn: Connection, address: string, budget: RateBudget | undefined, now: number): Peer {
   return {
     conn,
     address,
@@ -35,5 +37,6 @@ export function newPeer(conn: Connection, address: string, budget: RateBudget | 
     offs: [],
     early: [],
     replaces: undefined,
+    heardAt: now,
   };
 }

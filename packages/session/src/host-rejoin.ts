@@ -49,12 +49,35 @@ export class SlotMemory {
 }
 
 /**
- * The admitted player that a newcomer with `nick` from `address` (an `addressKey`) replaces: the
- * same nick from the same address is the same person reconnecting (its old connection is dead but
- * the transport has not noticed yet, e.g. a killed and restarted process). Undefined if none.
+ * How long an admitted player's connection must have been silent before a newcomer with its nick
+ * from its address may replace it (400 ms: a lockstep-cs player sends its input every frame, so a
+ * live one is never that quiet, while a killed process takes longer than that to restart).
  */
-export function replacedBy(peers: Iterable<Peer>, nick: string, address: string, self: Peer): Peer | undefined {
+export const REPLACE_AFTER_SILENCE_MS = 400;
+
+/**
+ * The admitted player that a newcomer with `nick` from `address` (an `addressKey`) replaces: the
+ * same nick from the same address, silent for {@link REPLACE_AFTER_SILENCE_MS}, is the same person
+ * reconnecting (its old connection is dead but the transport has not noticed yet, e.g. a killed and
+ * restarted process). A live player is never replaced (two players on one machine share an
+ * address). Undefined if none.
+ */
+export function replacedBy(
+  peers: Iterable<Peer>,
+  nick: string,
+  address: string,
+  self: Peer,
+  now: number,
+): Peer | undefined {
   for (const p of peers)
-    if (p !== self && p.stage === 'playing' && !p.spectate && p.nick === nick && p.address === address) return p;
+    if (
+      p !== self &&
+      p.stage === 'playing' &&
+      !p.spectate &&
+      p.nick === nick &&
+      p.address === address &&
+      now - p.heardAt >= REPLACE_AFTER_SILENCE_MS
+    )
+      return p;
   return undefined;
 }

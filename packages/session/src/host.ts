@@ -130,7 +130,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
       randomU32: () => this.randomU32(),
       roomError: (peer) => this.control.portsError(peer) ?? this.fullError(peer.spectate, peer),
       assignNick: (peer, asked) => {
-        peer.replaces = this.rejoins ? replacedBy(this.peers, asked, peer.address, peer) : undefined;
+        peer.replaces = this.rejoins ? replacedBy(this.peers, asked, peer.address, peer, this.clock.now()) : undefined;
         peer.nick = peer.replaces !== undefined ? asked : this.uniqueNick(asked);
         if (peer.replaces === undefined) this.byNick.set(peer.nick, peer);
         return peer.nick;
@@ -288,7 +288,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
       return;
     }
     const now = this.clock.now();
-    const peer = newPeer(conn, HostGuard.addressOf(conn.remoteAddress), this.guard.budget(now));
+    const peer = newPeer(conn, HostGuard.addressOf(conn.remoteAddress), this.guard.budget(now), now);
     this.peers.add(peer);
     const arrival = this.guard.arrive(peer, peer.address, now);
     if (!arrival.ok) {
@@ -345,6 +345,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
 
   private onMessage(peer: Peer, channel: string, data: Uint8Array): void {
     if (peer.stage === 'closed') return;
+    peer.heardAt = this.clock.now();
     if (peer.budget !== undefined && !peer.budget.take(data.length, this.clock.now())) {
       this.refuse(peer, this.guard.floodError(peer.budget));
       return;

@@ -112,6 +112,20 @@ describe('refusal order: protocol → password → room (issue 15)', () => {
     expect(compared).toBeGreaterThan(100);
   });
 
+  it('lockstep-cs: the same nick from the same address does not replace a live player (two players on one machine)', () => {
+    const w = rejoinWorld(6, 'lockstep-cs', 3, LINK);
+    const ann = w.connect('ann');
+    settle(w, ann);
+    tick(w, [ann], 60);
+    const twin = w.connect('ann');
+    settle(w, twin, [ann]);
+    tick(w, [ann, twin], 60);
+    expect(twin.client.info?.nick).toBe('ann (2)');
+    expect(twin.client.info?.slot).not.toBe(ann.client.info?.slot);
+    expect(ann.client.state).toBe('playing');
+    expect(twin.client.state).toBe('playing');
+  });
+
   it('lockstep-cs: the same nick from another address does not replace a live player', () => {
     const w = rejoinWorld(5, 'lockstep-cs', 2, LINK);
     const ann = w.connect('ann');

@@ -177,12 +177,16 @@ describe('rejoin and mid-game join (issue 15)', () => {
             compared++;
             expect(h, `${inc.endpoint} frame ${f}`).toBe(w.hostSums.get(f));
           }
-          // A rejoin gets its old slot back unless someone else holds it.
-          if (i > 0 && inc.client.info?.slot !== undefined && p.slots.length >= 2) {
-            const before = p.slots[p.slots.indexOf(inc.client.info.slot) - 1];
-            if (before !== undefined && before !== inc.client.info.slot)
-              expect(people.some((q) => q !== p && q.slots.includes(before))).toBe(true);
-          }
+          // A rejoin under its own nick (the old connection gone or replaced; a live one is never
+          // replaced: the newcomer is renamed) gets its old slot back unless someone else took it.
+          const slot = inc.client.info?.slot;
+          const before = p.incs
+            .slice(0, i)
+            .map((o) => o.client.info?.slot)
+            .filter((s) => s !== undefined)
+            .at(-1);
+          if (slot !== undefined && before !== undefined && inc.client.info?.nick === p.nick && slot !== before)
+            expect(people.some((q) => q !== p && q.slots.includes(before))).toBe(true);
         }
       }
       expect(compared).toBeGreaterThan(30);
