@@ -34,8 +34,8 @@ export {
   type NetplayHostEventMap,
   type NetplayHostOptions,
 } from './host.js';
-export { REPLACE_AFTER_SILENCE_MS } from './host-rejoin.js';
 export type { ChatEvent } from './host-control.js';
+export { REPLACE_AFTER_SILENCE_MS } from './host-rejoin.js';
 export { SlotCore, SlotLayout, slotLayoutFor } from './local-ports.js';
 export {
   type ChallengeMessage,
