@@ -197,6 +197,15 @@ describe('rooms API (memory store)', () => {
 });
 
 describe('connections', () => {
+  it('a node whose Redis cannot be reached fails to start with unavailable, naming the URL', async () => {
+    const t0 = Date.now();
+    await expect(startLobby({ redis: 'redis://127.0.0.1:1' })).rejects.toMatchObject({
+      code: 'unavailable',
+      message: expect.stringMatching(/^cannot reach Redis at redis:\/\/127\.0\.0\.1:1: /),
+    });
+    expect(Date.now() - t0).toBeLessThan(10_000);
+  });
+
   it('cuts TCP connections past maxConnectionsPerAddress; the others are served', async () => {
     const { base } = await start(new ManualClock(0), { maxConnectionsPerAddress: 3 });
     const port = Number(new URL(base).port);
