@@ -33,6 +33,8 @@ export function channelHash(channels: readonly ChannelSpec[]): number {
 export interface UdpPeerCounters {
   /** Packets declared lost (by the ack bitfield or the RTO). */
   packetsLost: number;
+  /** Packets declared lost whose ack came in later (delayed or reordered, not lost). */
+  spuriousLosses: number;
   /** Ack-only packets sent. */
   acksSent: number;
   /** Current congestion window in bytes. */

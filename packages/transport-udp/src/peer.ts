@@ -21,8 +21,10 @@ import {
 import { fragmentSize, maxUnreliable, type UdpConfig } from './config.js';
 import type { DropCounters } from './counters.js';
 import { Deque } from './deque.js';
+import { LossLedger } from './loss-ledger.js';
 import { MessagePool, type OutMessage } from './out-message.js';
 import { channelHash, type PeerIo, type UdpPeerCounters } from './peer-io.js';
+import { QueueDelayFilter } from './queue-delay.js';
 import { AddResult, Reassembly } from './reassembly.js';
 import { SentPacket } from './sent-packet.js';
 import {
@@ -112,7 +114,13 @@ export class UdpPeer implements Connection {
   readonly limits: ConnectionLimits;
   readonly stats: ConnectionStats;
   /** Extra UDP counters (live). */
-  readonly counters: UdpPeerCounters = { packetsLost: 0, acksSent: 0, windowBytes: 0, reassemblyBytes: 0 };
+  readonly counters: UdpPeerCounters = {
+    packetsLost: 0,
+    spuriousLosses: 0,
+    acksSent: 0,
+    windowBytes: 0,
+    reassemblyBytes: 0,
+  };
   private readonly mstats = new MutableConnectionStats();
   private readonly emitter = new Emitter<ConnectionEventMap>();
   private readonly out: OutChannel[];
@@ -161,8 +169,19 @@ export class UdpPeer implements Connection {
   private ackPendingSince = 0;
   private window: number;
   private lastWindowCut = -1e9;
-  private minRtt = Number.POSITIVE_INFINITY;
+  /** Base and recent RTTs, for the delay-based congestion signal. */
+  private readonly delay = new QueueDelayFilter();
   private queueBuilding = false;
+  /** Packets declared lost, to recognise a spurious loss when its ack comes in after all. */
+  private readonly lost = new LossLedger();
+  /**
+   * Extra reordering tolerance learnt from spurious losses, ms: a packet is declared lost by the
+   * ack threshold only once it is overdue by more than this (it decays slowly back to 0).
+   */
+  private reorderMs = 0;
+  /** The packet whose loss last cut the window, and the window before that cut (to undo it). */
+  private cutSeq = 0;
+  private windowBeforeCut = 0;
   private rtoBackoff = 1;
   private rr = 0;
   private startedMessageBytes = 0;
@@ -654,8 +673,12 @@ export class UdpPeer implements Connection {
     // Sample the RTT from the newest acknowledged packet first, so the loss threshold below uses it.
     const newest = this.inFlightPacket(ack);
     if (newest) this.rttSample(Math.max(0, now - newest.sentAt - ackDelayMs), now);
+    const spurious = this.lost.scan(ack, d, bitsAt, bitBytes, this.cutSeq);
+    if (spurious > 0) this.onSpuriousLoss(now, spurious);
     const reorderWindow =
-      this.rtt.samples === 0 ? this.rtt.rto() : 1.125 * this.rtt.srtt + this.rtt.rttvar + this.config.tickMs;
+      this.rtt.samples === 0
+        ? this.rtt.rto()
+        : Math.max(1.125 * this.rtt.srtt + this.rtt.rttvar + this.config.tickMs, this.reorderMs);
     let any = false;
     const end = Math.min(this.sent.length, ack - this.sentBase + 1);
     for (let i = 0; i < end; i++) {
@@ -693,8 +716,10 @@ export class UdpPeer implements Connection {
    */
   private rttSample(rtt: number, now: number): void {
     this.rtt.sample(rtt);
-    if (rtt < this.minRtt) this.minRtt = rtt;
-    this.queueBuilding = rtt > 2 * this.minRtt + 10;
+    this.delay.sample(rtt);
+    // Judged on the smallest recent sample, not the last one: jitter lifts some samples, a queue
+    // lifts them all (see QueueDelayFilter).
+    this.queueBuilding = this.delay.queueBuilding(10);
     if (this.queueBuilding && now - this.lastWindowCut > Math.max(this.rtt.srtt, 1)) {
       this.lastWindowCut = now;
       this.window = Math.max(this.config.minWindowBytes, Math.floor(this.window * 0.8));
@@ -733,13 +758,35 @@ export class UdpPeer implements Connection {
     return Math.min(this.fragSize, msg.length - idx * this.fragSize);
   }
 
+  /**
+   * Packets we declared lost were acknowledged after all (the last {@link LossLedger.scan}): they
+   * were delayed or reordered, not lost (jitter does this: the ack of a packet that overtook them
+   * came first). Widen the reordering tolerance to how late they were, and undo the window cut if
+   * one of them caused it, so that jitter alone never shrinks the window.
+   */
+  private onSpuriousLoss(now: number, count: number): void {
+    this.counters.spuriousLosses += count;
+    const late = 1.125 * (now - this.lost.oldestSentAt);
+    this.reorderMs = Math.min(Math.max(this.reorderMs, late), this.rtt.maxRtoMs);
+    if (this.lost.cutWasSpurious && this.windowBeforeCut > this.window) {
+      this.window = this.windowBeforeCut;
+      this.counters.windowBytes = this.window;
+      this.cutSeq = 0;
+    }
+  }
+
   private onPacketLost(p: SentPacket): void {
     this.counters.packetsLost++;
     this.mstats.lossRate += (1 - this.mstats.lossRate) / 32;
+    this.lost.record(p.seq, p.sentAt);
+    // The learnt reordering tolerance decays, so that one late burst does not slow loss recovery for good.
+    this.reorderMs -= this.reorderMs / 64;
     if (p.fragCount === 0) return;
     const now = this.io.clock.now();
     if (now - this.lastWindowCut > Math.max(this.rtt.srtt, 1)) {
       this.lastWindowCut = now;
+      this.cutSeq = p.seq;
+      this.windowBeforeCut = this.window;
       this.window = Math.max(this.config.minWindowBytes, Math.floor(this.window * 0.7));
       this.counters.windowBytes = this.window;
     }
