@@ -11,6 +11,7 @@ import {
 } from '@netplay/transport';
 import { AddressBudgets } from './address-budgets.js';
 import { LOBBY_ERROR_STATUS, LobbyError } from './errors.js';
+import { decodePlacement } from './placement.js';
 import { checkRoomId, type JoinInfo, matchRoom, parseAnnounce, parseFilter, type RoomInfo } from './room.js';
 import type { RoomStore, StoredRoom } from './store.js';
 
@@ -287,13 +288,21 @@ export class LobbyApi {
     if (!room) throw new LobbyError('not-found', `no room ${id}`);
     const ws = this.options.publicUrl.replace(/^http/, 'ws');
     const rtc = room.info.endpoints.find((e) => e.kind === 'webrtc');
-    const relayBase = await this.store.getRelay(id);
+    const stored = await this.store.getRelay(id);
+    const placement = stored ? decodePlacement(stored) : undefined;
     const info: JoinInfo = {
       room: room.info,
       ...(rtc && rtc.kind === 'webrtc' && this.options.signaling !== false
         ? { signaling: { url: `${ws}/signal`, room: id, peer: rtc.peer } }
         : {}),
-      ...(relayBase ? { relay: { url: `${relayBase}/relay/join?room=${encodeURIComponent(id)}` } } : {}),
+      ...(placement
+        ? {
+            relay: {
+              url: `${placement.ws}/relay/join?room=${encodeURIComponent(id)}`,
+              ...(placement.udp ? { udp: placement.udp } : {}),
+            },
+          }
+        : {}),
     };
     send(res, 200, info);
   }

@@ -167,6 +167,7 @@ export async function startLobby(options: LobbyServerOptions = {}): Promise<Lobb
           ...(options.relay ?? {}),
           store,
           publicWsUrl: wsUrl,
+          udpHost: options.host ?? '127.0.0.1',
           ...(options.clock ? { clock: options.clock } : {}),
         });
   http.on('request', (req, res) => api.handle(req, res));

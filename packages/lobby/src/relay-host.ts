@@ -1,6 +1,7 @@
 import { WebSocket } from 'ws';
 import { LobbyError } from './errors.js';
 import type { RelayControlMessage } from './relay.js';
+import { hostUdpThroughRelay, type UdpRelayHost } from './udp-relay-host.js';
 
 /** Options of {@link hostThroughRelay}. */
 export interface RelayHostOptions {
@@ -11,6 +12,8 @@ export interface RelayHostOptions {
   readonly token: string;
   /** The host's own netplay-ws listener (e.g. `ws://127.0.0.1:5001`), reached from this machine. */
   readonly target: string;
+  /** The host's own UDP listener (transport-udp), to be reached through the relay's UDP room port too. */
+  readonly udpTarget?: { readonly host: string; readonly port: number };
   /** Most bytes held per link while the local listener is not open yet (default 1 MiB). */
   readonly maxQueuedBytes?: number;
 }
@@ -21,6 +24,8 @@ export interface RelayHost {
   readonly links: number;
   /** Resolves once the relay confirmed the registration; rejects with a {@link LobbyError}. */
   readonly registered: Promise<void>;
+  /** The UDP bridge, once the relay opened the room's UDP port (with `udpTarget`). */
+  readonly udp: UdpRelayHost | undefined;
   /** Closes the registration and every link. */
   close(): void;
   /** Called when the control socket closes (relay down, replaced…). */
@@ -38,7 +43,12 @@ export function hostThroughRelay(options: RelayHostOptions): RelayHost {
   const base = options.relayUrl.replace(/\/relay\/.*$/, '').replace(/\/+$/, '');
   const q = (extra: string) =>
     `room=${encodeURIComponent(options.room)}&token=${encodeURIComponent(options.token)}${extra}`;
-  const control = new WebSocket(`${base}/relay/host?${q('')}`, { perMessageDeflate: false });
+  const control = new WebSocket(`${base}/relay/host?${q(options.udpTarget ? '&udp=1' : '')}`, {
+    perMessageDeflate: false,
+  });
+  let udp: UdpRelayHost | undefined;
+  let udpStarting: Promise<void> = Promise.resolve();
+  let closed = false;
   const sockets = new Set<WebSocket>();
   const maxQueued = options.maxQueuedBytes ?? 1 << 20;
   let links = 0;
@@ -54,13 +64,19 @@ export function hostThroughRelay(options: RelayHostOptions): RelayHost {
       return links;
     },
     registered,
+    get udp() {
+      return udp;
+    },
     close() {
+      closed = true;
+      udp?.close();
       control.close(1000, 'host closed');
       for (const s of sockets) s.close(1000, 'host closed');
     },
   };
   control.on('error', () => {});
   control.on('close', (code, reason) => {
+    udp?.close();
     rejectReg(new LobbyError('io', `relay closed the registration: ${code} ${reason.toString()}`));
     for (const s of sockets) s.close(1000, 'relay registration closed');
     host.onClose?.(code, reason.toString());
@@ -73,8 +89,30 @@ export function hostThroughRelay(options: RelayHostOptions): RelayHost {
     } catch {
       return;
     }
-    if (msg.type === 'registered') resolveReg();
-    else if (msg.type === 'client' && typeof msg.client === 'string') openLink(msg.client);
+    if (msg.type === 'registered') void udpStarting.then(resolveReg, rejectReg);
+    else if (
+      msg.type === 'udp' &&
+      options.udpTarget &&
+      typeof msg.port === 'number' &&
+      /^[0-9a-f]{32}$/.test(msg.key)
+    ) {
+      const target = options.udpTarget;
+      udpStarting = hostUdpThroughRelay({
+        relayHost: new URL(base).hostname.replace(/^\[|\]$/g, ''),
+        relayPort: msg.port,
+        key: Buffer.from(msg.key, 'hex'),
+        targetHost: target.host,
+        targetPort: target.port,
+      }).then(
+        (u) => {
+          if (closed) u.close();
+          else udp = u;
+        },
+        (e: Error) => {
+          throw new LobbyError('io', `UDP relay bridge: ${e.message}`);
+        },
+      );
+    } else if (msg.type === 'client' && typeof msg.client === 'string') openLink(msg.client);
   });
 
   function openLink(client: string): void {

@@ -5,8 +5,10 @@ import { type WebSocket, WebSocketServer } from 'ws';
 import { hashToken } from './api.js';
 import { LobbyError, type LobbyErrorCode } from './errors.js';
 import { ByteBucket, type PipeStats, pipeSockets } from './pipe.js';
+import { decodePlacement, encodePlacement, type RelayPlacement } from './placement.js';
 import { checkRoomId } from './room.js';
 import type { RoomStore } from './store.js';
+import { UdpRelay, type UdpRelayOptions, type UdpRoomStats } from './udp-relay.js';
 
 /** WebSocket close codes of the relay. */
 export const RelayCloseCode = {
@@ -29,6 +31,8 @@ export const RelayCloseCode = {
  */
 export type RelayControlMessage =
   | { readonly v: 1; readonly type: 'registered'; readonly room: string }
+  /** Sent before `registered` when the host asked for UDP (`&udp=1`): the room's UDP port and the agent's key (hex). */
+  | { readonly v: 1; readonly type: 'udp'; readonly port: number; readonly key: string }
   | { readonly v: 1; readonly type: 'client'; readonly client: string };
 
 /** Options of {@link RelayServer}. */
@@ -52,6 +56,11 @@ export interface RelayServerOptions {
   readonly pendingPerAddress?: number;
   readonly maxPending?: number;
   readonly linkTimeoutMs?: number;
+  /** The UDP relay (a port per room whose host asks for it), or `false` (default on, bound to `udpHost`). */
+  readonly udp?: UdpRelayOptions | false;
+  /** Address the UDP room ports bind (default 127.0.0.1) and the host name clients are told (default `publicWsUrl`'s). */
+  readonly udpHost?: string;
+  readonly udpPublicHost?: string;
   /** TTL of the relay placement record (default 30 s, refreshed every third). */
   readonly placementTtlMs?: number;
   readonly clock?: Clock;
@@ -88,7 +97,13 @@ export class RelayServer {
   private readonly rooms = new Map<string, HostRoom>();
   private readonly gate: AdmissionGate<Client>;
   private readonly clock: Clock;
-  private readonly o: Required<Omit<RelayServerOptions, 'store' | 'publicWsUrl' | 'clock'>>;
+  private readonly o: Required<
+    Omit<RelayServerOptions, 'store' | 'publicWsUrl' | 'clock' | 'udp' | 'udpHost' | 'udpPublicHost'>
+  >;
+  private readonly udp: UdpRelay | undefined;
+  private readonly udpPublicHost: string;
+  /** The placement value recorded for each room hosted here. */
+  private readonly placements = new Map<string, string>();
   private refreshTimer: Timer | undefined;
   private closed = false;
   /** Counters. */
@@ -109,6 +124,15 @@ export class RelayServer {
       linkTimeoutMs: options.linkTimeoutMs ?? 5000,
       placementTtlMs: options.placementTtlMs ?? 30_000,
     };
+    this.udp =
+      options.udp === false
+        ? undefined
+        : new UdpRelay({
+            ...(options.udp ?? {}),
+            host: options.udpHost ?? options.udp?.host ?? '127.0.0.1',
+            ...(options.clock ? { clock: options.clock } : {}),
+          });
+    this.udpPublicHost = options.udpPublicHost ?? new URL(options.publicWsUrl).hostname.replace(/^\[|\]$/g, '');
     this.gate = new AdmissionGate<Client>({
       maxPending: this.o.maxPending,
       maxPendingPerAddress: this.o.pendingPerAddress,
@@ -126,6 +150,11 @@ export class RelayServer {
   /** The relay's public WebSocket base URL (what join info points clients at). */
   get publicUrl(): string {
     return this.options.publicWsUrl;
+  }
+
+  /** UDP counters of one room, when its host asked for UDP. */
+  udpStats(room: string): Readonly<UdpRoomStats> | undefined {
+    return this.udp?.roomStats(room);
   }
 
   /** Hosts registered here now. */
@@ -158,9 +187,11 @@ export class RelayServer {
     for (const r of rooms) {
       r.control.terminate();
       for (const c of r.clients.values()) c.ws.terminate();
-      if (!abandon) await this.options.store.deleteRelay(r.id, this.options.publicWsUrl).catch(() => {});
+      const placement = this.placements.get(r.id);
+      if (!abandon && placement) await this.options.store.deleteRelay(r.id, placement).catch(() => {});
     }
     this.gate.drain();
+    this.udp?.closeAll();
     this.wss.close();
   }
 
@@ -171,7 +202,7 @@ export class RelayServer {
     const room = checkRoomId(url.searchParams.get('room') ?? '');
     switch (url.pathname) {
       case '/relay/host':
-        return this.onHost(ws, room, url.searchParams.get('token') ?? '');
+        return this.onHost(ws, room, url.searchParams.get('token') ?? '', url.searchParams.get('udp') === '1');
       case '/relay/join':
         return this.onClient(ws, room, key);
       case '/relay/link':
@@ -181,7 +212,7 @@ export class RelayServer {
     }
   }
 
-  private async onHost(ws: WebSocket, id: string, token: string): Promise<void> {
+  private async onHost(ws: WebSocket, id: string, token: string, wantsUdp: boolean): Promise<void> {
     const stored = await this.options.store.get(id);
     if (!stored) throw new LobbyError('not-found', `no room ${id}`);
     if (hashToken(token) !== stored.tokenHash) throw new LobbyError('forbidden', `wrong token for room ${id}`);
@@ -207,7 +238,17 @@ export class RelayServer {
       if (this.rooms.get(id) === room) this.unregister(room, 'protocol: a host sends nothing on the control socket');
     });
     ws.resume();
-    await this.options.store.setRelay(id, this.options.publicWsUrl, this.o.placementTtlMs);
+    let placement: RelayPlacement = { ws: this.options.publicWsUrl };
+    if (wantsUdp) {
+      if (!this.udp) throw new LobbyError('bad-request', 'this relay has no UDP');
+      const { port, key } = await this.udp.open(id);
+      const h = this.udpPublicHost;
+      placement = { ...placement, udp: `udp://${h.includes(':') ? `[${h}]` : h}:${port}` };
+      ws.send(JSON.stringify({ v: 1, type: 'udp', port, key: key.toString('hex') } satisfies RelayControlMessage));
+    }
+    const value = encodePlacement(placement);
+    this.placements.set(id, value);
+    await this.options.store.setRelay(id, value, this.o.placementTtlMs);
     this.armRefresh();
     ws.send(JSON.stringify({ v: 1, type: 'registered', room: id } satisfies RelayControlMessage));
   }
@@ -215,7 +256,8 @@ export class RelayServer {
   private async onClient(ws: WebSocket, id: string, key: string): Promise<void> {
     const room = this.rooms.get(id);
     if (!room) {
-      const elsewhere = await this.options.store.getRelay(id);
+      const stored = await this.options.store.getRelay(id);
+      const elsewhere = stored ? decodePlacement(stored)?.ws : undefined;
       if (elsewhere && elsewhere !== this.options.publicWsUrl) {
         throw new LobbyError('elsewhere', `${elsewhere}/relay/join?room=${encodeURIComponent(id)}`);
       }
@@ -259,7 +301,10 @@ export class RelayServer {
     this.rooms.delete(room.id);
     room.control.close(1000, reason);
     for (const c of room.clients.values()) this.dropClient(c, reason);
-    void this.options.store.deleteRelay(room.id, this.options.publicWsUrl).catch(() => {});
+    this.udp?.close(room.id);
+    const placement = this.placements.get(room.id);
+    this.placements.delete(room.id);
+    if (placement) void this.options.store.deleteRelay(room.id, placement).catch(() => {});
   }
 
   private dropClient(c: Client, reason: string): void {
@@ -295,7 +340,8 @@ export class RelayServer {
     this.refreshTimer = this.clock.setTimer(this.o.placementTtlMs / 3, () => {
       this.refreshTimer = undefined;
       for (const r of this.rooms.values()) {
-        void this.options.store.setRelay(r.id, this.options.publicWsUrl, this.o.placementTtlMs).catch(() => {});
+        const placement = this.placements.get(r.id);
+        if (placement) void this.options.store.setRelay(r.id, placement, this.o.placementTtlMs).catch(() => {});
       }
       if (this.rooms.size > 0) this.armRefresh();
     });

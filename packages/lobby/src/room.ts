@@ -71,8 +71,11 @@ export interface JoinInfo {
   readonly room: RoomInfo;
   /** WebRTC signaling: connect to `url`, join room `room`, offer to `peer`. Present when the room lists a webrtc endpoint. */
   readonly signaling?: { readonly url: string; readonly room: string; readonly peer: string };
-  /** The relay to connect through (a netplay-ws URL), when the host registered one. */
-  readonly relay?: { readonly url: string };
+  /**
+   * The relay to connect through, when the host registered one: `url` for netplay-ws, and `udp`
+   * (`udp://host:port`, the room's UDP port) for transport-udp when the host asked for UDP too.
+   */
+  readonly relay?: { readonly url: string; readonly udp?: string };
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -1,4 +1,5 @@
 import type { Connection, Listener } from '@netplay/transport';
+import { connectUdp, listenUdp } from '@netplay/transport-udp';
 import { connectWebRtcNode, LOOPBACK_RTC, listenWebRtcNode } from '@netplay/transport-webrtc/server';
 import { connectNode, listen } from '@netplay/transport-ws/server';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -169,11 +170,15 @@ describe('two lobby nodes on one Redis', () => {
     const local = await listen({ channels, port: 0, host: '127.0.0.1' });
     cleanups.push(() => local.close('done'));
     echo(local);
+    const udpHost = await listenUdp({ channels, port: 0, host: '127.0.0.1' });
+    cleanups.push(() => udpHost.close('done'));
+    echo(udpHost);
     const reg = hostThroughRelay({
       relayUrl: a.url.replace('http', 'ws'),
       room: room.id,
       token: room.token,
       target: local.url,
+      udpTarget: { host: '127.0.0.1', port: udpHost.port },
     });
     cleanups.push(() => reg.close());
     await reg.registered;
@@ -191,6 +196,15 @@ describe('two lobby nodes on one Redis', () => {
     await opened(client);
     expect(await roundTrip(client, 50)).toEqual([...Array(50).keys()]);
     expect(a.relay?.roomStats(room.id)?.bytes).toBeGreaterThan(50 * 4);
+    // UDP: B's join info names A's UDP room port; a transport-udp session runs through it.
+    expect(info.relay?.udp).toMatch(/^udp:\/\/127\.0\.0\.1:\d+$/);
+    expect(a.relay?.udpStats(room.id)).toBeDefined(); // the UDP port is A's
+    expect(b.relay?.udpStats(room.id)).toBeUndefined();
+    const udpUrl = new URL((info.relay?.udp ?? '').replace(/^udp:/, 'http:'));
+    const udpClient = await connectUdp({ channels, host: udpUrl.hostname, port: Number(udpUrl.port) });
+    cleanups.push(() => udpClient.close('done'));
+    expect(await roundTrip(udpClient, 30)).toEqual([...Array(30).keys()]);
+    expect(a.relay?.udpStats(room.id)?.toHost).toBeGreaterThan(1);
     // A client that knocks on B's relay is told where the room's relay is.
     const wrong = connectNode(`${b.url.replace('http', 'ws')}/relay/join?room=${room.id}`, { channels });
     const closed = await new Promise<{ code: string; reason: string }>((r) => wrong.on('close', (e) => r(e)));

@@ -1,4 +1,5 @@
 import { ManualClock } from '@netplay/transport';
+import { connectUdp, listenUdp } from '@netplay/transport-udp';
 import { connectNode, listen } from '@netplay/transport-ws/server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
@@ -147,6 +148,58 @@ describe('relay (one node)', () => {
     expect((await clientClosed).code).toBe(4001);
     expect(lobby.relay?.roomCount).toBe(0);
     expect((await client.join(room.id)).relay).toBeUndefined();
+  });
+
+  it('carries a transport-udp session through the room’s UDP port', async () => {
+    const { lobby, client, ws } = await lobbyWith();
+    const room = await client.announce(announce({ endpoints: [] }));
+    cleanups.push(() => room.close());
+    const udpHost = await listenUdp({ channels, port: 0, host: '127.0.0.1' });
+    cleanups.push(() => udpHost.close('done'));
+    udpHost.on('connection', (c) => c.on('message', ({ channel, data }) => c.send(channel, data)));
+    const wsHost = await listen({ channels, port: 0, host: '127.0.0.1' });
+    cleanups.push(() => wsHost.close('done'));
+    const reg = hostThroughRelay({
+      relayUrl: ws,
+      room: room.id,
+      token: room.token,
+      target: wsHost.url,
+      udpTarget: { host: '127.0.0.1', port: udpHost.port },
+    });
+    cleanups.push(() => reg.close());
+    await reg.registered;
+    const info = await client.join(room.id);
+    const udp = new URL((info.relay?.udp ?? 'missing').replace(/^udp:/, 'http:'));
+    expect(udp.hostname).toBe('127.0.0.1');
+    const conn = await connectUdp({ channels, host: udp.hostname, port: Number(udp.port) });
+    cleanups.push(() => conn.close('done'));
+    const got: number[] = [];
+    conn.on('message', ({ channel, data }) => {
+      if (channel === 'input') got.push(data[0] as number);
+    });
+    for (let i = 0; i < 30; i++) conn.send('input', new Uint8Array([i, 0, 0, 0]));
+    await waitFor(() => got.length === 30, 10_000, 'UDP echoes');
+    expect(got).toEqual([...Array(30).keys()]);
+    const stats = lobby.relay?.udpStats(room.id);
+    expect(stats?.toHost).toBeGreaterThan(1); // transport-udp packs several messages per datagram
+    expect(stats?.toClients).toBeGreaterThan(1);
+    expect(reg.udp?.clients).toBe(1);
+    // Datagrams with a wrong key are dropped; the session carries on.
+    const { createSocket } = await import('node:dgram');
+    const forger = createSocket('udp4');
+    const dropped = stats?.dropped ?? 0;
+    forger.send(
+      Buffer.concat([Buffer.from('NPRH'), Buffer.alloc(16), Buffer.from([0, 1, 9])]),
+      Number(udp.port),
+      '127.0.0.1',
+    );
+    await waitFor(() => (lobby.relay?.udpStats(room.id)?.dropped ?? 0) > dropped, 2000, 'forged datagram dropped');
+    forger.close();
+    conn.send('input', new Uint8Array([99]));
+    await waitFor(() => got.includes(99), 5000, 'echo after the forgery');
+    // Unregistering closes the room's UDP port.
+    reg.close();
+    await waitFor(() => lobby.relay?.udpStats(room.id) === undefined, 2000, 'UDP port closed');
   });
 
   it('caps clients waiting for a link per address', async () => {
