@@ -6,7 +6,8 @@
  * - signaling messages per second: 8 peer pairs, each sending candidate signals to its partner
  *   (with two nodes the partner is on the other node: every message crosses Redis pub/sub);
  * - relay: 16 MiB in 64 KiB reliable netplay-ws messages and a 16 B ping-pong through the relay
- *   vs the same connection direct to the host's listener (the baseline);
+ *   vs the same connection direct to the host's listener (the baseline); a transport-udp 16 B
+ *   ping-pong through the relay's UDP room port vs direct;
  * - memory per room: node heap (in memory) and Redis used_memory, per room.
  * Baselines: the in-memory single node for the API rows; one node on Redis for the two-node rows
  * (the scale-out ratio); the direct connection for the relay rows. Redis rows need redis-server
@@ -16,6 +17,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { BenchSuite } from '@netplay/bench-kit';
 import type { Connection } from '@netplay/transport';
+import { connectUdp, listenUdp } from '@netplay/transport-udp';
 import { SignalingClient } from '@netplay/transport-webrtc/server';
 import { connectNode, listen } from '@netplay/transport-ws/server';
 import { createClient } from '@redis/client';
@@ -103,6 +105,8 @@ interface Figures {
   directMBs: number;
   relayRttUs: number;
   directRttUs: number;
+  udpRelayRttUs: number;
+  udpDirectRttUs: number;
 }
 
 async function measure(nodes: Node[]): Promise<Figures> {
@@ -215,6 +219,46 @@ async function measure(nodes: Node[]): Promise<Figures> {
   const relayed = await run(relayUrl);
   reg.close();
   await sink.close('done');
+
+  // UDP: a transport-udp echo listener, direct and through the relay's UDP room port.
+  const udpEcho = await listenUdp({ channels, port: 0, host: '127.0.0.1', rateLimits: false });
+  udpEcho.on('connection', (c) => c.on('message', ({ data }) => c.send('data', data)));
+  const wsDummy = await listen({ channels, port: 0, host: '127.0.0.1' });
+  const udpRoom = await (clients[0] as LobbyClient).create({ ...body(1), endpoints: [] });
+  const udpReg = hostThroughRelay({
+    relayUrl: (nodes[0] as Node).url.replace('http', 'ws'),
+    room: udpRoom.room.id,
+    token: udpRoom.token,
+    target: wsDummy.url,
+    udpTarget: { host: '127.0.0.1', port: udpEcho.port },
+  });
+  await udpReg.registered;
+  let udpUrl: string | undefined;
+  while (!udpUrl) udpUrl = (await (clients[clients.length - 1] as LobbyClient).join(udpRoom.room.id)).relay?.udp;
+  const udpRtt = async (host: string, port: number) => {
+    const conn = await connectUdp({ channels, host, port, rateLimits: false });
+    const rtts: number[] = [];
+    for (let i = 0; i < PINGS; i++) {
+      const t0 = performance.now();
+      await new Promise<void>((resolve) => {
+        const off = conn.on('message', () => {
+          off();
+          resolve();
+        });
+        conn.send('data', new Uint8Array(16));
+      });
+      rtts.push((performance.now() - t0) * 1000);
+    }
+    conn.close('done');
+    rtts.sort((a, b) => a - b);
+    return rtts[rtts.length >> 1] as number;
+  };
+  const udpDirectRttUs = await udpRtt('127.0.0.1', udpEcho.port);
+  const u = new URL(udpUrl.replace(/^udp:/, 'http:'));
+  const udpRelayRttUs = await udpRtt(u.hostname, Number(u.port));
+  udpReg.close();
+  await udpEcho.close('done');
+  await wsDummy.close('done');
   return {
     announcesPerS,
     listsPerS,
@@ -224,6 +268,8 @@ async function measure(nodes: Node[]): Promise<Figures> {
     directMBs: direct.mbs,
     relayRttUs: relayed.rtt,
     directRttUs: direct.rtt,
+    udpRelayRttUs,
+    udpDirectRttUs,
   };
 }
 
@@ -257,6 +303,14 @@ const rows = (label: string, f: Figures, base?: string) => {
     unit: 'us',
     baseline: `${label}: direct RTT 16 B`,
     note: `adds ${(f.relayRttUs - f.directRttUs).toFixed(0)} us`,
+  });
+  suite.record({ name: `${label}: direct transport-udp RTT 16 B`, value: f.udpDirectRttUs, unit: 'us' });
+  suite.record({
+    name: `${label}: UDP relay RTT 16 B`,
+    value: f.udpRelayRttUs,
+    unit: 'us',
+    baseline: `${label}: direct transport-udp RTT 16 B`,
+    note: `adds ${(f.udpRelayRttUs - f.udpDirectRttUs).toFixed(0)} us`,
   });
   suite.record({ name: `${label}: node heap per room`, value: f.heapPerRoom, unit: 'bytes' });
 };
