@@ -91,8 +91,13 @@ const ACK_ECHOES = 2;
 const MAX_TRACKED = ACK_BITS;
 /** Size of the receive ring (a power of two above ACK_BITS). */
 const RING_PACKETS = 1024;
-/** An ack-only packet goes out after this many tracked packets arrived (or one tick after the first). */
-const ACK_EVERY = 4;
+/**
+ * An ack-only packet goes out after this many tracked packets arrived, one tick after the first, or
+ * at once when one arrived out of order (a gap, or a hole filled: the sender's loss detection wants
+ * to know), whichever comes first. Every ack covers the 128 packets below the highest, so the ones
+ * in between are acknowledged too; its delay field keeps RTT samples exact.
+ */
+const ACK_EVERY = 16;
 /** Tracked-packet slots only express traffic may use. */
 const EXPRESS_RESERVE = 8;
 /** Most free {@link SentPacket}s kept for reuse. */
@@ -167,6 +172,8 @@ export class UdpPeer implements Connection {
   private recvHighestAt = 0;
   private ackPending = 0;
   private ackPendingSince = 0;
+  /** A tracked packet arrived out of order since the last ack: acknowledge at once. */
+  private ackNow = false;
   private window: number;
   private lastWindowCut = -1e9;
   /** Base and recent RTTs, for the delay-based congestion signal. */
@@ -457,10 +464,12 @@ export class UdpPeer implements Connection {
       }
       seq = resolve16(u16(d, o), this.recvHighest);
       o += 2;
+      const outOfOrder = seq !== this.recvHighest + 1 && this.recvHighest !== 0;
       if (!this.noteReceived(seq)) {
         this.io.drops.duplicate++;
         return;
       }
+      if (outOfOrder) this.ackNow = true;
     }
     let ack = 0;
     let delay = 0;
@@ -576,7 +585,7 @@ export class UdpPeer implements Connection {
     }
     if (elicits && seq !== 0) {
       if (this.ackPending++ === 0) this.ackPendingSince = this.io.clock.now();
-      if (this.ackPending >= ACK_EVERY) this.scheduleFlush();
+      if (this.ackPending >= ACK_EVERY || this.ackNow) this.scheduleFlush();
       else this.busy();
     }
   }
@@ -1121,7 +1130,9 @@ export class UdpPeer implements Connection {
       }
       const ackOnly = !elicit && o === FRAMES_AT;
       if (ackOnly && this.ackPending === 0) return;
-      if (ackOnly && this.ackPending < ACK_EVERY && now - this.ackPendingSince < this.config.tickMs) return;
+      if (ackOnly && this.ackPending < ACK_EVERY && !this.ackNow && now - this.ackPendingSince < this.config.tickMs) {
+        return;
+      }
       if (elicit) {
         this.pingDue = false;
         this.lastTrackedSent = now;
@@ -1157,6 +1168,7 @@ export class UdpPeer implements Connection {
       for (let i = 0; i < h; i++) buf[i] = hdr[i]!;
       o = o - FRAMES_AT + h;
       this.ackPending = 0;
+      this.ackNow = false;
       if (elicit || withAck) o = sealData(buf, o, this.datagram(o));
       if (elicit) {
         packet ??= this.takePacket();

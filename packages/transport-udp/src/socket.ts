@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createSocket, type Socket } from 'node:dgram';
+import { lookup as dnsLookup } from 'node:dns';
 import { lookup } from 'node:dns/promises';
 import { isIP, isIPv6 } from 'node:net';
 import {
@@ -58,6 +59,34 @@ function bind(socket: Socket, port: number, host: string): Promise<void> {
  */
 function defer(fn: () => void): void {
   process.nextTick(fn);
+}
+
+/**
+ * The listener's `lookup`: it only ever sends to IP literals (the addresses datagrams came from),
+ * so it answers at once. `dgram` then sends within `send()` instead of after a `dns.lookup`
+ * round through `process.nextTick` for every datagram.
+ */
+function literalLookup(
+  address: string,
+  family: number,
+  callback: (err: NodeJS.ErrnoException | null, address: string, family: number) => void,
+): void {
+  if (isIP(address) === 0)
+    dnsLookup(address, family, callback); // a host name to bind to
+  else callback(null, address, isIPv6(address) ? 6 : 4);
+}
+
+/** Connects a UDP socket to the server (resolves once connected; rejects with `io`). */
+function connectSocket(socket: Socket, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onError = (e: Error) =>
+      reject(new TransportError('io', `cannot connect to ${formatAddress(host, port)}: ${e.message}`, { cause: e }));
+    socket.once('error', onError);
+    socket.connect(port, host, () => {
+      socket.off('error', onError);
+      resolve();
+    });
+  });
 }
 
 function tune(socket: Socket): void {
@@ -133,7 +162,11 @@ export class UdpListener implements Listener {
 export async function listenUdp(options: UdpListenOptions): Promise<UdpListener> {
   const config = resolveConfig(options);
   const host = options.host ?? '127.0.0.1';
-  const socket = createSocket({ type: isIPv6(host) ? 'udp6' : 'udp4', ipv6Only: isIPv6(host) });
+  const socket = createSocket({
+    type: isIPv6(host) ? 'udp6' : 'udp4',
+    ipv6Only: isIPv6(host),
+    lookup: literalLookup as never, // Node calls it as (host, family, callback)
+  });
   await bind(socket, options.port ?? 0, host);
   tune(socket);
   const port = socket.address().port;
@@ -151,7 +184,9 @@ export async function listenUdp(options: UdpListenOptions): Promise<UdpListener>
           to = parseAddress(address);
           parsed.set(address, to);
         }
-        // Sessions lend their datagram for the call only; dgram sends later (after its address lookup).
+        // Sessions lend their datagram for the call only. `dgram` usually hands it to the kernel
+        // within `send()` (literalLookup), but queues it (by reference) when the socket buffer is
+        // full: so it gets a copy.
         socket.send(Buffer.from(datagram), to.port, to.host);
       },
       onDrained: () => listener?.drained(),
@@ -208,30 +243,32 @@ export async function connectUdp(options: UdpConnectOptions): Promise<UdpPeer> {
   const v6 = isIPv6(host);
   const socket = createSocket({ type: v6 ? 'udp6' : 'udp4' });
   await bind(socket, 0, v6 ? '::' : '0.0.0.0');
+  // A connected socket sends without an address lookup per datagram (within `send()`), and the
+  // kernel drops datagrams from other sources before they reach us.
+  await connectSocket(socket, options.port, host);
   tune(socket);
   const drops = newDropCounters();
   let closed = false;
   let dead = false;
-  let pending = 0;
   // Close the socket only after the last datagrams (e.g. a CloseAck) have left.
   const closeSocket = () => {
-    if (!closed && dead && pending === 0) {
-      closed = true;
-      socket.close();
+    if (closed || !dead) return;
+    if (socket.getSendQueueCount() > 0) {
+      setTimeout(closeSocket, 1);
+      return;
     }
-  };
-  const onSent = () => {
-    pending--;
-    closeSocket();
+    closed = true;
+    socket.close();
   };
   const peer = UdpPeer.client(
     {
       clock: options.clock ?? systemClock,
       output: (datagram) => {
         if (closed) return;
-        pending++;
-        // The peer lends its datagram for the call only; dgram sends later (after its address lookup).
-        socket.send(Buffer.from(datagram), options.port, host, onSent);
+        // The peer lends its datagram for the call only. `dgram` usually hands it to the kernel
+        // within `send()`, but queues it (by reference) when the socket buffer is full: so it gets
+        // a copy.
+        socket.send(Buffer.from(datagram));
       },
       drops,
       random: (n) => new Uint8Array(randomBytes(n)),
