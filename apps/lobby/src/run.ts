@@ -27,7 +27,9 @@ export async function runLobby(o: LobbyCliOptions, log: (line: string) => void):
   log(`  rooms:     ${lobby.url}/rooms  (room TTL ${o.ttlMs} ms)`);
   log(`  feed:      ${lobby.url.replace(/^http/, 'ws')}/feed`);
   log(`  signaling: ${lobby.signalingUrl ?? 'off'}`);
-  log(`  relay:     ${lobby.relay ? `${lobby.relay.publicUrl}/relay/{host,join,link}` : 'off'}`);
+  log(
+    `  relay:     ${lobby.relay ? `${lobby.relay.publicUrl}/relay/{host,join,link} (a UDP port per room whose host asks)` : 'off'}`,
+  );
   if (!o.quiet) {
     lobby.store.subscribe((e) => {
       if (e.type === 'put') {
