@@ -18,29 +18,49 @@ export const AudioFormat = { S16Mono: 0 } as const;
 
 /** The functions every netplay wasm core exports (see the README's ABI section). */
 export interface CoreAbi {
+  /** The core's linear memory (pointers below are offsets into it). */
   readonly memory: WebAssembly.Memory;
+  /** Must return {@link ABI_VERSION}. */
   np_abi_version(): number;
+  /** Number of input ports (players), 1..255. */
   np_ports(): number;
+  /** Bytes of one port's input per frame, 0..4. */
   np_input_bytes(): number;
+  /** Where the host may write `len` bytes of content (a ROM); 0 when too large. */
   np_content_ptr(len: number): number;
+  /** Loads the `len` bytes written at `np_content_ptr` and resets; 0 = ok, else refused. */
   np_load(len: number): number;
+  /** Power-on state with the loaded content; clears the staged inputs. */
   np_reset(): void;
+  /** Stages a port's input for the next frame: its bytes little-endian in `value`. */
   np_set_input(port: number, value: number): void;
+  /** Runs exactly one frame with the staged inputs. */
   np_run_frame(): void;
+  /** The framebuffer (the core may compose it on this call). */
   np_fb_ptr(): number;
+  /** Framebuffer width in pixels (may change between frames). */
   np_fb_width(): number;
+  /** Framebuffer height in pixels (may change between frames). */
   np_fb_height(): number;
+  /** A {@link FramebufferFormat}. */
   np_fb_format(): number;
+  /** The audio of the last frame: signed 16-bit mono samples (2-aligned). */
   np_audio_ptr(): number;
+  /** Number of samples of the last frame. */
   np_audio_len(): number;
+  /** Sample rate in Hz. */
   np_audio_rate(): number;
 }
 
 /** The optional state-region exports; a core exports all four or none. */
 export interface StateRegionAbi {
+  /** Number of state regions. */
   np_state_regions(): number;
+  /** Start of region `index`. */
   np_state_region_ptr(index: number): number;
+  /** Length of region `index` in bytes (> 0). */
   np_state_region_len(index: number): number;
+  /** Name of region `index`: NUL-terminated ASCII, unique. */
   np_state_region_name(index: number): number;
 }
 

@@ -52,19 +52,33 @@ export interface LockstepOptions {
 
 /** The options with their defaults filled in. */
 export interface ResolvedLockstepOptions {
+  /** As {@link LockstepOptions.core}, default filled in. */
   readonly core: Core;
+  /** As {@link LockstepOptions.mode}, default filled in. */
   readonly mode: LockstepMode;
+  /** As {@link LockstepOptions.id}, default filled in. */
   readonly id: number;
+  /** As {@link LockstepOptions.port}, default filled in. */
   readonly port: number;
+  /** As {@link LockstepOptions.host}, default filled in. */
   readonly host: number;
+  /** As {@link LockstepOptions.clock}, default filled in. */
   readonly clock: Clock;
+  /** As {@link LockstepOptions.frameMs}, default filled in. */
   readonly frameMs: number;
+  /** As {@link LockstepOptions.startMs}, default filled in. */
   readonly startMs: number | undefined;
+  /** As {@link LockstepOptions.extraDelayMs}, default filled in. */
   readonly extraDelayMs: number;
+  /** As {@link LockstepOptions.seed}, default filled in. */
   readonly seed: number;
+  /** As {@link LockstepOptions.equalize}, default filled in. */
   readonly equalize: boolean;
+  /** As {@link LockstepOptions.liveness}, default filled in. */
   readonly liveness: LivenessOptions | undefined;
+  /** As {@link LockstepOptions.log}, default filled in. */
   readonly log: boolean;
+  /** As {@link LockstepOptions.onFrame}, default filled in. */
   readonly onFrame: ((req: FrameRequest) => void) | undefined;
 }
 

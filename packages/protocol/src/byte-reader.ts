@@ -46,11 +46,13 @@ export class ByteReader {
     }
   }
 
+  /** Reads an unsigned byte; `field` names it in the `DecodeError` when too few bytes remain. */
   u8(field: string): number {
     this.need(1, field);
     return this.view.getUint8(this.offset++);
   }
 
+  /** Reads an unsigned 16-bit integer (big-endian unless `littleEndian`); `field` names it in the `DecodeError` when too few bytes remain. */
   u16(field: string, littleEndian = false): number {
     this.need(2, field);
     const v = this.view.getUint16(this.offset, littleEndian);
@@ -58,6 +60,7 @@ export class ByteReader {
     return v;
   }
 
+  /** Reads an unsigned 32-bit integer (big-endian unless `littleEndian`); `field` names it in the `DecodeError` when too few bytes remain. */
   u32(field: string, littleEndian = false): number {
     this.need(4, field);
     const v = this.view.getUint32(this.offset, littleEndian);
@@ -65,6 +68,7 @@ export class ByteReader {
     return v;
   }
 
+  /** Reads a signed 32-bit integer (big-endian unless `littleEndian`); `field` names it in the `DecodeError` when too few bytes remain. */
   i32(field: string, littleEndian = false): number {
     this.need(4, field);
     const v = this.view.getInt32(this.offset, littleEndian);
@@ -72,6 +76,7 @@ export class ByteReader {
     return v;
   }
 
+  /** Reads a 64-bit float (big-endian unless `littleEndian`); `field` names it in the `DecodeError` when too few bytes remain. */
   f64(field: string, littleEndian = false): number {
     this.need(8, field);
     const v = this.view.getFloat64(this.offset, littleEndian);

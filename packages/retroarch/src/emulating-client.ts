@@ -63,7 +63,7 @@ const WORDS = 4;
  * ours), and compares every CRC the host sends with the CRC-32 of its own padded state at the
  * start of that frame. A mismatch is counted and, like RetroArch, answered with
  * REQUEST_SAVESTATE (one outstanding at a time). Joypads only (one word per device; at most
- * {@link WORDS} devices per client); devices beyond the core's ports are ignored.
+ * `WORDS` (4) devices per client); devices beyond the core's ports are ignored.
  */
 export class RetroArchClientEmulator {
   readonly stats: RetroArchClientEmulatorStats = {

@@ -160,10 +160,12 @@ export class RetroArchHostConnection {
     this.fail(error, this.step !== 'header');
   }
 
+  /** Where the connection is in its handshake and session. */
   get state(): RetroArchHostState {
     return this._state;
   }
 
+  /** Why the connection failed, once it did. */
   get error(): RetroArchError | undefined {
     return this._error;
   }

@@ -2,6 +2,7 @@ import { RetroArchCommand } from '@netplay/protocol';
 
 /** Where a {@link RetroArchSessionRelay} sends frames (e.g. a host connection's `relay`). */
 export interface RetroArchRelaySink {
+  /** Sends one framed message (header and payload) as it is. */
   relay(bytes: Uint8Array): void;
 }
 

@@ -134,8 +134,11 @@ export interface RetroArchTunnelStats {
 export interface RetroArchTunnel {
   /** The port it listens on. */
   readonly port: number;
+  /** What happens on the tunnel (see {@link RetroArchTunnelEvents}). */
   readonly events: EventSource<RetroArchTunnelEvents>;
+  /** The sessions it carries now. */
   sessions(): RetroArchTunnelSessionInfo[];
+  /** Its counters since the start. */
   stats(): RetroArchTunnelStats;
   /** Stops listening and destroys every socket. */
   close(): Promise<void>;

@@ -3,6 +3,7 @@ import type { SendFn } from './channels.js';
 
 /** What a session exposes to the adapter. */
 export interface SessionEndpoint {
+  /** Takes one message of `peer` that arrived on `channel`. */
   receive(peer: string, channel: string, data: Uint8Array): void;
   /** Optional: told when a peer's connection closes (`left`: the peer closed it itself). */
   disconnectPeer?(peer: string, how?: 'left' | 'lost'): void;

@@ -236,6 +236,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
   get inputDelay(): number {
     return this.delay;
   }
+  /** Sets the input delay, 0..30 frames (RollbackError `bad-argument` otherwise). */
   set inputDelay(frames: number) {
     this.delay = checkDelay(frames);
   }

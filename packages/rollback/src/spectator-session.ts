@@ -76,6 +76,7 @@ export class SpectatorSession implements EventSource<SessionEventMap> {
     return false;
   }
 
+  /** Ignored: spectators need no checksums. */
   setChecksum(_frame: number, _checksum: bigint): void {}
 
   /** The frame from which `player` is gone, or undefined. */

@@ -66,6 +66,7 @@ export class SyncTestSession {
   get inputDelay(): number {
     return this.delay;
   }
+  /** Sets the input delay, 0..30 frames (RollbackError `bad-argument` otherwise). */
   set inputDelay(frames: number) {
     this.delay = checkDelay(frames);
   }

@@ -44,6 +44,11 @@ interface Evicted {
   readonly born: number;
 }
 
+/**
+ * The server's sessions that have not completed their handshake: capped per address and in total
+ * through an `AdmissionGate` (evicting the oldest of a full address), timed out, and remembered
+ * for a while after eviction so a late first datagram can {@link PendingSessions.revive} them.
+ */
 export class PendingSessions {
   /** Recently evicted sessions by address (insertion order: oldest first). */
   private readonly evicted = new Map<string, Evicted>();

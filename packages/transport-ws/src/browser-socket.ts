@@ -10,11 +10,17 @@ import type { WsSocket } from './socket.js';
 export interface WebSocketLike {
   binaryType: string;
   readonly bufferedAmount: number;
+  /** Called once the socket is open. */
   onopen: ((event: unknown) => void) | null;
+  /** Called for every message (`data` an `ArrayBuffer` with `binaryType = 'arraybuffer'`). */
   onmessage: ((event: { readonly data: unknown }) => void) | null;
+  /** Called once when the socket closed, with the close code and reason. */
   onclose: ((event: { readonly code: number; readonly reason: string }) => void) | null;
+  /** Called on a socket error (a `close` follows). */
   onerror: ((event: unknown) => void) | null;
+  /** Sends one binary message. */
   send(data: Uint8Array): void;
+  /** Closes the socket with a close code and reason. */
   close(code?: number, reason?: string): void;
 }
 

@@ -13,7 +13,7 @@ const UNLIMITED: FrameCharge = () => true;
  * core: a `RateBudget` (default `DEFAULT_RATE_LIMITS`, `false`: none) charged one message and its
  * bytes per WebSocket message, every frame type counted. A peer over its budget is closed as
  * `@netplay/transport` asks: locally `close` with code `error`, the budget's `flood: …` reason and
- * `TransportError('flood')`; the peer gets close code {@link WsCloseCode.flood} with that reason.
+ * `TransportError('flood')`; the peer gets close code `flood` of {@link WsCloseCode} with that reason.
  * Allocation-free per message. Browser-safe.
  */
 export function frameCharge(conn: WsConnection, limits: RateLimits | false | undefined, clock: Clock): FrameCharge {

@@ -1,5 +1,6 @@
 /** A scheduled callback; `cancel()` stops it from running (harmless after it ran). */
 export interface Timer {
+  /** Stops the callback from running (harmless after it ran). */
   cancel(): void;
 }
 

@@ -21,7 +21,9 @@ import type { RateLimits } from './rate-budget.js';
 
 /** The part of a test runner the suite needs (vitest, jest and mocha fit structurally). */
 export interface ConformanceTestApi {
+  /** Groups the tests `body` registers under `name`. */
   describe(name: string, body: () => void): void;
+  /** Registers one asynchronous test; `timeoutMs` is how long it may take. */
   it(name: string, body: () => Promise<void>, timeoutMs?: number): void;
 }
 
