@@ -23,19 +23,18 @@ import { newPeer, type Peer } from './host-peer.js';
 import { peerSender, rollbackGameMessage } from './host-rollback.js';
 import { joinsMidGame, replacedBy, SlotMemory } from './host-rejoin.js';
 import { roomError, rosterOf, uniqueNick } from './host-room.js';
+import { checkHostShape } from './host-shape.js';
 import type { FinalityScheduler, LockstepFinality } from './lockstep-finality.js';
 import {
   decodeSessionMessage,
   encodeRefuse,
   encodeSync,
   encodeWait,
-  MAX_NICK_BYTES,
   type RosterEntry,
   SessionMessageType,
   SPECTATOR_SLOT,
-  utf8Length,
 } from './messages.js';
-import { type SessionMode, SUPPORTED_MODES } from './mode.js';
+import type { SessionMode } from './mode.js';
 import { createP2PScheduler, isP2PLockstep, p2pShape } from './p2p-lockstep.js';
 import { routeFromPlayer } from './p2p-routing.js';
 import { RelayFramer } from './relay.js';
@@ -139,29 +138,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
       refuse: (peer, error) => this.refuse(peer, error),
       admit: (peer) => this.admit(peer),
     };
-    if (!SUPPORTED_MODES.includes(this.mode))
-      throw new SessionError(
-        'unsupported-mode',
-        `mode ${String(this.mode)} is not one of ${SUPPORTED_MODES.join(', ')}`,
-      );
-    if (this.mode !== 'lockstep-cs' && (this.players < 2 || this.players > 16))
-      throw new SessionError('bad-argument', `${this.mode} sessions have 2..16 players, got ${this.players}`);
-    if (this.mode === 'lockstep-p2p' && (this.core.inputBytes < 1 || this.core.inputBytes > 4))
-      throw new SessionError(
-        'bad-argument',
-        `lockstep-p2p carries 1..4 input bytes per player (one MAMEHub mask); the core has ${this.core.inputBytes}`,
-      );
-    if (!Number.isInteger(this.players) || this.players < 2 || this.players > 255)
-      throw new SessionError('bad-argument', `players must be 2..255, got ${this.players}`);
-    if (this.core.ports < this.players)
-      throw new SessionError(
-        'bad-argument',
-        `the core has ${this.core.ports} ports, fewer than ${this.players} players`,
-      );
-    if (!Number.isInteger(this.inputDelay) || this.inputDelay < 0 || this.inputDelay > 255)
-      throw new SessionError('bad-argument', `inputDelay must be 0..255, got ${this.inputDelay}`);
-    const n = utf8Length(this.nick);
-    if (n === 0 || n > MAX_NICK_BYTES) throw new SessionError('bad-nick', `nick must be 1..${MAX_NICK_BYTES} bytes`);
+    checkHostShape(this);
     const state = new Uint8Array(this.core.stateBytes);
     this.initialState = state.subarray(0, this.core.saveInto(state));
     this.control = new HostControl(
