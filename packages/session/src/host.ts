@@ -20,8 +20,8 @@ import { type HandshakeHost, onHello, onInfo } from './host-handshake.js';
 import { cutRoutedPlayer, type HostP2P, hostRoute, startHostRunner } from './host-lockstep.js';
 import type { HostPeerInfo, NetplayHostEventMap, NetplayHostOptions } from './host-options.js';
 import { newPeer, type Peer } from './host-peer.js';
-import { peerSender, rollbackGameMessage } from './host-rollback.js';
 import { joinsMidGame, replacedBy, SlotMemory } from './host-rejoin.js';
+import { peerSender, rollbackGameMessage } from './host-rollback.js';
 import { roomError, rosterOf, uniqueNick } from './host-room.js';
 import { checkHostShape } from './host-shape.js';
 import type { FinalityScheduler, LockstepFinality } from './lockstep-finality.js';
@@ -94,16 +94,16 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
   /** lockstep-p2p and frame-advance: the host's scheduler, the mode's wire and one routed connection per client slot. */
   private p2p: HostP2P | undefined;
   private closed = false;
+  /** Local players, chat, pause / resume, reset (issue 15). */
+  private readonly control: HostControl;
+  /** Lockstep: the core the runner drives (a `SlotCore` over {@link core} unless the layout is the identity). */
+  private lockstepCore: Core | undefined;
   /** Rollback: nicks of admitted peers that left; the scheduler knows them as peer ids, so nobody gets them again. */
   private readonly retired = new Set<string>();
   /** Players can enter the running game (rejoin, mid-game join): see {@link joinsMidGame}. */
   private readonly rejoins: boolean;
   /** Who held which slot, for rejoins. */
   private readonly slots = new SlotMemory();
-  /** Local players, chat, pause / resume, reset (issue 15). */
-  private readonly control: HostControl;
-  /** Lockstep: the core the runner drives (a `SlotCore` over {@link core} unless the layout is the identity). */
-  private lockstepCore: Core | undefined;
 
   /** @throws SessionError `unsupported-mode` or `bad-argument` for options this version cannot run. */
   constructor(options: NetplayHostOptions) {
