@@ -7,10 +7,13 @@
 //      tarballs' .d.ts, emits it and runs it: two rollback peers over the simulated network whose
 //      final frames must equal an offline replay (the program exits 1 otherwise);
 //   2. require()s every package from CommonJS (require(esm), Node >= 20.19);
-//   3. runs the packed CLI's bin: `netplay --version`.
+//   3. runs the packed CLI's bin: `netplay --version`;
+//   4. copies examples/message-channel-transport/src (a new transport and the conformance kit run on it)
+//      into the project, type-checks it against the tarballs and runs it: the kit's subpath export
+//      `@netplay/transport/conformance` as a user gets it (the example asserts that every test passes).
 // `--no-pack` reuses dist-packages/ as it is; `--keep` leaves the temp project for inspection.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -60,7 +63,8 @@ try {
           skipLibCheck: false,
           outDir: 'out',
         },
-        files: ['two-peer-rollback.ts'],
+        rootDir: '.',
+        include: ['two-peer-rollback.ts', 'mc/*.ts'],
       },
       null,
       2,
@@ -68,6 +72,10 @@ try {
   );
   copyFileSync(join(here, 'two-peer-rollback.ts'), join(dir, 'two-peer-rollback.ts'));
   copyFileSync(join(here, 'require-all.cjs'), join(dir, 'require-all.cjs'));
+  const example = join(root, 'examples/message-channel-transport/src');
+  mkdirSync(join(dir, 'mc'));
+  for (const f of readdirSync(example).filter((f) => f.endsWith('.ts')))
+    copyFileSync(join(example, f), join(dir, 'mc', f));
   const nodeTypes = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).devDependencies['@types/node'];
   run(
     npm,
@@ -106,6 +114,10 @@ try {
     process.stdout.write(version);
     if (!/\d+\.\d+\.\d+/.test(version)) fail('netplay --version printed no version');
   }
+  const mc = run(process.execPath, ['out/mc/main.js'], dir, true);
+  process.stdout.write(mc);
+  if (!/passes the conformance kit/.test(mc)) fail('the MessageChannel example did not pass the conformance kit');
+
   console.log(`test:pack OK: ${tarballs.length} tarballs installed into ${dir}, type-checked and run`);
 } finally {
   if (process.argv.includes('--keep')) console.log(`kept ${dir}`);
