@@ -49,6 +49,13 @@ export interface LobbyApiOptions {
   readonly clock?: Clock;
   /** Wall clock for `createdAt`/`updatedAt` (default `Date.now`). */
   readonly wallClock?: () => number;
+  /**
+   * Extra read-only routes an app mounts next to the API: `GET /<path>` answers 200 with the JSON
+   * of what the function returns (e.g. `{ 'retroarch/sessions': () => tunnel.sessions() }`). Paths
+   * are one or more segments without leading or trailing slashes; they cannot shadow `rooms` or
+   * `health`. Other methods get `method`; a function that throws gets `unavailable`.
+   */
+  readonly routes?: Readonly<Record<string, () => unknown>>;
 }
 
 const TOKEN_PATTERN = /^[A-Za-z0-9_-]{22,64}$/;
@@ -110,6 +117,7 @@ export function parseJsonBody(body: Buffer): unknown {
  * | `PUT /rooms/:id` + `Authorization: Bearer TOKEN` | heartbeat/update (re-creates a lost room) |
  * | `DELETE /rooms/:id` + token | 204 |
  * | `GET /health` | `{node, rooms}` |
+ * | `GET /<path>` of {@link LobbyApiOptions.routes} | what the app's function returns |
  *
  * Every refusal is `{"error":{"code","reason"}}` with the status of {@link LOBBY_ERROR_STATUS}.
  */
@@ -143,6 +151,12 @@ export class LobbyApi {
     this.attempts = new AttemptLimiter(options.attemptLimits ?? DEFAULT_ATTEMPT_LIMITS);
     this.clock = options.clock ?? systemClock;
     this.wallClock = options.wallClock ?? Date.now;
+    for (const path of Object.keys(options.routes ?? {})) {
+      const first = path.split('/')[0];
+      if (!/^[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*$/.test(path) || first === 'rooms' || first === 'health') {
+        throw new LobbyError('bad-request', `bad extra route ${JSON.stringify(path)}`);
+      }
+    }
     this.unsubscribe = this.store.subscribe((e) => {
       if (e.type === 'removed') this.forget(e.id);
     });
@@ -195,6 +209,13 @@ export class LobbyApi {
     if (parts.length === 1 && parts[0] === 'health') {
       if (method !== 'GET') throw new LobbyError('method', `${method} /health`);
       send(res, 200, { node: this.options.nodeId, rooms: await this.store.count() });
+      return;
+    }
+    const extra = parts.join('/');
+    const routes = this.options.routes;
+    if (routes !== undefined && Object.hasOwn(routes, extra)) {
+      if (method !== 'GET') throw new LobbyError('method', `${method} /${extra}`);
+      send(res, 200, await (routes[extra] as () => unknown)());
       return;
     }
     if (parts[0] !== 'rooms' || parts.length > 3)

@@ -1,7 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import { ManualClock } from '@netplay/transport';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type LobbyServer, MemoryRoomStore, type RoomInfo, startLobby } from '../src/node.js';
+import { LobbyApi, type LobbyServer, MemoryRoomStore, type RoomInfo, startLobby } from '../src/node.js';
 import { announce, code, FeedProbe, http, reason } from './helpers.js';
 
 let lobby: LobbyServer | undefined;
@@ -44,6 +44,37 @@ describe('rooms API (memory store)', () => {
     expect(del.status).toBe(204);
     expect(((await http(base, 'GET', '/rooms')).body as { rooms: unknown[] }).rooms).toEqual([]);
     expect(code(await http(base, 'GET', `/rooms/${c.room.id}`))).toBe('not-found');
+  });
+
+  it("serves an app's extra GET routes (routes hook) and refuses bad ones", async () => {
+    let calls = 0;
+    const { base } = await start(undefined, {
+      api: {
+        rateLimits: false,
+        routes: {
+          'extra/things': () => ({ things: [1, 2, ++calls] }),
+          broken: () => {
+            throw new Error('gone');
+          },
+        },
+      },
+    });
+    expect((await http(base, 'GET', '/extra/things')).body).toEqual({ things: [1, 2, 1] });
+    expect((await http(base, 'GET', '/extra/things?x=1')).body).toEqual({ things: [1, 2, 2] });
+    expect(code(await http(base, 'POST', '/extra/things', {}))).toBe('method');
+    expect(code(await http(base, 'GET', '/extra'))).toBe('not-found');
+    expect(code(await http(base, 'GET', '/toString'))).toBe('not-found');
+    const broken = await http(base, 'GET', '/broken');
+    expect([broken.status, code(broken)]).toEqual([503, 'unavailable']);
+    expect(reason(broken)).toContain('gone');
+    // The API's own routes cannot be shadowed.
+    for (const path of ['rooms', 'health/x', '/lead', 'a//b', '']) {
+      const store = new MemoryRoomStore();
+      expect(() => new LobbyApi({ store, nodeId: 'n', publicUrl: base, routes: { [path]: () => 1 } })).toThrow(
+        expect.objectContaining({ code: 'bad-request' }),
+      );
+      await store.close();
+    }
   });
 
   it('filters by game, core, mode, password, free slots, players and name', async () => {
