@@ -100,6 +100,11 @@ const RING_PACKETS = 1024;
 const ACK_EVERY = 16;
 /** Tracked-packet slots only express traffic may use. */
 const EXPRESS_RESERVE = 8;
+/**
+ * A tick running this much later than it was due means the process was frozen: it looks again
+ * after reading its input instead of taking the peer's silence for loss.
+ */
+const STALL_MS = 20;
 /** Most free {@link SentPacket}s kept for reuse. */
 const MAX_FREE_PACKETS = 256;
 
@@ -199,6 +204,8 @@ export class UdpPeer implements Connection {
   private interruptedSince = -1;
   private tickTimer: Timer | undefined;
   private tickIdle = false;
+  /** When the scheduled tick is due (to tell a timer that ran late). */
+  private tickDueAt = 0;
   private readonly idleTickMs: number;
   private flushScheduled = false;
   private pingDue = false;
@@ -1246,6 +1253,7 @@ export class UdpPeer implements Connection {
   private armTick(delay: number): void {
     this.tickTimer?.cancel();
     this.tickIdle = delay > this.config.tickMs;
+    this.tickDueAt = this.io.clock.now() + delay;
     this.tickTimer = this.io.clock.setTimer(delay, this.tick);
   }
 
@@ -1257,6 +1265,14 @@ export class UdpPeer implements Connection {
   private readonly tick = (): void => {
     this.tickTimer = undefined;
     if (this.dead) return;
+    if (this.io.clock.now() - this.tickDueAt > STALL_MS) {
+      // The timer ran late: the process was frozen (a loaded machine, a GC pause, a debugger).
+      // Whatever the peer sent meanwhile is waiting in the socket, and an event loop runs its due
+      // timers before it reads sockets: judge nothing now (no RTO, no silence), look again once
+      // the input has been read.
+      this.armTick(0);
+      return;
+    }
     this.onTick();
     if (this.dead) return;
     const busy = this.inFlightCount > 0 || this.ackPending > 0 || this.lingering || this.mstats.sendQueueLength > 0;

@@ -1,5 +1,6 @@
-import type { ChannelSpec } from '@netplay/transport';
+import type { ChannelSpec, Clock, Timer } from '@netplay/transport';
 import { describe, expect, it } from 'vitest';
+import type { UdpPeer } from '../src/peer.js';
 import { SimUdp } from './sim-harness.js';
 
 const channels: readonly ChannelSpec[] = [{ name: 'bulk', kind: 'reliable' }];
@@ -48,5 +49,78 @@ describe('congestion control under jitter', () => {
     expect(r.done).toBe(true);
     expect(r.ms).toBeLessThan(5);
     expect(r.spurious).toBe(0);
+  });
+});
+
+/**
+ * A client whose process can be frozen: while frozen its timers and its input wait; on thaw, like
+ * an event loop, it runs the timers that fell due first, then reads what arrived.
+ */
+class Freezer implements Clock {
+  private frozen = false;
+  private readonly dueTimers: Array<() => void> = [];
+  private readonly heldInput: Uint8Array[] = [];
+  peer: UdpPeer | undefined;
+
+  constructor(private readonly inner: Clock) {}
+
+  now(): number {
+    return this.inner.now();
+  }
+
+  setTimer(delayMs: number, callback: () => void): Timer {
+    let cancelled = false;
+    const t = this.inner.setTimer(delayMs, () => {
+      if (cancelled) return;
+      if (this.frozen) this.dueTimers.push(() => !cancelled && callback());
+      else callback();
+    });
+    return {
+      cancel: () => {
+        cancelled = true;
+        t.cancel();
+      },
+    };
+  }
+
+  input(d: Uint8Array): void {
+    if (this.frozen) this.heldInput.push(d);
+    else this.peer!.input(d);
+  }
+
+  freeze(): void {
+    this.frozen = true;
+  }
+
+  thaw(): void {
+    this.frozen = false;
+    for (const fn of this.dueTimers.splice(0)) fn();
+    for (const d of this.heldInput.splice(0)) this.peer!.input(d);
+  }
+}
+
+describe('a frozen process', () => {
+  it('a tick that runs late does not take the acks still unread in the socket for loss', () => {
+    const sim = new SimUdp(channels, { seed: 5, link: { latencyMs: 20 } });
+    const freezer = new Freezer(sim.net.clock);
+    const { client, server } = sim.pair('client', undefined, freezer);
+    freezer.peer = client;
+    sim.clients.set('client', freezer as unknown as UdpPeer); // the server's datagrams go through it
+    let got = 0;
+    server.on('message', () => got++);
+    // Warm up: RTT samples (40 ms) and an idle link.
+    client.send('bulk', new Uint8Array(1024));
+    sim.net.runUntil(() => got === 1 && client.stats.sendQueueLength === 0, 5000);
+    sim.net.advance(500);
+    for (let i = 0; i < 16; i++) client.send('bulk', new Uint8Array(1024));
+    sim.net.advance(1); // sent
+    freezer.freeze();
+    sim.net.advance(1000); // the acks arrive (at +40 ms) while the process is frozen for a second
+    expect(got).toBe(17);
+    freezer.thaw(); // the late tick runs first, then the acks are read
+    sim.net.runUntil(() => client.stats.sendQueueLength === 0, 5000);
+    expect(client.stats.sendQueueLength).toBe(0);
+    expect(client.counters.packetsLost).toBe(0);
+    expect(client.stats.retransmissions).toBe(0);
   });
 });

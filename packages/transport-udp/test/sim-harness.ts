@@ -1,4 +1,4 @@
-import { type ChannelSpec, Prng, SimulatedNetwork, type SimulatedNetworkOptions } from '@netplay/transport';
+import { type ChannelSpec, type Clock, Prng, SimulatedNetwork, type SimulatedNetworkOptions } from '@netplay/transport';
 import { resolveConfig, type UdpConfigOptions } from '../src/config.js';
 import { type DropCounters, newDropCounters } from '../src/counters.js';
 import { UdpPeer } from '../src/peer.js';
@@ -49,9 +49,13 @@ export class SimUdp {
   private readonly config: UdpConfigOptions | undefined;
 
   /** Starts a client at endpoint `name` (handshake runs as time advances). */
-  connect(name: string, config: UdpConfigOptions | undefined = this.config, channels = this.channels): UdpPeer {
+  connect(
+    name: string,
+    config: UdpConfigOptions | undefined = this.config,
+    channels = this.channels,
+    clock: Clock = this.net.clock,
+  ): UdpPeer {
     const drops = newDropCounters();
-    const clock = this.net.clock;
     const peer = UdpPeer.client(
       {
         clock,
@@ -73,8 +77,8 @@ export class SimUdp {
   }
 
   /** Connects `name` and runs until both ends are open; returns both. */
-  pair(name = 'client', config?: UdpConfigOptions): { client: UdpPeer; server: UdpPeer } {
-    const client = this.connect(name, config);
+  pair(name = 'client', config?: UdpConfigOptions, clock?: Clock): { client: UdpPeer; server: UdpPeer } {
+    const client = this.connect(name, config, this.channels, clock);
     const limit = (config?.timeouts?.connectMs ?? 5000) + 5000;
     // The server announces a session once it hears the client on it (one round trip after ACCEPT).
     const announced = () => {
