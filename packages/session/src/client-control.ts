@@ -115,7 +115,7 @@ export class ClientControl {
   lockstepFrame(frame: number, inputs: Uint8Array): Uint8Array {
     const sc = this.slotCore;
     if (sc === undefined || this.layout === undefined || this.coreView === undefined) return inputs;
-    if (sc.didReset) this.client.command('reset', frame);
+    for (let i = 0; i < sc.resetCount; i++) this.client.command('reset', frame);
     if (sc.pauseChanged) {
       this.pausedFlag = sc.paused;
       this.client.command(sc.paused ? 'paused' : 'resumed', frame);

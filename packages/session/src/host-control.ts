@@ -66,8 +66,8 @@ export class HostControl {
   private slotCore: SlotCore | undefined;
   private chatSeq = 0;
   private rollbackPaused = false;
-  /** Rollback: a reset waits for the next frame the host's input lands on. */
-  private rollbackReset = false;
+  /** Rollback: resets asked for, each waiting for its own next frame the host's input lands on. */
+  private rollbackResets = 0;
   /** Rollback: the last frame the host's input was packed for. */
   private lastPacked = -1;
 
@@ -162,8 +162,8 @@ export class HostControl {
     const frame = rb.currentFrame + rb.inputDelay;
     const fresh = frame > this.lastPacked;
     if (fresh) this.lastPacked = frame;
-    if (!this.rollbackReset || !fresh) return 0;
-    this.rollbackReset = false;
+    if (this.rollbackResets === 0 || !fresh) return 0;
+    this.rollbackResets--;
     for (const p of this.host.admitted()) this.host.send(p, encodeCommand({ kind: 'reset', frame }));
     this.host.command('reset', frame);
     return 2;
@@ -173,7 +173,7 @@ export class HostControl {
   lockstepFrame(frame: number, inputs: Uint8Array): Uint8Array {
     const sc = this.slotCore;
     if (sc === undefined) return inputs;
-    if (sc.didReset) this.host.command('reset', frame);
+    for (let i = 0; i < sc.resetCount; i++) this.host.command('reset', frame);
     if (sc.pauseChanged) this.host.command(sc.paused ? 'paused' : 'resumed', frame);
     return this.layout.coreInputs(inputs, this.coreView);
   }
@@ -211,8 +211,9 @@ export class HostControl {
     const rb = this.host.rollback();
     if (rb !== undefined) {
       // In the host's next new input (see rollbackCommand): a frame every peer agrees on, final
-      // only once every input of it is known, so no peer's final history changes.
-      this.rollbackReset = true;
+      // only once every input of it is known, so no peer's final history changes. Two resets asked
+      // for within one frame land on two frames: each call is one reset everywhere.
+      this.rollbackResets++;
       return;
     }
     const server = this.host.server();

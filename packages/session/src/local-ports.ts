@@ -105,6 +105,8 @@ export class SlotCore implements Core {
   private lastResets: number | undefined;
   private pausedFlag = false;
   private resetFlag = false;
+  /** How many resets the frame that just ran stood for (several resets at one frame: one load). */
+  private resetsAtFrame = 0;
   /** A reset was applied for the frame about to run (before its `advance`). */
   private resetPending = false;
   private pauseChangedFlag = false;
@@ -159,17 +161,20 @@ export class SlotCore implements Core {
 
   advance(): void {
     this.resetFlag = false;
+    this.resetsAtFrame = 0;
     this.pauseChangedFlag = false;
     if (this.resetPending) {
       // Reset by a command before this frame (lockstep-cs's reset, applied through `reset()`).
       this.resetPending = false;
       this.resetFlag = true;
+      this.resetsAtFrame = 1;
     }
     if (this.layout.commandByte && this.oneShotReset) {
       if ((this.command & 2) !== 0) {
         this.resetToPowerOn();
         this.resetPending = false;
         this.resetFlag = true;
+        this.resetsAtFrame = 1;
       }
     } else if (this.layout.commandByte) {
       const resets = this.command >> 1;
@@ -178,6 +183,8 @@ export class SlotCore implements Core {
         this.resetToPowerOn();
         this.resetPending = false;
         this.resetFlag = true;
+        // The count travels mod 128: two resets the host made before one frame are two here.
+        this.resetsAtFrame = (resets - this.lastResets) & 0x7f;
       }
       this.lastResets = resets;
       const paused = (this.command & 1) !== 0;
@@ -204,6 +211,11 @@ export class SlotCore implements Core {
   /** Whether the frame that just ran reset (without allocating). */
   get didReset(): boolean {
     return this.resetFlag;
+  }
+
+  /** How many resets the frame that just ran stood for (0, 1, or more made before one frame). */
+  get resetCount(): number {
+    return this.resetsAtFrame;
   }
 
   /** Whether the pause flag changed at the frame that just ran. */

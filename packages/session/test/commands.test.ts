@@ -202,6 +202,22 @@ describe.each(MODES)('%s: chat, pause / resume and reset', (mode) => {
     expect(o.hostTrack.chats).toEqual(['0 p1: hi there', '1 host: paused…']);
   });
 
+  it('two resets asked for in one tick are two resets on every peer (counterexamples of seeds 336941296, 179621689)', () => {
+    const twice: Scenario = {
+      seed: 1,
+      players: 2,
+      latencyMs: 0,
+      loss: 0,
+      happenings: [
+        { t: 37, kind: 'reset', by: 0, ms: 100, text: '' },
+        { t: 37, kind: 'reset', by: 0, ms: 100, text: '' },
+      ],
+    };
+    const o = play(mode, twice);
+    check(mode, twice, o);
+    expect(o.hostTrack.resets).toHaveLength(2);
+  });
+
   it('broken on purpose: one client resetting a frame late makes the property fail', () => {
     const late = (c: NetplayClient) => {
       // The client's SlotCore: apply each reset one frame after the agreed one.
