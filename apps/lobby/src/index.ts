@@ -3,4 +3,4 @@
  * @packageDocumentation
  */
 export { type LobbyCliOptions, parseArgs, USAGE, UsageError } from './options.js';
-export { runLobby } from './run.js';
+export { type RunningLobby, runLobby } from './run.js';

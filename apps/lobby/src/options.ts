@@ -12,6 +12,8 @@ export interface LobbyCliOptions {
   readonly relayPort: number | undefined;
   readonly relayPublicUrl: string | undefined;
   readonly relayRate: number | undefined;
+  /** Port of the RetroArch tunnel relay (undefined: off). */
+  readonly retroarchPort: number | undefined;
   readonly quiet: boolean;
   readonly help: boolean;
 }
@@ -37,6 +39,8 @@ Usage: netplay-lobby [options]
   --relay-port N      serve the relay on its own port instead of --port
   --relay-public-url  how clients reach that port (default ws://HOST:RELAY_PORT)
   --relay-rate B      relay budget per room, bytes per second (default 4194304)
+  --retroarch-port N  also run a RetroArch tunnel relay ("custom MITM server") on TCP port N
+                      (default off; 0 = any free port); sessions at GET /retroarch/sessions
   --quiet             print only the startup lines
   -h, --help          this text`;
 
@@ -68,6 +72,7 @@ export function parseArgs(argv: readonly string[]): LobbyCliOptions {
     relayPort: undefined as number | undefined,
     relayPublicUrl: undefined as string | undefined,
     relayRate: undefined as number | undefined,
+    retroarchPort: undefined as number | undefined,
     quiet: false,
     help: false,
   };
@@ -119,6 +124,9 @@ export function parseArgs(argv: readonly string[]): LobbyCliOptions {
         break;
       case '--relay-rate':
         o.relayRate = num(a, next(), 1024, 1 << 30);
+        break;
+      case '--retroarch-port':
+        o.retroarchPort = num(a, next(), 0, 65535);
         break;
       case '--quiet':
         o.quiet = true;
