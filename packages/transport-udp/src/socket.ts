@@ -18,6 +18,7 @@ import { formatAddress, parseAddress } from './address.js';
 import { resolveConfig, type UdpConfigOptions } from './config.js';
 import { newDropCounters } from './counters.js';
 import { UdpPeer } from './peer.js';
+import { SendSlab } from './send-slab.js';
 import { type ServerOptions, UdpServerCore } from './server.js';
 
 /** Options of {@link listenUdp}. */
@@ -170,6 +171,7 @@ export async function listenUdp(options: UdpListenOptions): Promise<UdpListener>
   await bind(socket, options.port ?? 0, host);
   tune(socket);
   const port = socket.address().port;
+  const slab = new SendSlab(socket);
   const parsed = new Map<string, { host: string; port: number }>();
   let listener: UdpListener | undefined;
   const core = new UdpServerCore(
@@ -184,10 +186,10 @@ export async function listenUdp(options: UdpListenOptions): Promise<UdpListener>
           to = parseAddress(address);
           parsed.set(address, to);
         }
-        // Sessions lend their datagram for the call only. `dgram` usually hands it to the kernel
-        // within `send()` (literalLookup), but queues it (by reference) when the socket buffer is
-        // full: so it gets a copy.
-        socket.send(Buffer.from(datagram), to.port, to.host);
+        // Sessions lend their datagram for the call only; `dgram` usually hands it to the kernel
+        // within `send()` (literalLookup), but may queue it by reference: it goes from a slab.
+        const at = slab.put(datagram);
+        socket.send(slab.buffer, at, datagram.length, to.port, to.host);
       },
       onDrained: () => listener?.drained(),
       defer,
@@ -247,6 +249,7 @@ export async function connectUdp(options: UdpConnectOptions): Promise<UdpPeer> {
   // kernel drops datagrams from other sources before they reach us.
   await connectSocket(socket, options.port, host);
   tune(socket);
+  const slab = new SendSlab(socket);
   const drops = newDropCounters();
   let closed = false;
   let dead = false;
@@ -265,10 +268,10 @@ export async function connectUdp(options: UdpConnectOptions): Promise<UdpPeer> {
       clock: options.clock ?? systemClock,
       output: (datagram) => {
         if (closed) return;
-        // The peer lends its datagram for the call only. `dgram` usually hands it to the kernel
-        // within `send()`, but queues it (by reference) when the socket buffer is full: so it gets
-        // a copy.
-        socket.send(Buffer.from(datagram));
+        // The peer lends its datagram for the call only; `dgram` usually hands it to the kernel
+        // within `send()`, but may queue it by reference: it goes from a slab.
+        const at = slab.put(datagram);
+        socket.send(slab.buffer, at, datagram.length);
       },
       drops,
       random: (n) => new Uint8Array(randomBytes(n)),
