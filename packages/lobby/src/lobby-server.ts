@@ -29,8 +29,8 @@ export interface LobbyServerOptions {
   /** Public HTTP base URL of this node (default `http://<host>:<port>`, 127.0.0.1 for 0.0.0.0). */
   readonly publicUrl?: string;
   /**
-   * A Redis URL (`redis://127.0.0.1:6379`): rooms in a {@link RedisRoomStore} and signaling routed by
-   * a {@link RedisSignalingRouter}, shared with every node on the same Redis and `redisPrefix`.
+   * A Redis URL (`redis://127.0.0.1:6379`): rooms in a `RedisRoomStore` and signaling routed by
+   * a `RedisSignalingRouter`, shared with every node on the same Redis and `redisPrefix`.
    */
   readonly redis?: string;
   /** Key prefix in Redis (default `np:lobby:`). */
@@ -57,7 +57,7 @@ export interface LobbyServerOptions {
   readonly relay?: Partial<Omit<RelayServerOptions, 'store' | 'publicWsUrl'>> | false;
   /** Signaling options (at `/signal`), or `false` for none. */
   readonly signaling?: Omit<SignalingServerOptions, 'server' | 'path' | 'port' | 'host' | 'router'> | false;
-  /** Routes signaling between nodes (e.g. {@link RedisSignalingRouter}); the server closes it. */
+  /** Routes signaling between nodes (e.g. `RedisSignalingRouter`); the server closes it. */
   readonly router?: AttachableRouter & { close?(abandon?: boolean): Promise<void> };
   readonly clock?: Clock;
 }

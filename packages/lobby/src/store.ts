@@ -16,7 +16,7 @@ export type StoreEvent =
 
 /**
  * Where rooms and relay placements live: {@link MemoryRoomStore} (one node) or
- * {@link RedisRoomStore} (any number of nodes sharing one Redis). Every record has a TTL, so a
+ * `RedisRoomStore` (any number of nodes sharing one Redis). Every record has a TTL, so a
  * room whose host (or node) stops heartbeating vanishes.
  */
 export interface RoomStore {
