@@ -30,8 +30,39 @@ function signalingServer(): Plugin {
   };
 }
 
+/**
+ * `npm run demo:web` also starts an in-memory lobby (`startLobby` of `@netplay/lobby/node`: rooms
+ * API, feed and WebRTC signaling at /signal) on 127.0.0.1:8788 (every interface with `vite --host`),
+ * port from `NETPLAY_LOBBY_PORT`; `0` starts none. The page lists its rooms and announces hosted
+ * games there. `vite build` starts nothing and compiles no lobby in (`VITE_NETPLAY_LOBBY` or
+ * `?lobby=` name one).
+ */
+function lobbyServer(): Plugin {
+  const port = Number(process.env.NETPLAY_LOBBY_PORT ?? 8788);
+  const enabled = Number.isInteger(port) && port > 0;
+  return {
+    name: 'netplay-lobby',
+    config: (_config, { command }) => ({
+      define: { __NETPLAY_DEV_LOBBY_PORT__: JSON.stringify(command === 'serve' && enabled ? port : 0) },
+    }),
+    async configureServer(server) {
+      if (!enabled) return;
+      const entry = '@netplay/lobby/node';
+      const { startLobby } = (await import(/* @vite-ignore */ entry)) as typeof import('@netplay/lobby/node');
+      const exposed = server.config.server.host;
+      const host =
+        exposed === true || exposed === '0.0.0.0' ? '0.0.0.0' : typeof exposed === 'string' ? exposed : '127.0.0.1';
+      const lobby = await startLobby({ port, host });
+      server.config.logger.info(`  netplay lobby:     ${lobby.url} (rooms, feed, signaling at /signal)`);
+      server.httpServer?.once('close', () => {
+        void lobby.close();
+      });
+    },
+  };
+}
+
 export default defineConfig({
   resolve: { conditions: ['@netplay/source', 'module', 'browser', 'import', 'default'] },
   build: { outDir: 'dist', emptyOutDir: true },
-  plugins: [signalingServer()],
+  plugins: [signalingServer(), lobbyServer()],
 });

@@ -171,10 +171,21 @@ export async function play(rom: Uint8Array, params: PageParams, state: NetplaySt
   state.done = true;
 }
 
+/** A room the hosting page was given by a lobby (see `main.ts`): its id, and the announcement to keep current. */
+export interface LobbyRoom {
+  /** The lobby's room id, which is also the signaling room. */
+  readonly room: string;
+  /** Called with the number of players (host included) whenever it changes. */
+  players(count: number): void;
+  /** Called once when the page stops hosting (deletes the room). */
+  leave(): void;
+}
+
 /**
- * Hosts a rollback game in this page: creates a room on the signaling server `signal`, listens in
- * it over WebRTC as the peer named "host", shows the share link, plays player 1 and serves the
- * players and spectators who open the link.
+ * Hosts a rollback game in this page: creates a room on the signaling server `signal` (the lobby's
+ * room when `lobbyRoom` is given, else an unguessable name), listens in it over WebRTC as the peer
+ * named "host", shows the share link, plays player 1 and serves the players and spectators who open
+ * the link (or join from a lobby's rooms page).
  */
 export async function hostGame(
   rom: Uint8Array,
@@ -182,9 +193,10 @@ export async function hostGame(
   signal: string,
   state: NetplayState,
   view: GameView,
+  lobbyRoom?: LobbyRoom,
 ): Promise<void> {
   const core = await Chip8Core.create(rom, { ports: Math.min(4, params.players) });
-  const room = newRoomName();
+  const room = lobbyRoom?.room ?? newRoomName();
   view.status(`creating room ${room} on ${signal}…`);
   const listener = await listenWebRtc({
     signaling: { url: signal, room, peer: HOST_PEER },
@@ -208,6 +220,7 @@ export async function hostGame(
   view.link(link);
   const waiting = (): void => {
     const players = host.peerList().filter((p) => p.slot !== undefined).length + 1;
+    lobbyRoom?.players(players);
     if (!host.started) view.status(`hosting room ${room}: ${players} of ${params.players} players; share the link`);
   };
   waiting();
@@ -238,6 +251,7 @@ export async function hostGame(
     },
     ended: () => endedError,
     leave: () => {
+      lobbyRoom?.leave();
       for (const o of offs) o();
       off();
       host.close('closed: the host left');

@@ -1,6 +1,10 @@
+import { LobbyClient } from '@netplay/lobby';
 import romUrl from '../../cli/assets/spaceracer.ch8?url';
-import { type GameView, hostGame, type NetplayState, play } from './game.js';
+import { type GameView, hostGame, type LobbyRoom, type NetplayState, play } from './game.js';
+import { announceRoom } from './lobby-host.js';
 import { parseParams } from './params.js';
+import { defaultLobbyUrl } from './rooms.js';
+import { showRooms } from './rooms-view.js';
 import { Screen } from './screen.js';
 import { defaultSignalUrl } from './share.js';
 
@@ -35,6 +39,13 @@ const lobbyNoteEl = element<HTMLElement>('lobby-note');
 const hostButton = element<HTMLButtonElement>('host-game');
 const shareEl = element<HTMLElement>('share');
 const shareLinkEl = element<HTMLAnchorElement>('share-link');
+const rooms = {
+  section: element<HTMLElement>('rooms'),
+  body: element<HTMLTableSectionElement>('rooms-body'),
+  filter: element<HTMLInputElement>('rooms-filter'),
+  openOnly: element<HTMLInputElement>('rooms-open'),
+  note: element<HTMLElement>('rooms-note'),
+};
 const screen = new Screen(element<HTMLCanvasElement>('screen'));
 
 const view: GameView = {
@@ -72,15 +83,36 @@ async function main(): Promise<void> {
     finished();
     return;
   }
-  // The lobby: host a game over WebRTC (or join a WebSocket host with ?host=ws://…).
-  const signal = params.signal ?? defaultSignalUrl(location, import.meta.env.VITE_NETPLAY_SIGNAL);
-  statusEl.textContent =
-    'Host a game and share its link, or open this page with ?host=ws://HOST:PORT to join a netplay host.';
-  lobbyNoteEl.textContent = `signaling server ${signal}`;
+  // The lobby: the rooms of a lobby (?lobby=, or the dev server's), host a game over WebRTC (or
+  // join a WebSocket host with ?host=ws://…).
+  let signal = params.signal ?? defaultSignalUrl(location, import.meta.env.VITE_NETPLAY_SIGNAL);
+  const lobbyUrl = defaultLobbyUrl(
+    location,
+    params.lobby,
+    import.meta.env.VITE_NETPLAY_LOBBY,
+    __NETPLAY_DEV_LOBBY_PORT__,
+  );
+  const lobby = lobbyUrl === undefined ? undefined : new LobbyClient(lobbyUrl);
+  statusEl.textContent = lobby
+    ? 'Join a room below, or host a game: it is listed here and gets a link to share.'
+    : 'Host a game and share its link, or open this page with ?host=ws://HOST:PORT to join a netplay host.';
+  lobbyNoteEl.textContent = lobby ? `lobby ${lobbyUrl}` : `signaling server ${signal}`;
   lobbyEl.hidden = false;
+  const stopRooms = lobby ? showRooms(lobby, rooms, location) : undefined;
   await new Promise<void>((resolve) => hostButton.addEventListener('click', () => resolve(), { once: true }));
+  stopRooms?.();
   lobbyEl.hidden = true;
-  await hostGame(await loadRom(), params, signal, state, view);
+  let lobbyRoom: LobbyRoom | undefined;
+  if (lobby) {
+    try {
+      ({ signal, lobbyRoom } = await announceRoom(lobby, params));
+    } catch (e) {
+      // The dev server's default lobby may be down: host without it. A lobby named in the URL must work.
+      if (params.lobby !== undefined) throw e;
+      lobbyNoteEl.textContent = `not listed: ${(e as Error).message}`;
+    }
+  }
+  await hostGame(await loadRom(), params, signal, state, view, lobbyRoom);
   finished();
 }
 

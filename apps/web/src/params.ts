@@ -8,6 +8,8 @@ export interface PageParams {
   readonly host: string | undefined;
   /** The WebRTC signaling server's URL (undefined: the page's default, see `share.ts`). */
   readonly signal: string | undefined;
+  /** The lobby (`http(s)://…`) whose rooms the page lists and where "Host a game" announces. */
+  readonly lobby: string | undefined;
   /** The room to join over WebRTC (undefined: the page offers "Host a game"). */
   readonly room: string | undefined;
   /** STUN/TURN server URLs for WebRTC (`ice=stun:…`, repeatable; none by default). */
@@ -46,12 +48,14 @@ export function parseParams(search: string): PageParams {
   const host = q.get('host');
   const signal = q.get('signal');
   const room = q.get('room');
+  const lobby = q.get('lobby');
   const players = positive(q.get('players'), 4);
   const seed = q.get('seed');
   return {
     host: host !== null && /^wss?:\/\//.test(host) ? host : undefined,
     signal: signal !== null && /^wss?:\/\//.test(signal) ? signal : undefined,
     room: room !== null && ROOM_NAME.test(room) ? room : undefined,
+    lobby: lobby !== null && /^https?:\/\/[^/?#\s]+\/?$/.test(lobby) ? lobby.replace(/\/$/, '') : undefined,
     ice: q.getAll('ice').filter((u) => /^(stuns?|turns?):/.test(u)),
     nick: (q.get('nick') ?? 'web').slice(0, 32) || 'web',
     bot: flag(q.get('bot')),
