@@ -52,8 +52,11 @@ export type WebRtcRole = 'client' | 'server';
 
 /** Callbacks a listener receives from its server-side connections. */
 export interface WebRtcServerHooks {
+  /** The connection completed its handshake and is open. */
   accepted(conn: WebRtcConnection): void;
+  /** The connection was refused during its handshake (`error` says why). */
   rejected(conn: WebRtcConnection, error: TransportError): void;
+  /** The connection closed. */
   closed(conn: WebRtcConnection): void;
 }
 

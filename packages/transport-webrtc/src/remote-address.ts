@@ -9,6 +9,7 @@ export type RtcStatsLike = Readonly<Record<string, unknown>>;
 
 /** What `getStats()` resolves to: the browser's `RTCStatsReport` and node-datachannel's `Map` both fit. */
 export interface RtcStatsReportLike {
+  /** Calls `callback` for every stat of the report. */
   forEach(callback: (stat: RtcStatsLike, id: string) => void): void;
 }
 

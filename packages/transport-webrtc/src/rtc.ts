@@ -50,11 +50,17 @@ export interface RtcDataChannelLike {
   readonly readyState: string;
   readonly bufferedAmount: number;
   binaryType: string;
+  /** Called once the channel is open. */
   onopen: ((ev: unknown) => void) | null;
+  /** Called once the channel closed. */
   onclose: ((ev: unknown) => void) | null;
+  /** Called on a channel error. */
   onerror: ((ev: unknown) => void) | null;
+  /** Called for every message (`data` an `ArrayBuffer` with `binaryType = 'arraybuffer'`). */
   onmessage: ((ev: { readonly data: unknown }) => void) | null;
+  /** Sends one binary message. */
   send(data: Uint8Array): void;
+  /** Closes the channel. */
   close(): void;
 }
 
@@ -63,13 +69,21 @@ export interface RtcPeerConnectionLike {
   readonly connectionState: string;
   readonly localDescription: RtcSessionDescription | null;
   readonly sctp?: { readonly maxMessageSize: number } | null;
+  /** Called for every local ICE candidate found (`null`: gathering is complete). */
   onicecandidate: ((ev: { readonly candidate: RtcIceCandidateInit | null }) => void) | null;
+  /** Called when `connectionState` changes. */
   onconnectionstatechange: ((ev: unknown) => void) | null;
+  /** Opens a data channel (negotiated or in-band, as `init` says). */
   createDataChannel(label: string, init: RtcDataChannelInit): RtcDataChannelLike;
+  /** Makes the offer (the offering side). */
   createOffer(): Promise<RtcSessionDescription>;
+  /** Makes the answer to the remote offer (the answering side). */
   createAnswer(): Promise<RtcSessionDescription>;
+  /** Applies this side's offer or answer. */
   setLocalDescription(description: RtcSessionDescription): Promise<void>;
+  /** Applies the peer's offer or answer. */
   setRemoteDescription(description: RtcSessionDescription): Promise<void>;
+  /** Adds one of the peer's ICE candidates. */
   addIceCandidate(candidate: RtcIceCandidateInit): Promise<void>;
   /**
    * The W3C stats report (browsers, node-datachannel's polyfill): read once the data channels are
@@ -77,6 +91,7 @@ export interface RtcPeerConnectionLike {
    * Optional: without it the address is the signaling server's or `webrtc:<peer>`.
    */
   getStats?(): Promise<RtcStatsReportLike>;
+  /** Closes the connection and its channels. */
   close(): void;
 }
 

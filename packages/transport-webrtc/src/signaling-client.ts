@@ -11,11 +11,17 @@ import {
 /** The `WebSocket` surface the signaling client uses (the browser's, or `ws`'s in Node). */
 export interface SignalingSocket {
   readonly readyState: number;
+  /** Called once the socket is open. */
   onopen: ((ev: unknown) => void) | null;
+  /** Called once when the socket closed, with the close code and reason. */
   onclose: ((ev: { readonly code: number; readonly reason: string }) => void) | null;
+  /** Called on a socket error (a `close` follows). */
   onerror: ((ev: unknown) => void) | null;
+  /** Called for every message (signaling messages are JSON text). */
   onmessage: ((ev: { readonly data: unknown }) => void) | null;
+  /** Sends one text message. */
   send(data: string): void;
+  /** Closes the socket with a close code and reason. */
   close(code?: number, reason?: string): void;
 }
 
@@ -154,6 +160,7 @@ export class SignalingClient {
     });
   }
 
+  /** Subscribes to an event (see {@link SignalingEventMap}); returns the unsubscribe function. */
   on<K extends keyof SignalingEventMap>(type: K, handler: Handler<SignalingEventMap, K>): Unsubscribe {
     return this.emitter.on(type, handler);
   }

@@ -209,6 +209,7 @@ export class Reassembler {
     return this.buffer ? this.buffer.length : 0;
   }
 
+  /** Takes one received frame; returns the whole message it completes, or undefined while one is incomplete. */
   push(frame: Uint8Array): Uint8Array | undefined {
     const type = frame.length > 0 ? frame[0]! : -1;
     if (type === FragmentType.whole) {
