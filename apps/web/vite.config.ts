@@ -1,3 +1,4 @@
+import { networkInterfaces } from 'node:os';
 import { defineConfig, type Plugin } from 'vite';
 
 /**
@@ -52,7 +53,15 @@ function lobbyServer(): Plugin {
       const exposed = server.config.server.host;
       const host =
         exposed === true || exposed === '0.0.0.0' ? '0.0.0.0' : typeof exposed === 'string' ? exposed : '127.0.0.1';
-      const lobby = await startLobby({ port, host });
+      // Join info names the lobby's public URL (the page's signaling for a room): with `--host`,
+      // this machine's first LAN IPv4 address, so another machine can use it.
+      const lan =
+        host === '0.0.0.0'
+          ? Object.values(networkInterfaces())
+              .flat()
+              .find((a) => a !== undefined && a.family === 'IPv4' && !a.internal)?.address
+          : undefined;
+      const lobby = await startLobby({ port, host, ...(lan ? { publicUrl: `http://${lan}:${port}` } : {}) });
       server.config.logger.info(`  netplay lobby:     ${lobby.url} (rooms, feed, signaling at /signal)`);
       server.httpServer?.once('close', () => {
         void lobby.close();
