@@ -83,3 +83,25 @@ export function friendLines(
   );
   return lines;
 }
+
+/**
+ * Whether `address` is private (not routed on the internet): RFC 1918 (10/8, 172.16/12,
+ * 192.168/16), carrier-grade NAT (100.64/10), link-local (169.254/16, fe80::/10), unique local
+ * IPv6 (fc00::/7) or loopback. A host whose addresses are all private sits behind NAT.
+ */
+export function isPrivateAddress(address: string): boolean {
+  if (isLoopback(address)) return true;
+  const v4 = /^(?:::ffff:)?(\d+)\.(\d+)\.\d+\.\d+$/i.exec(address);
+  if (v4) {
+    const a = Number(v4[1]);
+    const b = Number(v4[2]);
+    return (
+      a === 10 ||
+      (a === 172 && b >= 16 && b <= 31) ||
+      (a === 192 && b === 168) ||
+      (a === 100 && b >= 64 && b <= 127) ||
+      (a === 169 && b === 254)
+    );
+  }
+  return /^f[cd]/i.test(address) || /^fe[89ab]/i.test(address);
+}

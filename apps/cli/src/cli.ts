@@ -3,6 +3,7 @@ import { type DemoDeps, demoCommand } from './commands/demo.js';
 import { type HostDeps, hostCommand } from './commands/host.js';
 import { type JoinDeps, joinCommand } from './commands/join.js';
 import { type RecordDeps, recordCommand } from './commands/record.js';
+import { type RoomsDeps, roomsCommand } from './commands/rooms.js';
 import { type SignalDeps, signalCommand } from './commands/signal.js';
 import { type SyncTestDeps, synctestCommand } from './commands/synctest.js';
 import { CliError, ExitCode, type ExitCodeValue } from './exit-codes.js';
@@ -17,6 +18,9 @@ Commands:
   netplay host [--rom FILE] [--port N --transport udp|ws|webrtc ...]  host a game (default ROM: Space Racer)
   netplay join HOST:PORT [--spectate] [--rom FILE]             join a game and play in the terminal
   netplay join --transport webrtc --signal URL [--room NAME]   join through a WebRTC signaling server
+  netplay host --lobby URL [--name TEXT] [--relay]             host and announce the room on a lobby
+  netplay rooms --lobby URL [--open --game G ...] [--watch]    list (and follow) a lobby's rooms
+  netplay join --lobby URL ROOM [--direct]                     join a lobby's room (direct, relay or WebRTC)
   (host, join, demo, synctest: --core NAME|PATH --rom FILE runs a libretro core, e.g. --core nestopia)
   netplay record HOST:PORT --out FILE [--frames N]             record a RetroArch 1.14 session's inputs
   netplay signal [--port N] [--bind ADDRESS]                   run a WebRTC signaling server (host/join --transport webrtc)
@@ -38,6 +42,7 @@ export interface CliDeps {
   readonly join?: JoinDeps;
   readonly record?: RecordDeps;
   readonly signal?: SignalDeps;
+  readonly rooms?: RoomsDeps;
 }
 
 /**
@@ -60,6 +65,8 @@ export async function runCli(argv: readonly string[], io: CliIo, deps: CliDeps =
         return await recordCommand(rest, io, deps.record);
       case 'signal':
         return await signalCommand(rest, io, deps.signal);
+      case 'rooms':
+        return await roomsCommand(rest, io, deps.rooms);
       case '--version':
       case '-V':
       case 'version':

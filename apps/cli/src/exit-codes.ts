@@ -28,6 +28,8 @@ export const ExitCode = {
   TooManyAttempts: 11,
   /** The libretro core (--core) is missing, not a libretro core, refused to run, or crashed. */
   BadCore: 12,
+  /** The lobby (--lobby) has no such room: a wrong id, or the room ended or expired. */
+  NoRoom: 13,
   /** An unexpected internal error (a bug: please report it with the stack trace). */
   Internal: 70,
   /** Interrupted by the user (Ctrl-C). */

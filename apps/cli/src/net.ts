@@ -176,7 +176,8 @@ export function parseAddress(text: string): { host: string; port: number } {
 }
 
 /**
- * Opens a session connection to a host.
+ * Opens a session connection to a host (`wsUrl`: a whole `ws://` URL instead of `host:port`, e.g.
+ * a lobby relay's `/relay/join?room=ID`; `webrtc.to`: the host's peer name, default `host`).
  * @throws CliError `Network` when the host cannot be reached or refuses the transport connection.
  */
 export async function connectSession(
@@ -184,10 +185,15 @@ export async function connectSession(
   host: string,
   port: number,
   clock: Clock,
-  webrtc?: WebRtcTarget & { readonly nick: string },
+  webrtc?: WebRtcTarget & { readonly nick: string; readonly to?: string },
+  wsUrl?: string,
 ): Promise<Connection> {
   const where =
-    transport === 'webrtc' && webrtc !== undefined ? `room "${webrtc.room}" of ${webrtc.signal}` : `${host}:${port}`;
+    transport === 'webrtc' && webrtc !== undefined
+      ? `room "${webrtc.room}" of ${webrtc.signal}`
+      : transport === 'ws' && wsUrl !== undefined
+        ? wsUrl
+        : `${host}:${port}`;
   try {
     if (transport === 'udp') return await connectUdp({ channels: SESSION_CHANNELS, host, port, clock });
     let conn: Connection;
@@ -195,13 +201,15 @@ export async function connectSession(
       if (webrtc === undefined) throw new CliError(ExitCode.Usage, '--transport webrtc needs --signal ws://HOST:PORT');
       conn = connectWebRtcNode({
         signaling: { url: webrtc.signal, room: webrtc.room, peer: webrtcPeerName(webrtc.nick) },
-        to: WEBRTC_HOST_PEER,
+        to: webrtc.to ?? WEBRTC_HOST_PEER,
         channels: SESSION_CHANNELS,
         clock,
         rtc: rtcSetup(webrtc),
       });
     } else
-      conn = connectNode(`ws://${host.includes(':') ? `[${host}]` : host}:${port}`, { channels: SESSION_CHANNELS });
+      conn = connectNode(wsUrl ?? `ws://${host.includes(':') ? `[${host}]` : host}:${port}`, {
+        channels: SESSION_CHANNELS,
+      });
     await new Promise<void>((resolve, reject) => {
       if (conn.state === 'open') return resolve();
       const offOpen = conn.on('open', () => {

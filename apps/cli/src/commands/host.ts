@@ -1,20 +1,34 @@
+import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import { NetplayHost, SESSION_MODES, type SessionError, type SessionMode } from '@netplay/session';
 import { type Clock, systemClock } from '@netplay/transport';
-import { friendLines, type Interfaces } from '../addresses.js';
+import { friendLines, hostPort, type Interfaces } from '../addresses.js';
 import { FinalStates, formatFinals, LockstepFinals, writeFinalsFile } from '../agreement.js';
 import { choiceOption, intOption, numberOption, usageErrors } from '../args.js';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import { openGame } from '../game.js';
 import type { CliIo } from '../io.js';
 import type { RawInput } from '../keyboard.js';
+import { lobbyUrl } from '../lobby.js';
 import {
+  directEndpoints,
+  joinInfoLine,
+  LobbyRoom,
+  localTarget,
+  type RelayChoice,
+  reachabilityLines,
+  wantsRelay,
+} from '../lobby-host.js';
+import {
+  type BoundListener,
   DEFAULT_PORT,
   listenerSlots,
   listenSession,
   MAX_SPECTATORS,
   signalUrl,
   TRANSPORTS,
+  type TransportName,
+  WEBRTC_HOST_PEER,
   type WebRtcTarget,
   webrtcRoom,
 } from '../net.js';
@@ -26,7 +40,7 @@ import { sessionFailure } from '../session-errors.js';
 /** Usage text of `netplay host`. */
 export const HOST_USAGE = `netplay host [--rom FILE] [--core NAME|PATH] [--port N] [--bind ADDRESS] [--transport udp|ws|webrtc]
                 [--signal URL] [--room NAME] [--ice URL] [--mode M] [--players N] [--password TEXT] [--delay N]
-                [--nick NAME] [--bot] [--seconds N] [--finals FILE]
+                [--nick NAME] [--bot] [--seconds N] [--finals FILE] [--lobby URL [--name ROOM-NAME] [--relay|--no-relay]]
 
 Hosts a game of the ROM and plays player 1 from the keyboard (W/S/A/D or arrows, Space/J, K; Q quits).
 Others join with "netplay join HOST:PORT" (the same ROM), spectators with --spectate; the host prints
@@ -53,7 +67,14 @@ the addresses a friend can use.
   --bot           a bot plays instead of the keyboard (stop it with Ctrl-C)
   --seconds N     stop after N seconds (default: until Q or Ctrl-C)
   --finals FILE   at the end, write the CRC-32 of the state of each final frame to FILE (the format
-                  of "netplay join --finals"), to compare with the joiners'`;
+                  of "netplay join --finals"), to compare with the joiners'
+  --lobby URL     announce the room on a lobby (http://HOST:PORT; "netplay-lobby" runs one) while the
+                  host runs: game, core, mode, players/slots, password yes/no and how to join; prints
+                  the room id and "netplay join --lobby URL ROOM". With --transport webrtc the room
+                  meets through the lobby's signaling (no --signal/--room)
+  --name TEXT     the room's name on the lobby (default "NICK's GAME")
+  --relay         udp/ws: register with the lobby's relay so joiners behind NAT reach this host
+                  (default: only when no address of this machine is public); --no-relay: never`;
 
 /** In-process hooks for tests. */
 export interface HostDeps {
@@ -115,6 +136,10 @@ export async function hostCommand(argv: string[], io: CliIo, deps: HostDeps = {}
         bot: { type: 'boolean' },
         seconds: { type: 'string' },
         finals: { type: 'string' },
+        lobby: { type: 'string' },
+        name: { type: 'string' },
+        relay: { type: 'boolean' },
+        'no-relay': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -133,7 +158,10 @@ export async function hostCommand(argv: string[], io: CliIo, deps: HostDeps = {}
   const delay = intOption('delay', values.delay, 0, 0, 30);
   const seconds = values.seconds === undefined ? undefined : numberOption('seconds', values.seconds, 0, 0.1, 1e6);
   const bind = values.bind ?? '0.0.0.0';
-  const signal = transport === 'webrtc' ? signalUrl(values.signal) : undefined;
+  const lobby = values.lobby === undefined ? undefined : lobbyUrl(values.lobby);
+  const relayChoice = checkLobbyOptions(values, transport, lobby);
+  const signal =
+    transport !== 'webrtc' ? undefined : lobby !== undefined ? lobbySignalUrl(lobby) : signalUrl(values.signal);
   if (transport !== 'webrtc' && (values.signal !== undefined || values.room !== undefined))
     throw new CliError(ExitCode.Usage, '--signal and --room go with --transport webrtc');
   const clock = deps.clock ?? systemClock;
@@ -150,18 +178,33 @@ export async function hostCommand(argv: string[], io: CliIo, deps: HostDeps = {}
     SPACE_RACER_URL,
     io,
   );
+  const gameName = basename(values.rom ?? 'spaceracer.ch8').slice(0, 64);
+  const announce = {
+    name: values.name ?? `${values.nick ?? 'host'}'s ${gameName}`.slice(0, 64),
+    game: gameName,
+    core: game.content.coreId.slice(0, 64),
+    mode,
+    hasPassword: values.password !== undefined && values.password !== '',
+    players: 1,
+    slots: players,
+  };
   let webrtc: WebRtcTarget | undefined;
+  let room: LobbyRoom | undefined;
   try {
+    // WebRTC on a lobby: the room's id is the signaling room, so the room is announced first.
+    if (lobby !== undefined && transport === 'webrtc')
+      room = await LobbyRoom.announce(lobby, { ...announce, endpoints: [{ kind: 'webrtc', peer: WEBRTC_HOST_PEER }] });
     webrtc =
       signal === undefined
         ? undefined
         : {
             signal,
-            room: webrtcRoom(values.room, game.content.contentHash),
+            room: room?.id ?? webrtcRoom(values.room, game.content.contentHash),
             ...(values.ice !== undefined ? { ice: values.ice } : {}),
             ...(values.bind !== undefined && values.bind !== '0.0.0.0' ? { bindAddress: values.bind } : {}),
           };
   } catch (e) {
+    await room?.close();
     game.close();
     throw e;
   }
@@ -180,13 +223,49 @@ export async function hostCommand(argv: string[], io: CliIo, deps: HostDeps = {}
       ...(values.password ? { password: values.password } : {}),
     });
   } catch (e) {
+    await room?.close();
     game.close();
     throw sessionFailure(e);
   }
-  let bound: Awaited<ReturnType<typeof listenSession>>;
+  let bound: BoundListener;
+  // udp/ws on a lobby: the room is announced once the port is known; through the relay, a UDP
+  // host also listens for netplay-ws on loopback (the relay's WebSocket clients reach it there).
+  let relayListener: BoundListener | undefined;
+  let relayed = false;
   try {
     bound = await listenSession(transport, bind, port, clock, listenerSlots(players), webrtc);
+    if (lobby !== undefined && transport !== 'webrtc') {
+      try {
+        room = await LobbyRoom.announce(lobby, {
+          ...announce,
+          endpoints: directEndpoints(transport, bind, bound.port, deps.interfaces),
+        });
+        if (wantsRelay(relayChoice, bind, deps.interfaces)) {
+          const local = localTarget(bind);
+          if (transport === 'udp') relayListener = await listenSession('ws', local, 0, clock, listenerSlots(players));
+          const wsPort = relayListener?.port ?? bound.port;
+          try {
+            await room.relay(
+              `ws://${hostPort(local, wsPort)}`,
+              transport === 'udp' ? { host: local, port: bound.port } : undefined,
+              clock,
+            );
+            relayed = true;
+          } catch (e) {
+            if (relayChoice === 'on') throw e;
+            io.err(`host: ${(e as Error).message}; going on without the relay\n`);
+            relayListener?.listener.close('closed: no relay');
+            relayListener = undefined;
+          }
+        }
+      } catch (e) {
+        relayListener?.listener.close('closed: the host failed');
+        bound.listener.close('closed: the host failed');
+        throw e;
+      }
+    }
   } catch (e) {
+    await room?.close();
     game.close();
     throw e;
   }
@@ -215,17 +294,25 @@ export async function hostCommand(argv: string[], io: CliIo, deps: HostDeps = {}
     // A bot plays: the keyboard is not read, so Q does nothing (Ctrl-C stops the host).
     keys: values.bot ? 'a bot plays P1: Ctrl-C to stop' : PLAYER_KEYS,
   });
-  host.on('peer-joined', ({ nick, slot }) =>
-    display.event(`${nick} joined ${slot === undefined ? 'as a spectator' : `as P${slot + 1}`}`),
-  );
+  if (room !== undefined)
+    room.onRelayLost = (why) =>
+      display.event(`lobby relay closed this host's registration (${why}): joiners through the relay are cut off`);
+  // The lobby's player count follows the session (the host and every player in).
+  const announcePlayers = () =>
+    room?.setPlayers(1 + host.peerList().filter((p) => p.slot !== undefined && p.stage === 'playing').length);
+  host.on('peer-joined', ({ nick, slot }) => {
+    display.event(`${nick} joined ${slot === undefined ? 'as a spectator' : `as P${slot + 1}`}`);
+    queueMicrotask(announcePlayers);
+  });
   host.on('peer-refused', ({ nick, remoteAddress, error }) =>
     display.event(`refused ${nick ?? remoteAddress}: ${error.code}: ${error.message}`),
   );
-  host.on('peer-left', ({ nick, slot, reason }) =>
+  host.on('peer-left', ({ nick, slot, reason }) => {
     display.event(
       `${nick} left${slot === undefined ? '' : ` (P${slot + 1}; the game goes on without it)`}: ${reason || 'connection closed'}`,
-    ),
-  );
+    );
+    queueMicrotask(announcePlayers);
+  });
   // The session emits `started` before the `peer-joined` of the player that completed the group
   // (lockstep-cs starts with its first joiner): printed once that event has been handled.
   host.on('started', ({ frame, roster }) =>
@@ -242,9 +329,8 @@ export async function hostCommand(argv: string[], io: CliIo, deps: HostDeps = {}
     ended = error;
     display.event(`the game ended: ${error.message}`);
   });
-  const gameArgs =
-    `${values.core !== undefined ? ` --core ${values.core}` : ''}${values.rom !== undefined ? ` --rom ${values.rom}` : ''}` +
-    `${players !== 2 ? ` --players ${players}` : ''}`;
+  const romArgs = `${values.core !== undefined ? ` --core ${values.core}` : ''}${values.rom !== undefined ? ` --rom ${values.rom}` : ''}`;
+  const gameArgs = `${romArgs}${players !== 2 ? ` --players ${players}` : ''}`;
   if (webrtc !== undefined) {
     io.out(
       `hosting on ${where}: join with ` +
@@ -256,9 +342,19 @@ export async function hostCommand(argv: string[], io: CliIo, deps: HostDeps = {}
     for (const line of friendLines(bind, bound.port, transport === 'ws' ? 'TCP' : 'UDP', joinArgs, deps.interfaces))
       io.out(`${line}\n`);
   }
+  // Accepting before the lobby lines (their join-info lookup awaits): a joiner that found the
+  // room in a listing is not lost in between.
+  const off = host.listen(bound.listener);
+  const offRelay = relayListener !== undefined ? host.listen(relayListener.listener) : undefined;
+  if (room !== undefined && lobby !== undefined)
+    await printLobbyLines(io, room, lobby, romArgs, relayed, {
+      transport,
+      bind,
+      port: bound.port,
+      interfaces: deps.interfaces,
+    });
   deps.onHost?.(host);
   deps.onListening?.(bound.port);
-  const off = host.listen(bound.listener);
   const start = clock.now();
   try {
     await paceFrames(clock, io.signal, (now) => {
@@ -275,10 +371,16 @@ export async function hostCommand(argv: string[], io: CliIo, deps: HostDeps = {}
   } finally {
     input.close();
     off();
+    offRelay?.();
     host.close('closed: the host left');
     // Let the close reach the peers before the socket goes.
     await new Promise<void>((resolve) => clock.setTimer(100, resolve));
     bound.listener.close('closed: the host left');
+    relayListener?.listener.close('closed: the host left');
+    if (room !== undefined) {
+      await room.close();
+      io.out(`host: room ${room.id} removed from the lobby\n`);
+    }
   }
   display.final();
   io.out(`host: stopped at frame ${host.frame}\n`);
@@ -290,4 +392,61 @@ export async function hostCommand(argv: string[], io: CliIo, deps: HostDeps = {}
   deps.onFinals?.(finals);
   if (ended !== undefined) throw sessionFailure(ended, true);
   return ExitCode.Ok;
+}
+
+/** The relay choice of `--relay` / `--no-relay`, after checking the lobby options go together. */
+function checkLobbyOptions(
+  values: { relay?: boolean; 'no-relay'?: boolean; name?: string; signal?: string; room?: string },
+  transport: TransportName,
+  lobby: string | undefined,
+): RelayChoice {
+  if (lobby === undefined) {
+    if (values.name !== undefined || values.relay || values['no-relay'])
+      throw new CliError(ExitCode.Usage, '--name, --relay and --no-relay go with --lobby URL');
+    return 'auto';
+  }
+  if (values.relay && values['no-relay']) throw new CliError(ExitCode.Usage, '--relay or --no-relay, not both');
+  if (transport === 'webrtc' && (values.signal !== undefined || values.room !== undefined))
+    throw new CliError(
+      ExitCode.Usage,
+      "--lobby with --transport webrtc uses the lobby's signaling and the room's id: no --signal or --room",
+    );
+  if (transport === 'webrtc' && values.relay)
+    throw new CliError(ExitCode.Usage, '--relay goes with --transport udp or ws (webrtc connects peer to peer)');
+  return values.relay ? 'on' : values['no-relay'] ? 'off' : 'auto';
+}
+
+/** The lobby's signaling URL (`ws://…/signal` of an `http://…` lobby). */
+function lobbySignalUrl(lobby: string): string {
+  return `${lobby.replace(/^http/, 'ws')}/signal`;
+}
+
+/** The lines `host --lobby` prints: the room, the join line, reachability, and what joiners get. */
+async function printLobbyLines(
+  io: CliIo,
+  room: LobbyRoom,
+  lobby: string,
+  gameArgs: string,
+  relayed: boolean,
+  where: { transport: TransportName; bind: string; port: number; interfaces: Interfaces | undefined },
+): Promise<void> {
+  const a = room.announced;
+  io.out(
+    `lobby: room ${room.id} "${a.name}" announced on ${lobby} (${a.game}, ${a.core}, ${a.mode}, ` +
+      `${a.players}/${a.slots} players, password ${a.hasPassword ? 'yes' : 'no'})\n`,
+  );
+  io.out(`join through the lobby with "netplay join --lobby ${lobby} ${room.id}${gameArgs}"\n`);
+  const lines =
+    where.transport === 'webrtc'
+      ? [
+          "peer to peer over WebRTC: joiners meet this host through the lobby's signaling; no port forwarding " +
+            '(without a STUN/TURN server, --ice, only on one network)',
+        ]
+      : reachabilityLines(where.transport, where.bind, where.port, relayed, where.interfaces);
+  for (const line of lines) io.out(`${line}\n`);
+  try {
+    io.out(`${joinInfoLine(await room.joinInfo())}\n`);
+  } catch (e) {
+    io.err(`host: ${(e as Error).message}\n`);
+  }
 }

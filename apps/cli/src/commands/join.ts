@@ -1,21 +1,16 @@
+import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import { NetplayClient, type SessionError } from '@netplay/session';
-import { type Clock, systemClock } from '@netplay/transport';
+import { type Clock, type Connection, systemClock } from '@netplay/transport';
 import { FinalStates, formatFinals, LockstepFinals, writeFinalsFile } from '../agreement.js';
 import { choiceOption, intOption, numberOption, usageErrors } from '../args.js';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import { type Game, openGame } from '../game.js';
 import type { CliIo } from '../io.js';
 import type { RawInput } from '../keyboard.js';
-import {
-  connectSession,
-  parseAddress,
-  signalUrl,
-  TRANSPORTS,
-  type TransportName,
-  type WebRtcTarget,
-  webrtcRoom,
-} from '../net.js';
+import { lobbyUrl } from '../lobby.js';
+import { directTarget, type JoinTarget, lobbyTargets, lookUpRoom, roomFoundLine } from '../lobby-join.js';
+import { parseAddress, signalUrl, TRANSPORTS, type WebRtcTarget, webrtcRoom } from '../net.js';
 import { Display, type InputSource, inputSource, PLAYER_KEYS, paceFrames } from '../play.js';
 import { lockstepStatsLine, statsLine } from '../render.js';
 import { SPACE_RACER_URL } from '../rom.js';
@@ -25,6 +20,7 @@ import { sessionFailure } from '../session-errors.js';
 export const JOIN_USAGE = `netplay join HOST:PORT [--rom FILE] [--core NAME|PATH] [--transport udp|ws] [--spectate] [--players N] [--nick NAME]
                 [--password TEXT] [--bot] [--seconds N] [--finals FILE]
 netplay join --transport webrtc --signal URL [--room NAME] [--ice URL] [same options]
+netplay join --lobby URL ROOM [--direct] [same options]
 
 Joins a game and plays from the keyboard (W/S/A/D or arrows, Space/J, K; Q quits), or watches it.
 While the host waits for players it shows how many are in and missing; Q, Esc or Ctrl-C leaves
@@ -36,6 +32,10 @@ While the host waits for players it shows how many are in and missing; Q, Esc or
   --signal URL    webrtc: the host's signaling server (ws://HOST:PORT)
   --room NAME     webrtc: the host's room (default derived from the ROM, as the host's default)
   --ice URL       webrtc: a STUN/TURN server (repeatable)
+  --lobby URL     join room ROOM of a lobby ("netplay rooms --lobby URL" lists them): the lobby tells
+                  how (its signaling for a WebRTC room, its relay, or the host's addresses); no
+                  --transport/--signal/--room; --players defaults to the room's slots
+  --direct        with --lobby: connect to the host's own addresses, not through the lobby's relay
   --spectate      watch instead of taking a player slot
   --players N     the host's player count when it is not 2 (the core gets that many ports)
   --nick NAME     your nick (default "player"; the host renames duplicates)
@@ -76,6 +76,8 @@ export async function joinCommand(argv: string[], io: CliIo, deps: JoinDeps = {}
         bot: { type: 'boolean' },
         seconds: { type: 'string' },
         finals: { type: 'string' },
+        lobby: { type: 'string' },
+        direct: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -85,6 +87,8 @@ export async function joinCommand(argv: string[], io: CliIo, deps: JoinDeps = {}
     io.out(`${JOIN_USAGE}\n`);
     return ExitCode.Ok;
   }
+  if (values.lobby !== undefined) return await joinLobbyRoom(values, positionals, io, deps);
+  if (values.direct) throw new CliError(ExitCode.Usage, '--direct goes with --lobby URL ROOM');
   const transport = choiceOption('transport', values.transport, TRANSPORTS, 'udp');
   const signal = transport === 'webrtc' ? signalUrl(values.signal) : undefined;
   if (transport !== 'webrtc' && (values.signal !== undefined || values.room !== undefined))
@@ -124,7 +128,7 @@ export async function joinCommand(argv: string[], io: CliIo, deps: JoinDeps = {}
     return await play(
       game,
       values,
-      { address, port, transport, webrtc, players, seconds, clock, finalsPath },
+      { targets: [directTarget(transport, address, port, clock, webrtc)], players, seconds, clock, finalsPath },
       io,
       deps,
     );
@@ -133,15 +137,109 @@ export async function joinCommand(argv: string[], io: CliIo, deps: JoinDeps = {}
   }
 }
 
+/** `netplay join --lobby URL ROOM`: looks the room up and joins it the way its join info says. */
+async function joinLobbyRoom(
+  values: JoinValues,
+  positionals: string[],
+  io: CliIo,
+  deps: JoinDeps,
+): Promise<ExitCodeValue> {
+  const lobby = lobbyUrl(values.lobby);
+  if (values.transport !== undefined || values.signal !== undefined || values.room !== undefined)
+    throw new CliError(
+      ExitCode.Usage,
+      'join --lobby takes no --transport, --signal or --room: the lobby says how to reach the room',
+    );
+  if (positionals.length !== 1)
+    throw new CliError(ExitCode.Usage, `join --lobby URL needs one ROOM id\n\n${JOIN_USAGE}`);
+  const id = positionals[0]!;
+  const seconds = values.seconds === undefined ? undefined : numberOption('seconds', values.seconds, 0, 0.1, 1e6);
+  const clock = deps.clock ?? systemClock;
+  const info = await lookUpRoom(lobby, id);
+  const { room } = info;
+  io.out(`${roomFoundLine(lobby, room)}\n`);
+  if (values.spectate !== true && room.players >= room.slots)
+    throw new CliError(
+      ExitCode.Full,
+      `room ${id} is full (${room.players}/${room.slots} players): pick another (netplay rooms --lobby ${lobby} --open) or --spectate`,
+    );
+  if (room.hasPassword && !values.password)
+    throw new CliError(ExitCode.PasswordRefused, `room ${id} has a password: give it with --password`);
+  const players = intOption('players', values.players, Math.max(1, Math.min(4, room.slots)), 1, 4);
+  const romName = basename(values.rom ?? 'spaceracer.ch8');
+  if (romName !== room.game)
+    io.err(
+      `join: room ${id} plays ${room.game} on ${room.core}; this join has ${romName}` +
+        `${values.core !== undefined ? ` on ${values.core}` : ''} (the host checks the ROM's hash: pass --rom/--core if they differ)\n`,
+    );
+  const targets = lobbyTargets(info, {
+    direct: values.direct === true,
+    clock,
+    ...(values.ice !== undefined ? { ice: values.ice } : {}),
+  });
+  const finalsPath = values.finals;
+  if (finalsPath !== undefined) await writeFinalsFile(finalsPath, '');
+  const game = await openGame(
+    {
+      ...(values.rom !== undefined ? { rom: values.rom } : {}),
+      ...(values.core !== undefined ? { core: values.core } : {}),
+    },
+    players,
+    SPACE_RACER_URL,
+    io,
+  );
+  try {
+    return await play(game, values, { targets, players, seconds, clock, finalsPath }, io, deps);
+  } finally {
+    game.close();
+  }
+}
+
+/** The options of `join`. */
+interface JoinValues {
+  rom?: string;
+  core?: string;
+  transport?: string;
+  signal?: string;
+  room?: string;
+  ice?: string[];
+  spectate?: boolean;
+  players?: string;
+  nick?: string;
+  password?: string;
+  bot?: boolean;
+  seconds?: string;
+  finals?: string;
+  lobby?: string;
+  direct?: boolean;
+}
+
+/**
+ * Connects to the first target that answers: a target that fails with a network error is
+ * reported and the next one tried; any other failure ends the join.
+ */
+async function connectFirst(
+  targets: readonly JoinTarget[],
+  nick: string,
+  io: CliIo,
+): Promise<{ conn: Connection; target: JoinTarget }> {
+  for (let i = 0; ; i++) {
+    const target = targets[i]!;
+    try {
+      return { conn: await target.connect(nick), target };
+    } catch (e) {
+      if (!(e instanceof CliError) || e.exitCode !== ExitCode.Network || i === targets.length - 1) throw e;
+      io.err(`join: ${e.message}; trying ${targets[i + 1]!.label}\n`);
+    }
+  }
+}
+
 /** Connects and plays (the game is closed by the caller). */
 async function play(
   game: Game,
   values: { spectate?: boolean; nick?: string; password?: string; bot?: boolean },
   where: {
-    address: string;
-    port: number;
-    transport: TransportName;
-    webrtc: WebRtcTarget | undefined;
+    targets: readonly JoinTarget[];
     players: number;
     seconds: number | undefined;
     clock: Clock;
@@ -150,8 +248,7 @@ async function play(
   io: CliIo,
   deps: JoinDeps,
 ): Promise<ExitCodeValue> {
-  const { address, port, transport, webrtc, players, seconds, clock, finalsPath } = where;
-  const hostName = webrtc !== undefined ? `room "${webrtc.room}" of ${webrtc.signal}` : `${address}:${port}`;
+  const { targets, players, seconds, clock, finalsPath } = where;
   const core = game.core;
   const nick = values.nick ?? 'player';
   // The keyboard is read from the start (raw mode), so Q and Ctrl-C work while the host waits for
@@ -159,7 +256,8 @@ async function play(
   const keyboard =
     values.bot || deps.stdin === undefined ? undefined : inputSource({ stdin: deps.stdin }, clock, game.padInput);
   try {
-    const conn = await connectSession(transport, address, port, clock, webrtc && { ...webrtc, nick });
+    const { conn, target } = await connectFirst(targets, nick, io);
+    const hostName = target.label;
     const client = new NetplayClient(conn, {
       core,
       content: game.content,
