@@ -1,3 +1,6 @@
+/** How many recent RTT samples {@link QueueDelayFilter} takes the minimum of. */
+export const QUEUE_FILTER_SAMPLES = 16;
+
 /**
  * The delay half of congestion control: tells a queue building on the path from noise in the RTT.
  *
@@ -8,8 +11,6 @@
  * seen): only when even the best recent sample is well above the base is a queue building. The
  * ring is preallocated: sampling allocates nothing.
  */
-export const QUEUE_FILTER_SAMPLES = 16;
-
 export class QueueDelayFilter {
   /** The smallest RTT seen, ms (the path's propagation delay as far as we can tell). */
   base = Number.POSITIVE_INFINITY;
