@@ -206,6 +206,8 @@ export class UdpPeer implements Connection {
   private tickIdle = false;
   /** When the scheduled tick is due (to tell a timer that ran late). */
   private tickDueAt = 0;
+  /** The last tick was put off because it ran late (the next one judges, late or not). */
+  private tickDeferred = false;
   private readonly idleTickMs: number;
   private flushScheduled = false;
   private pingDue = false;
@@ -1265,14 +1267,17 @@ export class UdpPeer implements Connection {
   private readonly tick = (): void => {
     this.tickTimer = undefined;
     if (this.dead) return;
-    if (this.io.clock.now() - this.tickDueAt > STALL_MS) {
+    if (!this.tickDeferred && this.io.clock.now() - this.tickDueAt > STALL_MS) {
       // The timer ran late: the process was frozen (a loaded machine, a GC pause, a debugger).
       // Whatever the peer sent meanwhile is waiting in the socket, and an event loop runs its due
       // timers before it reads sockets: judge nothing now (no RTO, no silence), look again once
-      // the input has been read.
+      // the input has been read. Only once in a row: a process whose every timer runs late still
+      // retransmits and times out.
+      this.tickDeferred = true;
       this.armTick(0);
       return;
     }
+    this.tickDeferred = false;
     this.onTick();
     if (this.dead) return;
     const busy = this.inFlightCount > 0 || this.ackPending > 0 || this.lingering || this.mstats.sendQueueLength > 0;

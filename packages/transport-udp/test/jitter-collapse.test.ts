@@ -124,3 +124,26 @@ describe('a frozen process', () => {
     expect(client.stats.retransmissions).toBe(0);
   });
 });
+
+describe('a starved process', () => {
+  it('whose every timer runs late still retransmits and times out (a late tick is put off once in a row only)', () => {
+    const sim = new SimUdp(channels, { seed: 6, link: { latencyMs: 5 } });
+    const inner = sim.net.clock;
+    // Every timer of the client fires 30 ms after it was due.
+    const starved: Clock = {
+      now: () => inner.now(),
+      setTimer: (ms, fn) => inner.setTimer(ms + 30, fn),
+    };
+    const { client } = sim.pair('client', undefined, starved);
+    sim.net.cut('client', 'server');
+    client.send('bulk', new Uint8Array(1024));
+    sim.net.advance(2000);
+    expect(client.stats.retransmissions).toBeGreaterThan(0);
+    let code = '';
+    client.on('close', (e) => {
+      code = e.code;
+    });
+    sim.net.advance(10_000);
+    expect(code).toBe('timeout');
+  });
+});
