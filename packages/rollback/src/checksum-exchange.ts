@@ -124,8 +124,11 @@ export class ChecksumExchange {
       const frame = m.sumFrames[i]!;
       if (this.wasCompared(r, frame)) continue;
       const mine = this.ownSlot(frame);
-      if (mine >= 0) this.compare(r, frame, mine, m.sumBytes, i * 8);
-      else if (frame >= this.nextChecksumFrame) this.keepTheirs(r, frame, m.sumBytes, i * 8);
+      if (mine >= 0) {
+        this.compare(r, frame, mine, m.sumBytes, i * 8);
+        // A repair just went out: the rest of this message is that peer's diverged run.
+        if (this.role.isHost && m.sumRepairs !== r.repairsSent) return;
+      } else if (frame >= this.nextChecksumFrame) this.keepTheirs(r, frame, m.sumBytes, i * 8);
     }
   }
 
@@ -222,6 +225,10 @@ export class ChecksumExchange {
     }
     if (state === undefined) return;
     r.repairsSent = (r.repairsSent + 1) & 0xff;
+    // Checksums of that peer kept for frames we had not finalized yet came from its diverged run:
+    // compared later, they would ask for a second repair. Its checksums after the repair come
+    // with the new count.
+    console.log('LOAD', r.peer, frame, at2, this.timeline.currentFrame);
     this.peers.send(r, CONTROL_CHANNEL, encodeByteFrameTail(MessageType.Load, 0, at2, state));
   }
 }
