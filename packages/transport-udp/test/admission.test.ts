@@ -116,7 +116,7 @@ describe('admission on loopback', () => {
     expect(listener.core.pending.count).toBe(0);
   });
 
-  it('while 1,000 half-open sessions arrive from other addresses and ports, a client gets in within 1 s', async () => {
+  it('while 1,000 half-open sessions arrive from other addresses and ports, a client gets in within 3 s (locked out, it would wait for the 10 s handshake timeout)', async () => {
     const listener = await listen();
     const announced: Connection[] = [];
     listener.on('connection', (c) => {
@@ -153,14 +153,15 @@ describe('admission on loopback', () => {
       echoed = true;
     });
     client.send('input', new Uint8Array([42]));
-    await pollUntil(() => echoed && announced.length === 1, 2000);
+    await pollUntil(() => echoed && announced.length === 1, 4000);
     const elapsed = performance.now() - t0;
     const floodStillRunning = next < 1000;
     await attack;
     clearInterval(sampler);
     expect(echoed).toBe(true);
     expect(announced.length).toBe(1);
-    expect(elapsed).toBeLessThan(1000);
+    // Not a speed goal: the gap to the 10 s lockout. 1 s was too tight on a loaded 2-core machine (1.28 s seen).
+    expect(elapsed).toBeLessThan(3000);
     expect(floodStillRunning).toBe(true);
     // The flood was real: (nearly) every attempt got an ACCEPT, none was announced, and the
     // pending table stayed within its caps.
