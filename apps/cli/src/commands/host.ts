@@ -300,8 +300,14 @@ export async function hostCommand(argv: string[], io: CliIo, deps: HostDeps = {}
   // The lobby's player count follows the session (the host and every player in).
   const announcePlayers = () =>
     room?.setPlayers(1 + host.peerList().filter((p) => p.slot !== undefined && p.stage === 'playing').length);
-  host.on('peer-joined', ({ nick, slot }) => {
-    display.event(`${nick} joined ${slot === undefined ? 'as a spectator' : `as P${slot + 1}`}`);
+  host.on('peer-joined', ({ nick, slot, rejoined }) => {
+    display.event(
+      slot === undefined
+        ? `${nick} joined as a spectator`
+        : rejoined
+          ? `${nick} is back as P${slot + 1}`
+          : `${nick} joined as P${slot + 1}`,
+    );
     queueMicrotask(announcePlayers);
   });
   host.on('peer-refused', ({ nick, remoteAddress, error }) =>
