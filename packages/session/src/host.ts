@@ -40,6 +40,7 @@ import { routeFromPlayer } from './p2p-routing.js';
 import { RelayFramer } from './relay.js';
 import { startRollback } from './rollback-start.js';
 import type { RoutedConnection } from './routed-connection.js';
+import { checkSchedulerOptions } from './scheduler-options.js';
 import { packSyncState } from './sync-state.js';
 
 export type { HostPeerInfo, NetplayHostEventMap, NetplayHostOptions } from './host-options.js';
@@ -105,7 +106,11 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
   /** Who held which slot, for rejoins. */
   private readonly slots = new SlotMemory();
 
-  /** @throws SessionError `unsupported-mode` or `bad-argument` for options this version cannot run. */
+  /**
+   * @throws SessionError `unsupported-mode` or `bad-argument` for options this version cannot run
+   * (scheduler options are checked by the rollback or lockstep builder's rules; the message names
+   * the option).
+   */
   constructor(options: NetplayHostOptions) {
     this.options = options;
     this.core = options.core;
@@ -139,6 +144,15 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
       admit: (peer) => this.admit(peer),
     };
     checkHostShape(this);
+    checkSchedulerOptions({
+      mode: this.mode,
+      core: this.core,
+      players: this.players,
+      inputDelay: this.inputDelay,
+      fps: options.fps,
+      maxPrediction: options.maxPrediction,
+      checksumInterval: options.checksumInterval,
+    });
     const state = new Uint8Array(this.core.stateBytes);
     this.initialState = state.subarray(0, this.core.saveInto(state));
     this.control = new HostControl(

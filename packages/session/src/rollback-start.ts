@@ -1,4 +1,4 @@
-import { CoreDriver, P2PSession, type RemotePlayer, type SendFn } from '@netplay/rollback';
+import { CoreDriver, P2PSession, type RemotePlayer, resolveRollbackOptions, type SendFn } from '@netplay/rollback';
 import type { Core } from '@netplay/state';
 import type { Clock } from '@netplay/transport';
 import type { SessionError } from './errors.js';
@@ -29,26 +29,41 @@ export interface RollbackStart {
 /**
  * The rollback scheduler and its core driver, as both ends of a session run them: the driver's
  * states are the scheduler's state source (checksums, desync repair, spectators), time sync's waits
- * and the finality rule's end go to the caller.
+ * and the finality rule's end go to the caller. The options are checked and completed by the
+ * rollback builder's `resolveRollbackOptions`; the session is made here rather than by the builder's
+ * `start()` because its messages go through the session's own star routing (`send`, and the
+ * caller's message dispatch) instead of one bound connection per remote player.
+ * @throws RollbackError `invalid-option` naming the bad option: the host checked its own options
+ * when it was made, so this is a shape a client got in SYNC (the client maps it to `protocol`).
  */
 export function startRollback(s: RollbackStart): { session: P2PSession; driver: CoreDriver } {
-  let driver: CoreDriver | undefined;
-  const session = new P2PSession({
+  const o = resolveRollbackOptions({
+    core: s.core,
     players: s.players,
-    inputBytes: s.core.inputBytes,
-    localPlayer: s.localPlayer,
-    remotes: s.remotes,
-    isHost: s.isHost,
-    hostPeer: s.hostPeer,
+    local: s.localPlayer,
     clock: s.clock,
-    send: s.send,
     inputDelay: s.inputDelay,
-    fps: s.fps ?? 60,
-    stateSource: (f) => driver?.stateOf(f),
+    ...(s.fps !== undefined ? { fps: s.fps } : {}),
     ...(s.maxPrediction !== undefined ? { maxPrediction: s.maxPrediction } : {}),
     ...(s.checksumInterval !== undefined ? { checksumInterval: s.checksumInterval } : {}),
   });
-  driver = new CoreDriver(s.core, session.ringFrames);
+  let driver: CoreDriver | undefined;
+  const session = new P2PSession({
+    players: o.players,
+    inputBytes: o.core.inputBytes,
+    localPlayer: o.local,
+    remotes: s.remotes,
+    isHost: s.isHost,
+    hostPeer: s.hostPeer,
+    clock: o.clock,
+    send: s.send,
+    inputDelay: o.inputDelay,
+    fps: o.fps,
+    maxPrediction: o.maxPrediction,
+    checksumInterval: o.checksumInterval,
+    stateSource: (f) => driver?.stateOf(f),
+  });
+  driver = new CoreDriver(o.core, session.ringFrames);
   session.on('wait-recommended', ({ frames }) => s.wait(frames));
   const who = s.isHost ? 'the host' : 'this peer';
   session.on('ended', ({ reason, frame }) => s.ended(endError(reason, frame, who), frame));
