@@ -3,7 +3,7 @@ import { crc32 } from '../crc32.js';
 import { DecodeError } from '../errors.js';
 import { isFceuCommand } from './command.js';
 import { frameCommandAt, putFrameData } from './frame-data.js';
-import { readU32LE } from './le.js';
+import { readI32LE, readU32LE } from './le.js';
 import {
   FCEU_FRAME_DATA_SIZE,
   FCEU_INPUT_DATA_SIZE,
@@ -149,16 +149,17 @@ export function decodeFceuTcpFrameInto<T extends FceuTcpFrame>(
   // through the full checks below, which name the problem.
   const frame = into.frame;
   if (length === FCEU_TCP_FRAME_SIZE && offset >>> 0 === offset && offset + FCEU_TCP_FRAME_SIZE <= bytes.length) {
-    const counter = readU32LE(bytes, offset);
+    // The counter as an int32 (the text counter 0xFFFFFFFF is -1): no float compare.
+    const word = readI32LE(bytes, offset);
     const command = bytes[offset + 8]!;
     const c = frame.controllers;
-    if (counter !== FCEU_TEXT_COUNTER && isFceuCommand(command) && c.length >= 4) {
+    if (word !== -1 && isFceuCommand(command) && c.length >= 4) {
       c[0] = bytes[offset + 4]!;
       c[1] = bytes[offset + 5]!;
       c[2] = bytes[offset + 6]!;
       c[3] = bytes[offset + 7]!;
       frame.command = command;
-      into.counter = counter;
+      into.counter = word >>> 0;
       return into;
     }
   }

@@ -187,11 +187,13 @@ export function readFceuServerTcpMessageInto<T extends FceuServerTcpMessageValue
 ): number {
   // Fast path: a whole frame packet at a valid offset, every check in one branch.
   if (offset >>> 0 === offset && offset + FCEU_TCP_FRAME_SIZE <= bytes.length) {
-    const counter = readU32LE(bytes, offset);
+    // The counter as an int32 (the text counter 0xFFFFFFFF is -1): no float compare. Spelled out
+    // rather than readI32LE: the call measured slower here (0.66-0.67 against 0.70-0.72 paired).
+    const word = bytes[offset]! | (bytes[offset + 1]! << 8) | (bytes[offset + 2]! << 16) | (bytes[offset + 3]! << 24);
     const command = bytes[offset + 8]!;
     const frame = into.frame;
     const c = frame.controllers;
-    if (counter !== FCEU_TEXT_COUNTER && isFceuCommand(command) && c.length >= 4) {
+    if (word !== -1 && isFceuCommand(command) && c.length >= 4) {
       if (options !== undefined) maxBytesOf(options); // a bad option is refused whatever the bytes
       c[0] = bytes[offset + 4]!;
       c[1] = bytes[offset + 5]!;
@@ -199,7 +201,7 @@ export function readFceuServerTcpMessageInto<T extends FceuServerTcpMessageValue
       c[3] = bytes[offset + 7]!;
       frame.command = command;
       into.kind = 'frame';
-      into.counter = counter;
+      into.counter = word >>> 0;
       into.text = '';
       return FCEU_TCP_FRAME_SIZE;
     }
