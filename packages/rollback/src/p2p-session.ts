@@ -402,7 +402,10 @@ export class P2PSession implements EventSource<SessionEventMap> {
           this.modes.onModeRequest(r, data, this.delay);
           break;
         case MessageType.ReportRequest:
-          if (this.fromHost(peer)) this.leaves.onReportRequest(r, data);
+          // A host this peer itself finds without life may not remove, through this peer, a
+          // player that is alive here (stalled behind that same host, like this peer): the request
+          // waits until the host delivers again (answered then) or is dropped (void).
+          if (this.fromHost(peer) && !(r.interrupted && this.aliveHere(data[1]!))) this.leaves.onReportRequest(r, data);
           else this.leaves.deferReportRequest(r, data);
           break;
         case MessageType.Report:
@@ -535,6 +538,12 @@ export class P2PSession implements EventSource<SessionEventMap> {
    * Whether a host-only message from `peer` is to be applied. One from another peer is ignored (not
    * an error): after a partition a peer may have elected itself host while this one kept the old.
    */
+  /** Whether remote player `player` is connected and not interrupted at this peer. */
+  private aliveHere(player: number): boolean {
+    const p = this.peers.list.find((x) => x.player === player);
+    return p?.connected === true && !p.interrupted;
+  }
+
   private fromHost(peer: string): boolean {
     if (this.role.isFrom(peer)) return true;
     this.ignoredMessages++;
@@ -547,6 +556,8 @@ export class P2PSession implements EventSource<SessionEventMap> {
   private checkSilence(now: number): void {
     if (this.finality.endReason !== undefined) return;
     this.liveness.checkSilence(now);
+    const host = this.peers.list.find((p) => p.connected && !p.interrupted && this.role.isFrom(p.peer));
+    if (host !== undefined) this.leaves.answerDeferred(host);
     this.migration.retry();
     this.finality.check(now);
     this.peers.updateRates(now);

@@ -132,6 +132,15 @@ export class PlayerLeaves {
       if (this.timeline.queues[p]!.disconnectFrame === Number.POSITIVE_INFINITY) this.report(host, p);
   }
 
+  /** The requests of `host` (this peer's host) kept while it had no life here: answered now. */
+  answerDeferred(host: Remote): void {
+    const players = this.deferred.get(host.peer);
+    if (players === undefined) return;
+    this.deferred.delete(host.peer);
+    for (const p of players)
+      if (this.timeline.queues[p]!.disconnectFrame === Number.POSITIVE_INFINITY) this.report(host, p);
+  }
+
   /** Host migration: this peer is the host now; requests of other would-be hosts are void. */
   became(): void {
     this.deferred.clear();
