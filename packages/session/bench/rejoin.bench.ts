@@ -14,7 +14,13 @@ import { BenchSuite } from '@netplay/bench-kit';
 import { Chip8Core } from '@netplay/core-wasm';
 import { type Core, hash64 } from '@netplay/state';
 import { SimulatedNetwork } from '@netplay/transport';
-import { type ContentInfo, NetplayClient, NetplayHost, SESSION_CHANNELS } from '../src/index.js';
+import {
+  type ContentInfo,
+  NetplayClient,
+  NetplayHost,
+  REPLACE_AFTER_SILENCE_MS,
+  SESSION_CHANNELS,
+} from '../src/index.js';
 
 const CONTENT: ContentInfo = { coreId: 'bench', coreVersion: '1.0.0', contentHash: '00112233aabbccdd' };
 const FRAME_MS = 1000 / 60;
@@ -123,7 +129,9 @@ function rejoinCost(make: () => Core, warmFrames: number): Cost {
   if (first.state !== 'playing')
     throw new Error(`the first incarnation did not play: ${first.state} ${first.error?.message}`);
   net.cutBoth('p:1', 'host'); // killed: the host has not noticed
-  for (let i = 0; i < 10; i++) {
+  // The restarted process comes back once the old connection has been silent long enough to be
+  // replaced (earlier, a live player with that nick is never displaced: the host says full).
+  for (let i = 0; i * FRAME_MS <= REPLACE_AFTER_SILENCE_MS; i++) {
     host.tick(input);
     net.advance(FRAME_MS);
   }
@@ -148,7 +156,10 @@ function rejoinCost(make: () => Core, warmFrames: number): Cost {
     again.tick(input);
     net.advance(FRAME_MS / 4);
   }
-  if (!ran || again.info?.slot !== 1) throw new Error('the rejoin did not take its slot back');
+  if (!ran || again.info?.slot !== 1)
+    throw new Error(
+      `the rejoin did not take its slot back: ran=${ran} slot=${again.info?.slot} state=${again.state} ${again.error?.message}`,
+    );
   return { full: host.core.stateBytes, ...bytes, reenterMs };
 }
 
