@@ -556,8 +556,10 @@ export class P2PSession implements EventSource<SessionEventMap> {
   private checkSilence(now: number): void {
     if (this.finality.endReason !== undefined) return;
     this.liveness.checkSilence(now);
-    const host = this.peers.list.find((p) => p.connected && !p.interrupted && this.role.isFrom(p.peer));
-    if (host !== undefined) this.leaves.answerDeferred(host);
+    // Rare (a report request kept while the host had no life here): no lookup, no closure per frame.
+    if (this.leaves.hasDeferred)
+      for (const p of this.peers.list)
+        if (p.connected && !p.interrupted && this.role.isFrom(p.peer)) this.leaves.answerDeferred(p);
     this.migration.retry();
     this.finality.check(now);
     this.peers.updateRates(now);

@@ -132,6 +132,11 @@ export class PlayerLeaves {
       if (this.timeline.queues[p]!.disconnectFrame === Number.POSITIVE_INFINITY) this.report(host, p);
   }
 
+  /** Whether any report request is kept (deferred) at all. */
+  get hasDeferred(): boolean {
+    return this.deferred.size > 0;
+  }
+
   /** The requests of `host` (this peer's host) kept while it had no life here: answered now. */
   answerDeferred(host: Remote): void {
     const players = this.deferred.get(host.peer);
