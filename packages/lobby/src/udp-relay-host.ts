@@ -1,4 +1,5 @@
 import { createSocket, type Socket } from 'node:dgram';
+import { type Clock, systemClock, type Timer } from '@netplay/transport';
 import { UDP_CLIENT_HEADER_BYTES, UDP_HOST_HEADER_BYTES, UDP_HOST_MAGIC } from './udp-relay.js';
 
 /** Options of {@link hostUdpThroughRelay}. */
@@ -14,6 +15,8 @@ export interface UdpRelayHostOptions {
   /** Keepalive period (default 5 s) and how long a silent client's local socket lives (default 30 s). */
   readonly keepaliveMs?: number;
   readonly idleMs?: number;
+  /** Time source for keepalives and the idle rule (default the system clock); tests pass a `ManualClock`. */
+  readonly clock?: Clock;
 }
 
 /** The host side of a UDP relay room; see {@link hostUdpThroughRelay}. */
@@ -42,6 +45,7 @@ export async function hostUdpThroughRelay(options: UdpRelayHostOptions): Promise
     payload.copy(out, UDP_HOST_HEADER_BYTES);
     up.send(out, options.relayPort, options.relayHost);
   };
+  const clock = options.clock ?? systemClock;
   const locals = new Map<number, { socket: Socket; last: number }>();
   let closed = false;
   up.on('message', (msg) => {
@@ -52,24 +56,28 @@ export async function hostUdpThroughRelay(options: UdpRelayHostOptions): Promise
       const socket = createSocket(options.targetHost.includes(':') ? 'udp6' : 'udp4');
       socket.on('error', () => {});
       socket.on('message', (reply) => toRelay(id, reply));
-      l = { socket, last: Date.now() };
+      l = { socket, last: clock.now() };
       locals.set(id, l);
     }
-    l.last = Date.now();
+    l.last = clock.now();
     l.socket.send(msg.subarray(UDP_CLIENT_HEADER_BYTES), options.targetPort, options.targetHost);
   });
   const keepalive = () => toRelay(0, Buffer.alloc(0));
   keepalive();
   const idleMs = options.idleMs ?? 30_000;
-  const timer = setInterval(() => {
+  const keepaliveMs = options.keepaliveMs ?? 5000;
+  let timer: Timer;
+  const everyKeepalive = () => {
     keepalive();
-    const now = Date.now();
+    const now = clock.now();
     for (const [id, l] of locals) {
       if (now - l.last < idleMs) continue;
       l.socket.close();
       locals.delete(id);
     }
-  }, options.keepaliveMs ?? 5000);
+    timer = clock.setTimer(keepaliveMs, everyKeepalive);
+  };
+  timer = clock.setTimer(keepaliveMs, everyKeepalive);
   return {
     get clients() {
       return locals.size;
@@ -77,7 +85,7 @@ export async function hostUdpThroughRelay(options: UdpRelayHostOptions): Promise
     close() {
       if (closed) return;
       closed = true;
-      clearInterval(timer);
+      timer.cancel();
       for (const l of locals.values()) l.socket.close();
       locals.clear();
       up.close();
