@@ -19,6 +19,18 @@ import { TransportError } from './errors.js';
 import { Prng } from './prng.js';
 import type { RateLimits } from './rate-budget.js';
 
+export {
+  isNodeBuiltin,
+  type ModuleGraph,
+  type ModuleGraphOptions,
+  moduleSpecifiers,
+  NODE_GLOBALS,
+  nodeGlobalUsers,
+  stripComments,
+  walkModuleGraph,
+  workspaceSourceResolver,
+} from './module-graph.js';
+
 /** The part of a test runner the suite needs (vitest, jest and mocha fit structurally). */
 export interface ConformanceTestApi {
   /** Groups the tests `body` registers under `name`. */
