@@ -1,4 +1,3 @@
-import { Deflate } from 'pako';
 import { inflateBounded, maxInflatedBytes } from './bounded-inflate.js';
 import { type DeflateAsync, type DeflateSync, defaultDeflateAsync, pakoDeflate } from './deflate.js';
 import { pageDeltaBody, sameRange, wordViews, xorRange } from './delta-body.js';
@@ -26,7 +25,8 @@ export const DEFAULT_PAGE_SIZE = 4096;
 /** Largest target size the delta format can state (a `u32`), the most `maxTargetBytes` may be. */
 export const MAX_DELTA_TARGET_BYTES = 0xffff_ffff;
 
-const KIND_XOR = 1;
+/** The kind code of XOR deltas. */
+export const KIND_XOR = 1;
 const KIND_PAGES = 2;
 
 /** The two kinds of delta: MAMEHub's XOR of the whole state, or only the changed pages. */
@@ -111,13 +111,15 @@ export interface DeltaInfo {
   readonly compressedBytes: number;
 }
 
-function checkLevel(level: number): number {
+/** Checks a deflate level 0..9. */
+export function checkLevel(level: number): number {
   if (!Number.isInteger(level) || level < 0 || level > 9)
     throw new DeltaError('bad-argument', `deflate level must be 0..9, got ${level}`);
   return level;
 }
 
-function checkSize(bytes: Uint8Array, what: string): void {
+/** Refuses a state the delta format cannot describe (sizes are u32). */
+export function checkSize(bytes: Uint8Array, what: string): void {
   if (bytes.length > 0xffff_ffff) throw new DeltaError('too-large', `${what} exceeds 4 GiB`);
 }
 
@@ -154,7 +156,8 @@ export function writeDelta(h: DeltaHeaderFields, z: Uint8Array): Uint8Array<Arra
   return out;
 }
 
-function writeHeader(
+/** A version 1 delta (whole-state `hash64`s, computed unless `options` gives them) around the zlib stream `z`. */
+export function writeHeader(
   kind: number,
   pageShift: number,
   options: DeltaOptions,
@@ -181,31 +184,6 @@ function writeHeader(
 
 /** The kind code of page deltas. */
 export const KIND_PAGES_CODE = KIND_PAGES;
-
-/**
- * MAMEHub's delta (seed 000): deflate of XOR(base, current) over the whole state. The base is
- * read as zero past its end when `current` is longer. The XOR is streamed through a 256 KiB
- * buffer, so memory stays bounded whatever the state size.
- */
-export function xorDelta(base: Uint8Array, current: Uint8Array, options: DeltaOptions): Uint8Array<ArrayBuffer> {
-  checkSize(base, 'base');
-  checkSize(current, 'state');
-  const z = new Deflate({ level: checkLevel(options.level ?? 6) });
-  const chunk = new Uint8Array(256 * 1024);
-  const n = current.length;
-  const common = Math.min(n, base.length);
-  for (let start = 0; start < n; start += chunk.length) {
-    const end = Math.min(n, start + chunk.length);
-    const len = end - start;
-    const c = len === chunk.length ? chunk : chunk.subarray(0, len);
-    xorRange(base, current, start, Math.min(end, common), c);
-    for (let i = Math.max(start, common); i < end; i++) c[i - start] = current[i]!;
-    z.push(c, end === n);
-  }
-  if (n === 0) z.push(new Uint8Array(0), true);
-  if (z.err) throw new DeltaError('corrupt', `deflate failed: ${z.msg}`);
-  return writeHeader(KIND_XOR, 0, options, base, current, 0, z.result);
-}
 
 /**
  * Our delta: the state split into pages (default 4 KiB); only the pages that differ from the

@@ -29,7 +29,6 @@ export {
   type PageDeltaOptions,
   pageDelta,
   pageDeltaAsync,
-  xorDelta,
 } from './delta.js';
 export {
   type BasePageDeltaAsyncOptions,
@@ -76,3 +75,4 @@ export {
   type StateType,
   type StateValue,
 } from './types.js';
+export { type XorDeltaAsyncOptions, type XorDeltaOptions, xorDelta, xorDeltaAsync } from './xor-delta.js';

@@ -13,6 +13,8 @@ import {
   pageDelta,
   pageDeltaAsync,
   pakoDeflate,
+  xorDelta,
+  xorDeltaAsync,
 } from '../src/index.js';
 import { nodeDeflate, nodeDeflateAsync, nodeRangeCompare } from '../src/node.js';
 
@@ -74,6 +76,45 @@ describe('deltas are the same whichever zlib compressor made them', () => {
     },
   );
 
+  test.prop([baseAndState], { numRuns: 60 })(
+    'XOR deltas: pako streamed (default), node:zlib (sync and async) and CompressionStream give the same header and body, and every inflater reads them',
+    async ({ base, x, level }) => {
+      const opts = { layoutHash: LAYOUT, level };
+      const streamed = xorDelta(base, x, opts);
+      // pako over the whole XOR at once writes the same bytes as pako streamed through 256 KiB.
+      expect(xorDelta(base, x, { ...opts, deflate: pakoDeflate })).toEqual(streamed);
+      const deltas = [
+        streamed,
+        xorDelta(base, x, { ...opts, deflate: nodeDeflate }),
+        await xorDeltaAsync(base, x, opts),
+        await xorDeltaAsync(base, x, { ...opts, deflate: nodeDeflateAsync }),
+        await xorDeltaAsync(base, x, { ...opts, deflate: compressionStreamDeflate }),
+        await xorDeltaAsync(base, x, { ...opts, deflate: async (d, l) => pakoDeflate(d, l) }),
+      ];
+      const body = inflate(streamed.subarray(48));
+      const expected = Uint8Array.from(x);
+      for (const d of deltas) {
+        expect(withoutSize(describeDelta(d))).toEqual(withoutSize(describeDelta(streamed)));
+        expect(describeDelta(d).kind).toBe('xor');
+        expect(inflate(d.subarray(48))).toEqual(body);
+        expect(new Uint8Array(inflateSync(d.subarray(48)))).toEqual(body);
+        expect(applyDelta(base, d, { layoutHash: LAYOUT, maxTargetBytes: x.length })).toEqual(expected);
+      }
+    },
+  );
+
+  it('xorDeltaAsync reads base and state before it returns: changing them while it is pending changes nothing', async () => {
+    const base = new Uint8Array(70_000).map((_, i) => (i * 7) & 0xff);
+    const x = base.slice();
+    x[12_345] = 1;
+    const want = Uint8Array.from(x);
+    const pending = xorDeltaAsync(base, x, { layoutHash: LAYOUT });
+    const original = base.slice();
+    x.fill(9);
+    const d = await pending;
+    expect(applyDelta(original, d, { layoutHash: LAYOUT })).toEqual(want);
+  });
+
   test.prop([fc.uint8Array({ maxLength: 20_000 }), fc.integer({ min: 0, max: 9 })], { numRuns: 40 })(
     'each compressor writes a zlib stream the other inflater reads back',
     async (data, level) => {
@@ -111,5 +152,11 @@ describe('deltas are the same whichever zlib compressor made them', () => {
     expect(() => new DeltaBase(base, { layoutHash: 0n }).pageDelta(base, { level: 1.5 })).toThrow(
       expect.objectContaining({ code: 'bad-argument' }),
     );
+    expect(() => xorDelta(base, base, { layoutHash: 0n, level: 10, deflate: nodeDeflate })).toThrow(
+      expect.objectContaining({ code: 'bad-argument' }),
+    );
+    await expect(xorDeltaAsync(base, base, { layoutHash: 0n, level: -1 })).rejects.toMatchObject({
+      code: 'bad-argument',
+    });
   });
 });
