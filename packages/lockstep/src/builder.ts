@@ -1,5 +1,12 @@
 import type { Core } from '@netplay/state';
-import { type Clock, type Connection, systemClock, type Unsubscribe } from '@netplay/transport';
+import {
+  type Clock,
+  type Connection,
+  OptionChecks,
+  systemClock,
+  type Unsubscribe,
+  withDefault,
+} from '@netplay/transport';
 import { CLIENT_SERVER_CHANNELS, ClientServerServer } from './client-server.js';
 import { ClientServerClient } from './client-server-client.js';
 import { LockstepError } from './errors.js';
@@ -86,21 +93,8 @@ function invalid(option: string, message: string): LockstepError {
   return new LockstepError('invalid-option', `${option}: ${message}`, option);
 }
 
-function def<T>(value: T | undefined, fallback: T): T {
-  return value === undefined ? fallback : value;
-}
-
-function integer(option: string, value: unknown, min: number, max: number): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max)
-    throw invalid(option, `must be an integer in ${min}..${max}, got ${String(value)}`);
-  return value;
-}
-
-function finite(option: string, value: unknown, min: number): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < min)
-    throw invalid(option, `must be a finite number ≥ ${min}, got ${String(value)}`);
-  return value;
-}
+const check = new OptionChecks(invalid);
+const def = withDefault;
 
 const MODES: readonly LockstepMode[] = ['client-server', 'mesh', 'frame-advance'];
 
@@ -126,33 +120,28 @@ export function resolveLockstepOptions(options: LockstepOptions): ResolvedLockst
   if (!MODES.includes(mode)) throw invalid('mode', `must be one of ${MODES.join(', ')}, got ${String(mode)}`);
   if (mode === 'mesh' && !(core.inputBytes >= 1 && core.inputBytes <= 4))
     throw invalid('core', `the mesh carries 1..4 input bytes per port, the core has ${core.inputBytes}`);
-  const id = integer('id', options.id, 0, 65535);
-  const host = integer('host', def(options.host, 0), 0, 65535);
+  const id = check.integer('id', options.id, 0, 65535);
+  const host = check.integer('host', def(options.host, 0), 0, 65535);
   const isServer = mode === 'client-server' && id === host;
   if (mode === 'client-server' && !isServer && options.port !== undefined)
     throw invalid('port', 'a client-server client gets its port from the server (peer(id, conn, port) there)');
   const isClient = mode === 'client-server' && !isServer;
-  const port = isClient ? -1 : integer('port', def(options.port, id), isServer ? -1 : 0, core.ports - 1);
-  const clock = def(options.clock, systemClock);
-  if (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function')
-    throw invalid('clock', 'must be a Clock');
-  const frameMs = finite('frameMs', def(options.frameMs, 1000 / 60), 0);
+  const port = isClient ? -1 : check.integer('port', def(options.port, id), isServer ? -1 : 0, core.ports - 1);
+  const clock = check.clock('clock', def(options.clock, systemClock));
+  const frameMs = check.finite('frameMs', def(options.frameMs, 1000 / 60), 0);
   if (frameMs === 0 || frameMs > 1000) throw invalid('frameMs', `must be in (0, 1000], got ${frameMs}`);
-  const startMs = options.startMs === undefined ? undefined : finite('startMs', options.startMs, 0);
-  const extraDelayMs = finite('extraDelayMs', def(options.extraDelayMs, 0), 0);
-  const seed = integer('seed', def(options.seed, mode === 'frame-advance' ? id : 1), -(2 ** 31), 2 ** 32 - 1);
-  const equalize = def(options.equalize, false);
-  if (typeof equalize !== 'boolean') throw invalid('equalize', `must be a boolean, got ${String(equalize)}`);
+  const startMs = options.startMs === undefined ? undefined : check.finite('startMs', options.startMs, 0);
+  const extraDelayMs = check.finite('extraDelayMs', def(options.extraDelayMs, 0), 0);
+  const seed = check.integer('seed', def(options.seed, mode === 'frame-advance' ? id : 1), -(2 ** 31), 2 ** 32 - 1);
+  const equalize = check.boolean('equalize', def(options.equalize, false));
   const liveness = options.liveness;
   if (liveness !== undefined) {
     if (typeof liveness !== 'object' || liveness === null) throw invalid('liveness', 'must be an object');
-    if (liveness.interruptMs !== undefined) finite('liveness', liveness.interruptMs, 0);
-    if (liveness.disconnectMs !== undefined) finite('liveness', liveness.disconnectMs, 0);
+    if (liveness.interruptMs !== undefined) check.finite('liveness', liveness.interruptMs, 0);
+    if (liveness.disconnectMs !== undefined) check.finite('liveness', liveness.disconnectMs, 0);
   }
-  const log = def(options.log, false);
-  if (typeof log !== 'boolean') throw invalid('log', `must be a boolean, got ${String(log)}`);
-  const onFrame = options.onFrame;
-  if (onFrame !== undefined && typeof onFrame !== 'function') throw invalid('onFrame', 'must be a function');
+  const log = check.boolean('log', def(options.log, false));
+  const onFrame = check.optionalFunction('onFrame', options.onFrame);
   return {
     core: core as Core,
     mode,
@@ -204,14 +193,14 @@ export class LockstepBuilder {
   peer(id: number, connection: Connection, port = id): this {
     const o = this.options;
     const name = `peer(${String(id)})`;
-    integer(name, id, 0, 65535);
+    check.integer(name, id, 0, 65535);
     if (id === o.id) throw invalid(name, `${id} is this peer's own id`);
     if (this.peers.has(id)) throw invalid(name, `peer ${id} is given twice`);
     const isClient = o.mode === 'client-server' && o.id !== o.host;
     if (isClient && id !== o.host)
       throw invalid(name, `a client-server client connects to the server (${o.host}) only`);
     if (!isClient) {
-      integer(name, port, 0, o.core.ports - 1);
+      check.integer(name, port, 0, o.core.ports - 1);
       if (port === o.port) throw invalid(name, `port ${port} is this peer's own`);
       for (const p of this.peers.values()) if (p.port === port) throw invalid(name, `port ${port} is taken`);
     }

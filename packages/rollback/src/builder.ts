@@ -1,5 +1,13 @@
 import type { Core } from '@netplay/state';
-import { type Clock, type Connection, type Handler, systemClock, type Unsubscribe } from '@netplay/transport';
+import {
+  type Clock,
+  type Connection,
+  type Handler,
+  OptionChecks,
+  systemClock,
+  type Unsubscribe,
+  withDefault,
+} from '@netplay/transport';
 import { CONTROL_CHANNEL, INPUT_CHANNEL } from './channels.js';
 import { ConnectionSet } from './connections.js';
 import { CoreDriver } from './driver.js';
@@ -53,22 +61,8 @@ function invalid(option: string, message: string): RollbackError {
   return new RollbackError('invalid-option', `${option}: ${message}`, undefined, option);
 }
 
-/** `value`, or `fallback` when it is undefined (null is kept, and refused by the checks). */
-function def<T>(value: T | undefined, fallback: T): T {
-  return value === undefined ? fallback : value;
-}
-
-function integer(option: string, value: unknown, min: number, max: number): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max)
-    throw invalid(option, `must be an integer in ${min}..${max}, got ${String(value)}`);
-  return value;
-}
-
-function nonNegative(option: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0)
-    throw invalid(option, `must be a finite number ≥ 0, got ${String(value)}`);
-  return value;
-}
+const check = new OptionChecks(invalid);
+const def = withDefault;
 
 function isCore(core: unknown): core is Core {
   if (typeof core !== 'object' || core === null) return false;
@@ -95,27 +89,23 @@ export function resolveRollbackOptions(options: RollbackOptions): ResolvedRollba
   if (!isCore(core)) throw invalid('core', 'must implement the @netplay/state Core contract');
   if (!Number.isInteger(core.inputBytes) || core.inputBytes < 1)
     throw invalid('core', `inputBytes must be a positive integer, got ${core.inputBytes}`);
-  const players = integer('players', options.players, 2, 16);
+  const players = check.integer('players', options.players, 2, 16);
   if (players > core.ports) throw invalid('players', `${players} players but the core has ${core.ports} ports`);
-  const local = integer('local', options.local, 0, players - 1);
-  const host = integer('host', def(options.host, 0), 0, players - 1);
-  const clock = def(options.clock, systemClock);
-  if (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function')
-    throw invalid('clock', 'must be a Clock');
-  const inputDelay = integer('inputDelay', def(options.inputDelay, 0), 0, 30);
-  const maxPrediction = integer('maxPrediction', def(options.maxPrediction, 8), 0, 120);
-  const checksumInterval = integer('checksumInterval', def(options.checksumInterval, 60), 0, 2 ** 31 - 1);
+  const local = check.integer('local', options.local, 0, players - 1);
+  const host = check.integer('host', def(options.host, 0), 0, players - 1);
+  const clock = check.clock('clock', def(options.clock, systemClock));
+  const inputDelay = check.integer('inputDelay', def(options.inputDelay, 0), 0, 30);
+  const maxPrediction = check.integer('maxPrediction', def(options.maxPrediction, 8), 0, 120);
+  const checksumInterval = check.integer('checksumInterval', def(options.checksumInterval, 60), 0, 2 ** 31 - 1);
   const fps = def(options.fps, 60);
   if (typeof fps !== 'number' || !(fps > 0 && fps <= 1000)) throw invalid('fps', `must be in (0, 1000], got ${fps}`);
-  const interruptMs = nonNegative('interruptMs', def(options.interruptMs, 750));
-  const disconnectMs = nonNegative('disconnectMs', def(options.disconnectMs, 5000));
+  const interruptMs = check.finite('interruptMs', def(options.interruptMs, 750), 0);
+  const disconnectMs = check.finite('disconnectMs', def(options.disconnectMs, 5000), 0);
   if (disconnectMs !== 0 && disconnectMs < interruptMs)
     throw invalid('disconnectMs', `must be 0 or ≥ interruptMs (${interruptMs}), got ${disconnectMs}`);
-  const waitInterval = integer('waitInterval', def(options.waitInterval, 60), 1, 2 ** 31 - 1);
-  const predictor = options.predictor;
-  if (predictor !== undefined && typeof predictor !== 'function') throw invalid('predictor', 'must be a function');
-  const timeSync = def(options.timeSync, true);
-  if (typeof timeSync !== 'boolean') throw invalid('timeSync', `must be a boolean, got ${String(timeSync)}`);
+  const waitInterval = check.integer('waitInterval', def(options.waitInterval, 60), 1, 2 ** 31 - 1);
+  const predictor = check.optionalFunction('predictor', options.predictor);
+  const timeSync = check.boolean('timeSync', def(options.timeSync, true));
   return {
     core,
     players,
@@ -379,7 +369,7 @@ export class RollbackSpectatorBuilder {
     if (typeof options !== 'object' || options === null) throw invalid('options', 'must be an object');
     if (!isCore(options.core)) throw invalid('core', 'must implement the @netplay/state Core contract');
     this.core = options.core;
-    this.catchUpThreshold = integer('catchUpThreshold', def(options.catchUpThreshold, 4), 1, 1000);
+    this.catchUpThreshold = check.integer('catchUpThreshold', def(options.catchUpThreshold, 4), 1, 1000);
   }
 
   /** The connection to the host. */

@@ -49,6 +49,7 @@ export {
 export { Emitter, type EventSource, type Handler, type Unsubscribe } from './emitter.js';
 export { TransportError, type TransportErrorCode } from './errors.js';
 export { MemoryConnection, type MemoryConnectionOptions, MemoryListener } from './memory-transport.js';
+export { OptionChecks, withDefault } from './option-checks.js';
 export { expectedOutageEvents, OUTAGE_TIMEOUTS, runOutage } from './outage.js';
 export { Prng, type PrngState } from './prng.js';
 export { DEFAULT_RATE_LIMITS, RateBudget, type RateLimits, validateRateLimits } from './rate-budget.js';
