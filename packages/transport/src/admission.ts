@@ -46,9 +46,21 @@ export type AdmitResult<T> =
    * Admitted. `evicted`, when present, is an older pending entry the caller must close now;
    * `evictedFor` says which cap made room: this address's (`per-address`) or the total (`total`).
    */
-  | { readonly ok: true; readonly evicted?: T; readonly evictedFor?: 'per-address' | 'total' }
+  | {
+      /** `true`: the entry is now pending (counted against its address and the total). */
+      readonly ok: true;
+      /** An older pending entry the gate dropped to make room; the caller must close it now. Absent when nothing was evicted. */
+      readonly evicted?: T;
+      /** Which cap made room: the newcomer's address was full (`per-address`, with `evict-oldest`) or all `maxPending` were taken (`total`). Set exactly when `evicted` is. */
+      readonly evictedFor?: 'per-address' | 'total';
+    }
   /** Refused: this address already holds `maxPendingPerAddress` pending entries. */
-  | { readonly ok: false; readonly reason: 'per-address' };
+  | {
+      /** `false`: the entry was not admitted; the caller closes it. */
+      readonly ok: false;
+      /** The only refusal: the address is at `maxPendingPerAddress` and `whenAddressFull` is `refuse`. */
+      readonly reason: 'per-address';
+    };
 
 interface Pending {
   readonly address: string;
@@ -74,7 +86,10 @@ export class AdmissionGate<T> {
   private readonly entries = new Map<T, Pending>();
   private readonly perAddress = new Map<string, number>();
 
-  constructor(readonly limits: AdmissionLimits = DEFAULT_ADMISSION_LIMITS) {
+  constructor(
+    /** The caps this gate enforces, fixed for its life (default {@link DEFAULT_ADMISSION_LIMITS}; checked by {@link validateAdmissionLimits}). */
+    readonly limits: AdmissionLimits = DEFAULT_ADMISSION_LIMITS,
+  ) {
     validateAdmissionLimits(limits);
   }
 

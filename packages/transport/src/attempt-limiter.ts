@@ -35,7 +35,10 @@ interface Record {
 export class AttemptLimiter {
   private readonly records = new Map<string, Record>();
 
-  constructor(readonly limits: AttemptLimits = DEFAULT_ATTEMPT_LIMITS) {
+  constructor(
+    /** The thresholds and back-off times this limiter applies, fixed for its life (default {@link DEFAULT_ATTEMPT_LIMITS}; the constructor throws `RangeError` on a bad one). */
+    readonly limits: AttemptLimits = DEFAULT_ATTEMPT_LIMITS,
+  ) {
     for (const key of ['baseBackoffMs', 'maxBackoffMs', 'forgetMs'] as const) {
       const v = limits[key];
       if (typeof v !== 'number' || !(v > 0) || !Number.isFinite(v)) {

@@ -7,13 +7,12 @@ import { TransportError } from './errors.js';
  * `TransportError` `closed` after close, `unknown-channel` for a name not in `byName`, `too-large`
  * past the channel kind's limit; returns the channel's state otherwise. Allocates nothing.
  */
-export function checkSend<C extends { readonly spec: ChannelSpec }>(
-  state: ConnectionState,
-  byName: ReadonlyMap<string, C>,
-  channel: string,
-  bytes: number,
-  limits: ConnectionLimits,
-): C {
+export function checkSend<
+  C extends {
+    /** The channel's declaration: its `kind` picks which of `limits`' sizes applies. */
+    readonly spec: ChannelSpec;
+  },
+>(state: ConnectionState, byName: ReadonlyMap<string, C>, channel: string, bytes: number, limits: ConnectionLimits): C {
   if (state === 'closed') throw new TransportError('closed', 'the connection is closed');
   const ch = byName.get(channel);
   if (!ch) throw new TransportError('unknown-channel', `no channel named "${channel}"`);

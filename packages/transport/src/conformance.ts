@@ -101,7 +101,9 @@ export interface ConformanceHarness {
 
 /** Thrown by the suite when a transport breaks the contract. */
 export class ConformanceFailure extends Error {
+  /** Always `'ConformanceFailure'`, so test reports name the suite's own failures apart from crashes. */
   override readonly name = 'ConformanceFailure';
+  /** Always `'conformance'`: the one code of this error; the message names the rule that was broken. */
   readonly code = 'conformance';
 }
 

@@ -17,6 +17,7 @@ export type ChannelKind = 'reliable' | 'unreliable';
 export interface ChannelSpec {
   /** Unique name within the connection, 1–64 characters. */
   readonly name: string;
+  /** Delivery guarantee: `reliable` (every message, in order) or `unreliable` (each message at most once, stale ones dropped). */
   readonly kind: ChannelKind;
 }
 
@@ -46,6 +47,7 @@ export interface MessageEvent {
 
 /** Payload of the `close` event. */
 export interface CloseEvent {
+  /** Which side or failure ended the connection; see {@link CloseCode}. */
   readonly code: CloseCode;
   /**
    * A human-readable reason: the argument of `close()` for `local` and `remote` (at most

@@ -26,6 +26,7 @@ export type TransportErrorCode =
  * message explains it for humans.
  */
 export class TransportError extends Error {
+  /** Always `'TransportError'`; tell kinds apart by `code`. */
   override readonly name = 'TransportError';
   constructor(
     /** What kind of failure it is. */

@@ -23,6 +23,7 @@ import { SIM_HEADER_BYTES } from './simulated-network.js';
 
 /** Options of a {@link MemoryConnection} (both ends must use the same channels). */
 export interface MemoryConnectionOptions {
+  /** The channels, in order; both ends must declare the same ones or the handshake is refused. */
   readonly channels: readonly ChannelSpec[];
   /** Liveness timeouts (default {@link DEFAULT_TIMEOUTS}). */
   readonly timeouts?: Partial<Timeouts>;
@@ -86,6 +87,7 @@ const DEFAULT_MAX_MESSAGE = 16 << 20;
 export class MemoryConnection implements Connection {
   readonly channels: readonly ChannelSpec[];
   readonly limits: ConnectionLimits;
+  /** This connection's liveness timeouts in ms: the option merged over {@link DEFAULT_TIMEOUTS}. */
   readonly timeouts: Timeouts;
   readonly stats: ConnectionStats;
   private readonly mstats = new MutableConnectionStats();
@@ -114,6 +116,7 @@ export class MemoryConnection implements Connection {
 
   private constructor(
     private readonly net: SimulatedNetwork,
+    /** The simulator endpoint name this end sends from (the `from` of `connect`, or the listener's address). */
     readonly localAddress: string,
     readonly remoteAddress: string,
     options: MemoryConnectionOptions,
@@ -522,6 +525,7 @@ export class MemoryListener implements Listener {
 
   /** @internal */
   constructor(
+    /** The simulated network this listener accepts on; its clock drives every accepted connection. */
     readonly net: SimulatedNetwork,
     readonly localAddress: string,
     private readonly options: MemoryConnectionOptions & ListenOptions,

@@ -12,9 +12,19 @@ export interface ModuleGraph {
   /** Every source file reached, the entry first. */
   readonly files: readonly string[];
   /** Specifiers that are neither relative nor resolved by `resolvePackage` (npm packages, `node:`…). */
-  readonly external: ReadonlyArray<{ readonly from: string; readonly spec: string }>;
+  readonly external: ReadonlyArray<{
+    /** Path of the source file that imports it. */
+    readonly from: string;
+    /** The specifier as written in that file (e.g. `node:fs`, `ws`). */
+    readonly spec: string;
+  }>;
   /** Relative imports whose `.ts` file does not exist. */
-  readonly missing: ReadonlyArray<{ readonly from: string; readonly spec: string }>;
+  readonly missing: ReadonlyArray<{
+    /** Path of the source file that imports it. */
+    readonly from: string;
+    /** The relative specifier as written (with its `.js` extension), whose `.ts` counterpart is absent. */
+    readonly spec: string;
+  }>;
 }
 
 /** Options of {@link walkModuleGraph}. */

@@ -47,6 +47,7 @@ export class RateBudget {
   exceeded = false;
 
   constructor(
+    /** The rates and burst this budget allows, fixed for its life (checked by {@link validateRateLimits}). */
     readonly limits: RateLimits,
     now: number,
   ) {

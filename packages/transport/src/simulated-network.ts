@@ -71,6 +71,7 @@ interface LinkState {
 
 /** Options of {@link SimulatedNetwork.pair}. */
 export interface PairOptions extends Partial<Omit<MemoryConnectionOptions, 'channels'>> {
+  /** The channels of both ends (and of the listener, if `pair` creates it). */
   readonly channels: readonly ChannelSpec[];
   /** Virtual ms to wait for the handshake (default: the connect timeout). */
   readonly waitMs?: number;
@@ -102,7 +103,9 @@ function hashName(s: string): number {
  * ```
  */
 export class SimulatedNetwork {
+  /** The virtual clock every connection and timer of this network runs on: the `clock` option, or a fresh {@link ManualClock} starting at 0 ms. */
   readonly clock: ManualClock;
+  /** The seed every link's PRNG is derived from (the `seed` option, default 1); print it to reproduce a run. */
   readonly seed: number;
   /** Whole-network counters. */
   readonly stats: NetworkStats = {
@@ -201,7 +204,16 @@ export class SimulatedNetwork {
    * Listens on `server` (if nothing listens there yet), connects from `client`, and runs the clock
    * until both ends are open. Throws `TransportError('timeout')` if the handshake does not finish.
    */
-  pair(client: string, server: string, options: PairOptions): { client: MemoryConnection; server: MemoryConnection } {
+  pair(
+    client: string,
+    server: string,
+    options: PairOptions,
+  ): {
+    /** The connecting end, from endpoint `client`; already `open`. */
+    client: MemoryConnection;
+    /** The end the listener at `server` accepted for it; already `open`. */
+    server: MemoryConnection;
+  } {
     const listener = this.listeners.get(server) ?? this.listen(server, options);
     let accepted: MemoryConnection | undefined;
     const off = listener.on('connection', (c) => {
