@@ -25,6 +25,7 @@ import {
   isFceuShape,
   type MutableRequest,
   REMOVED,
+  WATCHER_PROGRESS,
 } from './client-server.js';
 import { LockstepError } from './errors.js';
 import { type EndReason, Liveness, type LockstepEvent } from './liveness.js';
@@ -36,6 +37,9 @@ const getU32 = readU32BE;
 
 /** Slots of the client's ring of early frames (frames further ahead go to a map). */
 const EARLY_RING = 64;
+
+/** A watcher reports its progress every this many frames (and while it waits, as a keepalive). */
+export const WATCHER_PROGRESS_EVERY = 8;
 
 interface EarlyFrame {
   frame: number;
@@ -86,8 +90,22 @@ export class ClientServerClient implements LockstepScheduler, StatefulScheduler 
   private started = false;
   private lastSentAt = -Infinity;
   private readonly keepaliveMs: number;
+  /** A watcher (spectator): no port, no input; it starts at the server's `sync` and reports its progress. */
+  readonly watch: boolean;
+  private readonly progressPool: BufferPool | undefined;
 
-  constructor(options: ClientServerOptions & { /** Peer id of the server. */ readonly server: number }) {
+  constructor(
+    options: ClientServerOptions & {
+      /** Peer id of the server. */
+      readonly server: number;
+      /**
+       * Watch instead of play (default false): for a server that added this peer with `addWatcher`.
+       * It runs nothing before the server's `sync`, sends no input, and reports its progress
+       * (`0x53, u32 frames run` on `control`) every {@link WATCHER_PROGRESS_EVERY} frames and while it waits.
+       */
+      readonly watch?: boolean;
+    },
+  ) {
     checkShape(options);
     this.id = options.id;
     this.server = options.server;
@@ -102,6 +120,8 @@ export class ClientServerClient implements LockstepScheduler, StatefulScheduler 
       this.early.push({ frame: -1, inputs: new Uint8Array(this.inputs.length), command: 0 });
     this.pool = new OutboxPool(this.outbox);
     this.inputPool = this.pool.buffers(this.fceu ? FCEU_UDP_INPUT_SIZE : 4 + this.inputBytes);
+    this.watch = options.watch === true;
+    this.progressPool = this.watch ? this.pool.buffers(5) : undefined;
     this.request = { frame: 0, inputs: this.inputs, command: 0 };
     this.live = new Liveness(options.liveness, this.events);
     // While it waits for frames, the client repeats its input (a new counter) so that a server
@@ -177,6 +197,7 @@ export class ClientServerClient implements LockstepScheduler, StatefulScheduler 
         this.synced = true;
         this.load = { frame, state };
         this.next = frame;
+        if (!this.started) this.start();
         for (const e of this.early) if (e.frame < frame) e.frame = -1;
         for (const f of [...this.farEarly.keys()]) if (f < frame) this.farEarly.delete(f);
       } else if (channel === 'control') {
@@ -186,6 +207,7 @@ export class ClientServerClient implements LockstepScheduler, StatefulScheduler 
           this.live.end('removed', Math.min(this.next, frame) - 1, now);
           return;
         }
+        if (this.watch) throw new DecodeError('bad-value', 0, 'a watcher gets no init');
         if (this.fceu) {
           const init = decodeFceuServerInit(data);
           this.localPort = init.player;
@@ -234,7 +256,10 @@ export class ClientServerClient implements LockstepScheduler, StatefulScheduler 
       }
       live.checked(now);
     }
-    if (now - this.lastSentAt >= this.keepaliveMs) this.sendInput(now);
+    if (now - this.lastSentAt >= this.keepaliveMs) {
+      if (this.watch) this.sendProgress(now);
+      else this.sendInput(now);
+    }
   }
 
   dueAt(): number {
@@ -260,7 +285,7 @@ export class ClientServerClient implements LockstepScheduler, StatefulScheduler 
    */
   poll(now: number): FrameRequest | undefined {
     this.pool.recycle();
-    if (this.load || this.live.ended) return undefined;
+    if (this.load || this.live.ended || (this.watch && !this.synced)) return undefined;
     let command: number;
     const slot = this.early[this.next % EARLY_RING]!;
     if (slot.frame === this.next) {
@@ -277,7 +302,8 @@ export class ClientServerClient implements LockstepScheduler, StatefulScheduler 
     }
     const frame = this.next++;
     this.lastRunAt = now;
-    this.sendInput(now);
+    if (!this.watch) this.sendInput(now);
+    else if (this.next % WATCHER_PROGRESS_EVERY === 0) this.sendProgress(now);
     const r = this.request;
     r.frame = frame;
     r.command = command;
@@ -338,6 +364,16 @@ export class ClientServerClient implements LockstepScheduler, StatefulScheduler 
     if (frame > this.next + 1_000_000) throw new DecodeError('bad-value', 0, 'frame too far ahead');
     this.live.progress(this.server, now);
     this.farEarly.set(frame, { inputs: inputs.slice(at, at + n), command });
+  }
+
+  /** A watcher's progress report: `0x53, u32 frames run`. */
+  private sendProgress(now: number): void {
+    if (this.progressPool === undefined) return;
+    this.lastSentAt = now;
+    const data = this.progressPool.take();
+    data[0] = WATCHER_PROGRESS;
+    putU32(data, 1, this.next);
+    this.pool.push(this.server, 'control', data);
   }
 
   private sendInput(now: number): void {

@@ -64,6 +64,19 @@ export interface ClientServerOptions {
 /** Server → client on `control`: `0x52, u32 frame (BE)`: you were removed, your port is neutral from `frame`. */
 export const REMOVED = 0x52;
 
+/** Watcher → server on `control`: `0x53, u32 frames run (BE)`: how far a watcher (spectator) got. */
+export const WATCHER_PROGRESS = 0x53;
+
+/** Frames a watcher may trail the server by (default 300: 5 s at 60 Hz) before it is dropped. */
+export const DEFAULT_WATCHER_LAG_FRAMES = 300;
+
+/** A watcher as the server tracks it. */
+interface Watcher {
+  readonly id: number;
+  /** Frames it reported run (its progress); it starts at its sync frame. */
+  acked: number;
+}
+
 /**
  * Whether a core shape uses FCE Ultra's own wire formats (seed 002: four 1-byte controllers and a
  * command byte). Other shapes use the generic layout documented in the README.
@@ -153,6 +166,9 @@ export class ClientServerServer implements LockstepScheduler, StatefulScheduler 
   private readonly pageSize: number;
   private initialState: Uint8Array | undefined;
   private readonly lateJoiners: number[] = [];
+  /** Watchers (spectators): they get the state and every frame, and affect nothing. */
+  private readonly watchers: Watcher[] = [];
+  private readonly maxWatcherLag: number;
   /** Interruptions, removals and the end (see {@link LockstepEvent}); the driver empties it. */
   readonly events: LockstepEvent[] = [];
   private readonly live: Liveness;
@@ -163,6 +179,12 @@ export class ClientServerServer implements LockstepScheduler, StatefulScheduler 
       readonly port?: number;
       /** The UDP magic number (FCE Ultra: as random as possible; pass one from a seeded PRNG). */
       readonly magic?: number;
+      /**
+       * Frames a watcher ({@link ClientServerServer.addWatcher}) may trail the server by, by its own
+       * progress reports, before it is dropped (default {@link DEFAULT_WATCHER_LAG_FRAMES}): the bound
+       * on the frames queued for a watcher that cannot keep up.
+       */
+      readonly maxWatcherLagFrames?: number;
     },
   ) {
     checkShape(options);
@@ -177,6 +199,9 @@ export class ClientServerServer implements LockstepScheduler, StatefulScheduler 
     this.localPort = options.port ?? 0;
     this.layoutHash = options.layoutHash ?? 0n;
     this.pageSize = options.pageSize ?? 4096;
+    this.maxWatcherLag = options.maxWatcherLagFrames ?? DEFAULT_WATCHER_LAG_FRAMES;
+    if (!(this.maxWatcherLag >= 1))
+      throw new LockstepError('bad-argument', `maxWatcherLagFrames must be >= 1, got ${this.maxWatcherLag}`);
     if (this.localPort >= this.ports) throw new LockstepError('bad-argument', `port ${this.localPort} >= ports`);
     this.inputs = new Uint8Array(this.ports * this.inputBytes);
     this.local = new Uint8Array(this.inputBytes);
@@ -232,6 +257,38 @@ export class ClientServerServer implements LockstepScheduler, StatefulScheduler 
     if (this.next > 0) this.lateJoiners.push(peer);
   }
 
+  /**
+   * Adds peer `peer` as a watcher (a spectator, at any time): it gets, on `sync`, the state at the
+   * start of the next frame S (a page delta against the power-on state) and then every frame's data
+   * from S, like a late-joining client, but it has no port, is never waited for, and its inputs,
+   * chat and commands are dropped: it cannot affect the game. It reports its progress
+   * (`0x53, u32 frames run` on `control`); one trailing the server by more than
+   * `maxWatcherLagFrames` is dropped: removed, told so (`0x52, u32 frame`) and reported as a
+   * `removed` event naming it.
+   */
+  addWatcher(peer: number): void {
+    if (this.clients.has(peer) || this.watcherOf(peer) !== undefined)
+      throw new LockstepError('bad-argument', `peer ${peer} is already a client or a watcher`);
+    this.watchers.push({ id: peer, acked: this.next });
+    this.lateJoiners.push(peer);
+  }
+
+  /** Forgets a watcher (no-op for an unknown one). */
+  removeWatcher(peer: number): void {
+    const w = this.watcherOf(peer);
+    if (w !== undefined) this.watchers.splice(this.watchers.indexOf(w), 1);
+  }
+
+  /** Watchers now. */
+  get watcherCount(): number {
+    return this.watchers.length;
+  }
+
+  private watcherOf(peer: number): Watcher | undefined {
+    for (let i = 0; i < this.watchers.length; i++) if (this.watchers[i]!.id === peer) return this.watchers[i];
+    return undefined;
+  }
+
   wantsState(frame: number): boolean {
     return (frame === 0 && this.initialState === undefined) || (frame === this.next && this.lateJoiners.length > 0);
   }
@@ -244,7 +301,8 @@ export class ClientServerServer implements LockstepScheduler, StatefulScheduler 
     putU32(data, 0, frame);
     data.set(delta, 4);
     for (const peer of this.lateJoiners.splice(0))
-      if (this.clients.has(peer)) this.outbox.push({ to: peer, channel: 'sync', data });
+      if (this.clients.has(peer) || this.watcherOf(peer) !== undefined)
+        this.outbox.push({ to: peer, channel: 'sync', data });
   }
 
   takeLoad(): undefined {
@@ -276,6 +334,15 @@ export class ClientServerServer implements LockstepScheduler, StatefulScheduler 
     this.pool.recycle();
     const c = this.clients.get(from);
     if (!c || this.live.ended) {
+      const w = c === undefined && !this.live.ended ? this.watcherOf(from) : undefined;
+      // A watcher's progress; anything else of a watcher (inputs, chat, commands) affects nothing.
+      if (w !== undefined && channel === 'control' && data.length === 5 && data[0] === WATCHER_PROGRESS) {
+        const ran = getU32(data, 1);
+        if (ran <= this.next) {
+          if (ran > w.acked) w.acked = ran;
+          return;
+        }
+      }
       this.dropped++;
       return;
     }
@@ -390,10 +457,25 @@ export class ClientServerServer implements LockstepScheduler, StatefulScheduler 
     const frame = this.next++;
     const command = this.commands.length > 0 ? this.commands.shift()! : 0;
     this.broadcastFrame(frame, command);
+    if (this.watchers.length > 0) this.dropSlowWatchers(frame, now);
     const r = this.request;
     r.frame = frame;
     r.command = command;
     return r;
+  }
+
+  /** Drops every watcher that trails frame `frame` by more than `maxWatcherLagFrames` (its queue's bound). */
+  private dropSlowWatchers(frame: number, now: number): void {
+    for (let i = this.watchers.length - 1; i >= 0; i--) {
+      const w = this.watchers[i]!;
+      if (frame - w.acked < this.maxWatcherLag) continue;
+      this.watchers.splice(i, 1);
+      const data = new Uint8Array(5);
+      data[0] = REMOVED;
+      putU32(data, 1, frame + 1);
+      this.outbox.push({ to: w.id, channel: 'control', data });
+      this.live.removed(w.id, frame + 1, now);
+    }
   }
 
   private broadcastFrame(frame: number, command: number): void {
@@ -422,6 +504,8 @@ export class ClientServerServer implements LockstepScheduler, StatefulScheduler 
       this.pool.push(peer, 'frame', reliable);
       if (unreliable) this.pool.push(peer, 'frame-u', unreliable);
     }
+    // Watchers get the reliable copy only: they are never waited for, so nothing is gained by racing it.
+    for (let i = 0; i < this.watchers.length; i++) this.pool.push(this.watchers[i]!.id, 'frame', reliable);
   }
 
   private relay(from: number, text: string): void {
