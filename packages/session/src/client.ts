@@ -251,7 +251,8 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
     if (this.runner !== undefined) {
       if (this.stage === 'closed') return false;
       const before = this.runner.framesRun;
-      this.runner.setLocalInput(this.control.localInput(input));
+      if (this.stage === 'spectating') this.runner.pump();
+      else this.runner.setLocalInput(this.control.localInput(input));
       return this.runner.framesRun > before;
     }
     const d = this.coreDriver;
@@ -428,13 +429,11 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
       return;
     }
     if (m.mode === 'lockstep-cs') {
-      if (spectating) {
-        this.fail(new SessionError('unsupported-mode', 'spectators are not supported in mode lockstep-cs'));
-        return;
-      }
+      // A spectator is a watcher: it loads the state the server sends on `sync` and affects nothing.
       if (!this.loadHostState(m.state)) return;
       this.lockstepCore = this.control.schedulerCore(m.state);
       const cs = new ClientServerClient({
+        watch: spectating,
         id: m.slot,
         server: 0,
         ports: m.players,
@@ -443,7 +442,7 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
       });
 
       this.runner = this.startRunner(cs);
-      this.stage = 'playing';
+      this.stage = spectating ? 'spectating' : 'playing';
       this.joinInfo = info;
       const early = this.early.splice(0);
       for (const e of early) cs.receive(0, e.channel, e.data, o.clock.now());

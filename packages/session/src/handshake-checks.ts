@@ -23,7 +23,7 @@ export function helloError(m: HelloMessage, mode: SessionMode): SessionError | u
   const n = utf8Length(m.nick);
   if (n === 0 || n > MAX_NICK_BYTES)
     return new SessionError('bad-nick', `nick must be 1..${MAX_NICK_BYTES} UTF-8 bytes, got ${n}`);
-  if (m.spectate && mode !== 'rollback')
+  if (m.spectate && mode !== 'rollback' && mode !== 'lockstep-cs')
     return new SessionError('unsupported-mode', `spectators are not supported in mode ${mode}`);
   return undefined;
 }

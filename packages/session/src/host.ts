@@ -24,6 +24,7 @@ import { joinsMidGame, replacedBy, SlotMemory } from './host-rejoin.js';
 import { peerSender, rollbackGameMessage } from './host-rollback.js';
 import { roomError, rosterOf, uniqueNick } from './host-room.js';
 import { checkHostShape } from './host-shape.js';
+import { LockstepSpectators } from './host-spectators.js';
 import type { FinalityScheduler, LockstepFinality } from './lockstep-finality.js';
 import {
   decodeSessionMessage,
@@ -105,6 +106,8 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
   private readonly rejoins: boolean;
   /** Who held which slot, for rejoins. */
   private readonly slots = new SlotMemory();
+  /** lockstep-cs spectators (watchers of the server). */
+  private readonly watchers = new LockstepSpectators();
 
   /**
    * @throws SessionError `unsupported-mode` or `bad-argument` for options this version cannot run
@@ -347,8 +350,8 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
         if (error !== undefined) this.refuse(peer, error);
         return;
       }
-      // lockstep-cs: the runner reads the game channels of admitted peers itself.
-      if (this.mode !== 'rollback' && peer.stage === 'playing') return;
+      // lockstep-cs: the runner reads the game channels of admitted peers (spectators too) itself.
+      if (this.mode !== 'rollback' && (peer.stage === 'playing' || peer.stage === 'spectating')) return;
       const error = rollbackGameMessage(this.session, this.bySlot, this.framer, peer, channel, data);
       if (error !== undefined) this.refuse(peer, error);
       return;
@@ -454,6 +457,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
         magic: this.randomU32() >>> 0,
       });
       this.runner = this.startRunner(this.server);
+      this.watchers.attach(this.server, this.runner);
     }
     const roster = this.roster();
     this.sendTo(peer, this.syncMessage(slot, this.server.nextFrame, roster, this.initialState));
@@ -502,7 +506,10 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
    */
   private syncSpectator(peer: Peer): void {
     peer.stage = 'spectating';
-    this.sendTo(peer, this.syncMessage(SPECTATOR_SLOT, this.frame, this.roster(), new Uint8Array(0)));
+    // lockstep-cs: the power-on state; the server then sends the state of its next frame against it.
+    const state = this.mode === 'lockstep-cs' ? this.initialState : new Uint8Array(0);
+    this.sendTo(peer, this.syncMessage(SPECTATOR_SLOT, this.frame, this.roster(), state));
+    if (this.mode === 'lockstep-cs') this.watchers.admit(peer);
     this.emitter.emit('peer-joined', { nick: peer.nick ?? '', slot: undefined });
   }
 
@@ -575,6 +582,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
       const wait = encodeWait({ joined: this.bySlot.size + 1, players: this.players });
       for (const p of this.bySlot.values()) this.sendTo(p, wait);
     }
+    if (peer.spectate) this.watchers.forget(peer);
     if (this.server !== undefined && peer.slot !== undefined && !peer.spectate) {
       this.server.removeClient(peer.slot);
       this.runner?.removePeer(peer.slot);
@@ -638,6 +646,8 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
         frame: (frame, inputs) =>
           this.emitter.emit('frame', { frame, inputs: this.control.lockstepFrame(frame, inputs) }),
         removed: (slot, frame) => {
+          const watcher = this.watchers.removed(slot, frame);
+          if (watcher !== undefined) return this.refuse(watcher.peer, watcher.error, false);
           const p = [...this.peers].find((q) => q.slot === slot && q.stage === 'playing');
           const text = `removed at frame ${frame}: ${END_TEXT.removed}`;
           if (p !== undefined) this.refuse(p, new SessionError('removed', text), false);

@@ -83,15 +83,20 @@ describe('lockstep-cs', () => {
     expect(Math.min(...bSums.keys())).toBeGreaterThan(60);
   });
 
-  it('refuses spectators and players past the limit, and keeps running when a client leaves', () => {
+  it('admits spectators, refuses players past the limit, and keeps running when a client leaves', () => {
     const env = setup(30, { mode: 'lockstep-cs', players: 2 });
     const hostSums = track(env.host);
     const a = env.join('a');
     env.net.runUntil(() => a.state !== 'handshaking', 10_000);
     const spec = env.join('s', { spectate: true });
+    const specSums = track(spec);
     const extra = env.join('x');
     run(env, [a, spec, extra], 1000, 3);
-    expect(spec.error?.code).toBe('unsupported-mode');
+    expect(spec.state).toBe('spectating');
+    expect(spec.info?.slot).toBeUndefined();
+    const rs = agree(hostSums, specSums);
+    expect(rs.compared).toBeGreaterThan(40);
+    expect(rs.differing).toBe(0);
     expect(extra.error?.code).toBe('server-full');
     expect(a.state).toBe('playing');
     const before = env.host.frame;
