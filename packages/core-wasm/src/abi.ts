@@ -14,7 +14,10 @@ export const FramebufferFormat = {
 export type FramebufferFormat = (typeof FramebufferFormat)[keyof typeof FramebufferFormat];
 
 /** Audio sample formats a core may report; the ABI has one: signed 16-bit little-endian mono. */
-export const AudioFormat = { S16Mono: 0 } as const;
+export const AudioFormat = {
+  /** Signed 16-bit little-endian samples, one channel, at the core's `np_audio_rate()` Hz. */
+  S16Mono: 0,
+} as const;
 
 /** The functions every netplay wasm core exports (see the README's ABI section). */
 export interface CoreAbi {
@@ -91,6 +94,7 @@ const REGION_FUNCTIONS = [
 
 /** A module's exports checked against the ABI. */
 export interface BoundAbi {
+  /** The required functions and memory, every one checked present and callable. */
   readonly core: CoreAbi;
   /** Present when the module exports the state-region functions. */
   readonly regions: StateRegionAbi | undefined;

@@ -94,6 +94,7 @@ export const DEFAULT_SEED = 0x2545f491;
 
 /** A CHIP-8 machine configuration. */
 export interface Chip8Config {
+  /** The machine emulated: memory size, display modes and which opcodes exist; see {@link Chip8Platform}. */
   readonly platform: Chip8Platform;
   /** A combination of {@link Chip8Quirk} flags. */
   readonly quirks: number;

@@ -15,6 +15,7 @@ export type WasmCoreErrorCode =
 
 /** The error every @netplay/core-wasm API throws for bad modules, inputs, states and options. */
 export class WasmCoreError extends Error {
+  /** Always `'WasmCoreError'`; tell kinds apart by `code`. */
   override readonly name = 'WasmCoreError';
   /** Machine-readable reason. */
   readonly code: WasmCoreErrorCode;

@@ -1,6 +1,8 @@
 /** A view of a core's framebuffer, as the ABI describes it. */
 export interface Framebuffer {
+  /** Width in pixels, as the core's `np_fb_width()` reported it this frame (CHIP-8: 64 or 128). */
   readonly width: number;
+  /** Height in pixels, as the core's `np_fb_height()` reported it this frame (CHIP-8: 32 or 64). */
   readonly height: number;
   /** A {@link FramebufferFormat} value: 0 = one palette index per byte, 1 = RGBA8888. */
   readonly format: number;

@@ -16,7 +16,20 @@ import {
 } from './rom-database.js';
 
 /** Bits of the "pad" input layout: the controls the database's `keys` entries name. */
-export const PadButton = { Up: 0, Down: 1, Left: 2, Right: 3, A: 4, B: 5 } as const;
+export const PadButton = {
+  /** Bit 0 (mask 0x01): the game's `up` key. */
+  Up: 0,
+  /** Bit 1 (mask 0x02): the game's `down` key. */
+  Down: 1,
+  /** Bit 2 (mask 0x04): the game's `left` key. */
+  Left: 2,
+  /** Bit 3 (mask 0x08): the game's `right` key. */
+  Right: 3,
+  /** Bit 4 (mask 0x10): the game's `a` (action) key. */
+  A: 4,
+  /** Bit 5 (mask 0x20): the game's `b` (second action) key. */
+  B: 5,
+} as const;
 
 /**
  * Per-game multiplayer key maps the database does not have (it lists one player's keys), by SHA-1.
@@ -39,6 +52,7 @@ export const MULTIPLAYER_KEYS: Readonly<Record<string, ReadonlyArray<Readonly<Re
 export const DEFAULT_SETUP = {
   /** XO-CHIP runs every CHIP-8, SUPER-CHIP and XO-CHIP opcode, with Octo's behaviour. */
   platform: Chip8Platform.XoChip,
+  /** XO-CHIP's default quirks ({@link PLATFORM_QUIRKS}): Fx55/Fx65 increment I by x + 1, nothing else. */
   quirks: PLATFORM_QUIRKS[Chip8Platform.XoChip],
   /** Octo's default. */
   tickrate: 20,
@@ -46,9 +60,13 @@ export const DEFAULT_SETUP = {
 
 /** Options for picking a ROM's configuration; every field overrides the database. */
 export interface RomSetupOptions {
+  /** The machine to emulate; overrides the database's platform (and, unless `quirks` is given, brings that platform's {@link PLATFORM_QUIRKS}). */
   readonly platform?: Chip8Platform;
+  /** A combination of {@link Chip8Quirk} flags; overrides the platform's and the database's quirks. */
   readonly quirks?: number;
+  /** Instructions per 60 Hz frame, 1..1_000_000; default: the ROM's database tickrate, else its platform's, else 20. */
   readonly tickrate?: number;
+  /** Seed of the Cxnn random generator (32-bit; 0 picks the default); default {@link DEFAULT_SEED}. Every peer must use the same. */
   readonly seed?: number;
   /** Per port, input bit → CHIP-8 key (or -1). Overrides the layout's map. */
   readonly keyMap?: ReadonlyArray<ReadonlyArray<number>>;
@@ -65,13 +83,17 @@ export interface RomSetupOptions {
 
 /** What {@link resolveRomSetup} decided. */
 export interface RomSetup {
+  /** The ROM's SHA-1, lowercase hex (40 characters): its database key. */
   readonly sha1: string;
   /** The database entry, or undefined for an unknown ROM. */
   readonly entry: DatabaseRom | undefined;
+  /** The program's title from the database, or undefined for an unknown ROM. */
   readonly title: string | undefined;
   /** The database platform id used, e.g. `originalChip8`, or undefined. */
   readonly databasePlatform: string | undefined;
+  /** The input layout chosen: the option, else `pad` for games with a built-in multiplayer map, else `keypad` (see {@link RomSetupOptions.layout}). */
   readonly layout: 'keypad' | 'pad';
+  /** The configuration to start the core with: every option applied over the database's settings, already checked. */
   readonly config: Chip8Config;
 }
 

@@ -34,8 +34,11 @@ export interface WasmCoreOptions {
 
 /** A state region as the core reported it. */
 export interface StateRegionInfo {
+  /** The region's name (`np_state_region_name`): unique ASCII, the state entry's name in the registry. */
   readonly name: string;
+  /** Byte offset of the region's start in the core's linear memory (`np_state_region_ptr`). */
   readonly ptr: number;
+  /** The region's length in bytes, > 0 (`np_state_region_len`). */
   readonly len: number;
 }
 

@@ -32,7 +32,10 @@ export class OptionChecks {
     return value;
   }
 
-  /** A function or `undefined`. */
+  /**
+   * A function or `undefined`.
+   * @typeParam F - The option's function type; only `typeof value === 'function'` is checked.
+   */
   optionalFunction<F extends (...args: never[]) => unknown>(option: string, value: F | undefined): F | undefined {
     if (value !== undefined && typeof value !== 'function') throw this.invalid(option, 'must be a function');
     return value;
