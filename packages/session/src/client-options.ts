@@ -1,5 +1,6 @@
 import type { Core } from '@netplay/state';
 import type { Clock } from '@netplay/transport';
+import type { LinkOptions } from './client-links.js';
 import type { ContentInfo } from './content.js';
 import type { SessionError } from './errors.js';
 import type { ChatEvent } from './host-control.js';
@@ -41,6 +42,13 @@ export interface NetplayClientOptions {
    * then takes their inputs end to end (or one array per port); they travel in one message.
    */
   readonly localPlayers?: number;
+  /**
+   * Rollback: direct links to the other players (issue 17), used when the host chooses them (its
+   * `links` option): a `listen` factory (UDP / WebSocket: a listener this client opens; WebRTC: a
+   * room of the signaling server) and a `connect` factory. With links, the game goes on under a
+   * new host when the host leaves (`host-left`, `host-changed`). Absent: the host's relay only.
+   */
+  readonly links?: LinkOptions;
 }
 
 /** What the client learned from the host's CHALLENGE and SYNC. */
@@ -92,6 +100,14 @@ export interface NetplayClientEventMap {
    * host, or removed) may differ from the host's and are never final.
    */
   final: { readonly frame: number };
+  /**
+   * Rollback with direct links: the host's connection closed (`nick`, at this client's `frame`);
+   * the game goes on while the scheduler elects a new host (`host-changed`) or ends it (`closed`
+   * with `host-lost` or `partitioned`, at the same final frame on every peer).
+   */
+  'host-left': { readonly nick: string; readonly frame: number };
+  /** Rollback: the scheduler's migration made `nick` the host (`self`: this client) at its `frame`. */
+  'host-changed': { readonly nick: string; readonly frame: number; readonly self: boolean };
   /** The session ended: `error` says why (a refusal, a timeout, or `closed`). Last event. */
   closed: { readonly error: SessionError };
 }

@@ -22,8 +22,10 @@ import {
 import { SESSION_CONTROL_CHANNEL } from './channels.js';
 import { ClientControl } from './client-control.js';
 import { clientRoutes, startClientRunner } from './client-lockstep.js';
+import { ClientMesh } from './client-mesh.js';
 import type { JoinInfo, NetplayClientEventMap, NetplayClientOptions, NetplayClientState } from './client-options.js';
 import { SessionError } from './errors.js';
+import { encodeLinkAddress, isLinkMessage } from './link-messages.js';
 import type { FinalityScheduler, LockstepFinality } from './lockstep-finality.js';
 import {
   decodeSessionMessage,
@@ -96,6 +98,8 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
   private readonly control: ClientControl;
   /** Lockstep: the core the runner drives (a `SlotCore` unless the layout is the identity). */
   private lockstepCore: Core | undefined;
+  /** Rollback: direct links to the other players and the host hand-over (issues 17, 15), if `links` was given. */
+  private mesh: ClientMesh | undefined;
 
   constructor(connection: Connection, options: NetplayClientOptions) {
     this.conn = connection;
@@ -118,7 +122,9 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
     });
     this.offs.push(
       connection.on('message', ({ channel, data }) => this.onMessage(channel, data)),
-      connection.on('close', ({ reason, code }) => this.onClose(code === 'local' ? undefined : reason)),
+      connection.on('close', ({ reason, code }) =>
+        this.onClose(code === 'local' ? undefined : reason, code === 'remote'),
+      ),
     );
     if (connection.state === 'closed') {
       this.onClose('closed before the handshake');
@@ -277,10 +283,18 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
 
   /** Leaves the session (closes the connection with `reason`). */
   close(reason = 'closed: the client left'): void {
+    if (this.mesh?.hostGone === true) {
+      this.finish(new SessionError('closed', 'left the session'), reason);
+      return;
+    }
     this.conn.close(reason);
   }
 
   private sendControl(data: Uint8Array): void {
+    if (this.mesh?.hostGone === true) {
+      this.mesh.send(data);
+      return;
+    }
     if (this.conn.state === 'closed') return;
     try {
       this.conn.send(SESSION_CONTROL_CHANNEL, data);
@@ -290,6 +304,15 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
   }
 
   private readonly send: SendFn = (peer, channel, data) => {
+    const direct = this.mesh?.connectionTo(peer);
+    if (direct !== undefined) {
+      try {
+        direct.send(channel, data);
+      } catch (e) {
+        if (!(e instanceof TransportError)) throw e;
+      }
+      return;
+    }
     if (this.conn.state === 'closed') return;
     try {
       const slot = peer === this.challenge?.hostNick ? undefined : this.slotOf.get(peer);
@@ -303,6 +326,10 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
   /** Refuses the host (REFUSE + close) and ends with `error`. */
   private fail(error: SessionError): void {
     if (this.stage === 'closed') return;
+    if (this.mesh?.hostGone === true) {
+      this.finish(error);
+      return;
+    }
     this.failure ??= error;
     this.sendControl(encodeRefuse({ code: error.code, message: error.message }));
     this.conn.close(error.closeReason);
@@ -324,6 +351,11 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
       } else if (this.p2p !== undefined) this.p2p.receive(host, channel, data);
       else if (this.watch !== undefined) this.watch.receive(host, channel, data);
       else if (this.early.length < MAX_EARLY_MESSAGES) this.early.push({ channel, data });
+      return;
+    }
+    if (isLinkMessage(data)) {
+      if (this.mesh === undefined || this.stage !== 'handshaking' || !this.mesh.links.onHostMessage(data))
+        this.fail(new SessionError('protocol', `unexpected link message ${data[0]} from the host`));
       return;
     }
     let m: ReturnType<typeof decodeSessionMessage>;
@@ -373,6 +405,19 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
           contentHash: c.contentHash,
         }),
       );
+      if (this.options.links !== undefined && this.options.spectate !== true) {
+        this.mesh = new ClientMesh(this.options.links, {
+          clock: this.options.clock,
+          sendHost: (d) => this.sendControl(d),
+          session: () => this.p2p,
+          hostMessage: (msg) => this.control.onMessage(msg),
+          slotOf: (n) => this.slotOf.get(n),
+          chat: (e) => this.emitter.emit('chat', e),
+          hostChanged: (e) => this.emitter.emit('host-changed', e),
+        });
+        this.offs.push(this.on('chat', (e) => this.mesh?.sawChat(e.seq)));
+        this.mesh.links.announce();
+      } else if (this.options.spectate !== true) this.sendControl(encodeLinkAddress({ address: '', dials: false }));
       return;
     }
     if (this.stage === 'handshaking' && this.challenge !== undefined && m.type === SessionMessageType.Sync) {
@@ -486,6 +531,7 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
       this.coreDriver = driver;
       this.control.attachRollback(s);
       this.stage = 'playing';
+      if (this.mesh !== undefined) this.offs.push(...this.mesh.started(s, ch.nick, m.slot));
     }
     this.joinInfo = info;
     const early = this.early.splice(0);
@@ -576,13 +622,39 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
     routed.routes.get(data[0]!)?.deliver(ci, data.subarray(ROUTE_HEADER_BYTES));
   }
 
-  private onClose(reason: string | undefined): void {
+  /**
+   * The host's connection closed: a rollback player with direct links plays on (the scheduler's
+   * migration elects a new host or ends the game by the quorum rule); true if so.
+   */
+  private continuesWithoutHost(remote: boolean): boolean {
+    const s = this.p2p;
+    const host = this.challenge?.hostNick;
+    if (this.stage !== 'playing' || s === undefined || host === undefined || this.failure !== undefined) return false;
+    if (this.mesh?.takeOver(s, host, remote) !== true) return false;
+    for (const off of this.offs.splice(0, 2)) off(); // the host connection's handlers
+    this.emitter.emit('host-left', { nick: host, frame: s.currentFrame });
+    return true;
+  }
+
+  /** Ends a session that outlived its host: every link closes, then `closed`. */
+  private finish(error: SessionError, reason = error.closeReason): void {
     if (this.stage === 'closed') return;
+    this.stage = 'closed';
+    this.failure ??= error;
+    for (const off of this.offs) off();
+    this.mesh?.links.close(reason);
+    this.emitter.emit('closed', { error: this.failure });
+  }
+
+  private onClose(reason: string | undefined, remote = false): void {
+    if (this.stage === 'closed') return;
+    if (this.continuesWithoutHost(remote)) return;
     const wasJoined = this.stage !== 'handshaking';
     this.stage = 'closed';
     this.timer?.cancel();
     this.timer = undefined;
     for (const off of this.offs) off();
+    this.mesh?.links.close();
     this.runner?.stop();
     if (this.routed !== undefined)
       for (const route of this.routed.routes.values()) route.end({ code: 'remote', reason: reason ?? 'closed' });

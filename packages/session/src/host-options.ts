@@ -49,6 +49,14 @@ export interface NetplayHostOptions extends HostAdmissionOptions {
   /** Rollback: frames between checksum exchanges (default the scheduler's, 60). */
   readonly checksumInterval?: number;
   /**
+   * Rollback with 3 or more players: set up direct links between the players that offer them
+   * (their `links` client option) before the game starts, so their messages to each other skip the
+   * host and the game can go on under a new host when this one leaves (issues 17, 15). `timeoutMs`
+   * (default 3 000) bounds each of the two waits (addresses, links); a pair not linked in time keeps
+   * the relay. Default false: the host relays every client-to-client message.
+   */
+  readonly links?: boolean | { readonly timeoutMs?: number };
+  /**
    * Ports (local players, couch + online) the host drives (default 1): its slot's first ports. The
    * host's `tick` takes their inputs end to end (or one array per port).
    */

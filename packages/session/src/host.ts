@@ -17,6 +17,7 @@ import { SESSION_CONTROL_CHANNEL } from './channels.js';
 import { END_TEXT, SessionError } from './errors.js';
 import { type ChatEvent, HostControl } from './host-control.js';
 import { type HandshakeHost, onHello, onInfo } from './host-handshake.js';
+import { HostLinks } from './host-links.js';
 import { cutRoutedPlayer, type HostP2P, hostRoute, startHostRunner } from './host-lockstep.js';
 import type { HostPeerInfo, NetplayHostEventMap, NetplayHostOptions } from './host-options.js';
 import { newPeer, type Peer } from './host-peer.js';
@@ -106,6 +107,8 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
   private readonly rejoins: boolean;
   /** Who held which slot, for rejoins. */
   private readonly slots = new SlotMemory();
+  /** Rollback: direct links between the players (issue 17), if the `links` option is on. */
+  private readonly links: HostLinks;
   /** lockstep-cs spectators (watchers of the server). */
   private readonly watchers = new LockstepSpectators();
 
@@ -127,6 +130,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
     this.guard = new HostGuard<Peer>(options, this.handshakeTimeoutMs);
     this.randomU32 = options.randomU32 ?? defaultRandomU32;
     this.rejoins = joinsMidGame(this.mode);
+    this.links = HostLinks.of(this.mode, options, this.clock, this.randomU32, (p, d) => this.sendTo(p, d));
     this.handshake = {
       mode: this.mode,
       nick: this.nick,
@@ -356,6 +360,11 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
       if (error !== undefined) this.refuse(peer, error);
       return;
     }
+    const link = this.links.onMessage(peer, data);
+    if (link !== false) {
+      if (link !== true) this.refuse(peer, link);
+      return;
+    }
     let m: ReturnType<typeof decodeSessionMessage>;
     try {
       m = decodeSessionMessage(data);
@@ -422,13 +431,15 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
       this.startP2P(this.mode);
       return;
     }
-    this.start();
-    // Spectators admitted before the start: their SPECTATE requests reach the scheduler now.
-    for (const p of this.peers) {
-      const early = p.early.splice(0);
-      if (p.stage === 'spectating' && p.nick !== undefined)
-        for (const e of early) this.session?.receive(p.nick, e.channel, e.data);
-    }
+    this.links.prepare(this.bySlot, () => {
+      this.start();
+      // Spectators admitted before the start: their SPECTATE requests reach the scheduler now.
+      for (const p of this.peers) {
+        const early = p.early.splice(0);
+        if (p.stage === 'spectating' && p.nick !== undefined)
+          for (const e of early) this.session?.receive(p.nick, e.channel, e.data);
+      }
+    });
   }
 
   /** lockstep-cs: the lowest free port; the server starts with the first player, later ones join late. */
@@ -567,6 +578,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
     if (peer.slot !== undefined && this.bySlot.get(peer.slot) === peer) this.bySlot.delete(peer.slot);
     peer.stage = 'closed';
     this.guard.gone(peer);
+    this.links.gone(peer);
     peer.timer?.cancel();
     peer.timer = undefined;
     this.peers.delete(peer);

@@ -18,6 +18,7 @@ export {
   type NetplayClientOptions,
   type NetplayClientState,
 } from './client.js';
+export type { LinkListen, LinkOptions } from './client-links.js';
 export {
   CommandWord,
   checkChat,
@@ -35,7 +36,24 @@ export {
   type NetplayHostOptions,
 } from './host.js';
 export type { ChatEvent } from './host-control.js';
+export { DEFAULT_LINK_TIMEOUT_MS, resolveLinkAddress } from './host-links.js';
 export { REPLACE_AFTER_SILENCE_MS } from './host-rejoin.js';
+export {
+  decodeLinkMessage,
+  encodeLinkAddress,
+  encodeLinkHello,
+  encodeLinkSlots,
+  encodeLinks,
+  isLinkMessage,
+  LINK_TOKEN_BYTES,
+  type LinkAddressMessage,
+  type LinkEntry,
+  type LinkHelloMessage,
+  type LinkMessage,
+  LinkMessageType,
+  type LinkSlotsMessage,
+  type LinksMessage,
+} from './link-messages.js';
 export { SlotCore, SlotLayout, slotLayoutFor } from './local-ports.js';
 export {
   type ChallengeMessage,

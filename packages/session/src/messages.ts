@@ -1,6 +1,7 @@
 import { ByteReader, DecodeError } from '@netplay/protocol';
 import { MAX_CHAT_BYTES, SESSION_COMMAND_KINDS, type SessionCommandKind } from './commands.js';
 import { SESSION_ERROR_CODES, type SessionErrorCode } from './errors.js';
+import { decodeLinkMessage, isLinkMessage, type LinkMessage } from './link-messages.js';
 import type { SessionMode } from './mode.js';
 import { SESSION_MODES } from './mode.js';
 
@@ -8,9 +9,10 @@ import { SESSION_MODES } from './mode.js';
 export const SESSION_MAGIC = 0x4e50534e;
 /**
  * The session protocol version this package speaks. 3 (issue 15): local players (HELLO and SYNC),
- * chat and host commands, and the lockstep modes' command byte in every slot's input.
+ * chat and host commands, and the lockstep modes' command byte in every slot's input. 4: direct
+ * links between rollback players and the host hand-over (types 15–19, `link-messages.ts`).
  */
-export const SESSION_PROTOCOL_VERSION = 3;
+export const SESSION_PROTOCOL_VERSION = 4;
 /** Longest nick in UTF-8 bytes. */
 export const MAX_NICK_BYTES = 32;
 /** Slot value of a spectator in SYNC. */
@@ -339,7 +341,8 @@ export type SessionMessage =
   | ({ readonly type: typeof SessionMessageType.ChatSend } & ChatSendMessage)
   | ({ readonly type: typeof SessionMessageType.Chat } & ChatMessage)
   | ({ readonly type: typeof SessionMessageType.CommandRequest } & CommandRequestMessage)
-  | ({ readonly type: typeof SessionMessageType.Command } & CommandMessage);
+  | ({ readonly type: typeof SessionMessageType.Command } & CommandMessage)
+  | LinkMessage;
 
 /**
  * Decodes one session control message. Throws only `DecodeError` (from @netplay/protocol), on any
@@ -470,6 +473,7 @@ export function decodeSessionMessage(data: Uint8Array): SessionMessage {
       return { type, kind, frame };
     }
     default:
+      if (isLinkMessage(data)) return decodeLinkMessage(data);
       throw new DecodeError('unknown-type', 0, `unknown session message type ${type}`);
   }
 }

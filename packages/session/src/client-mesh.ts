@@ -1,0 +1,115 @@
+import type { P2PSession } from '@netplay/rollback';
+import { type Clock, type Connection, TransportError } from '@netplay/transport';
+import { SESSION_CONTROL_CHANNEL } from './channels.js';
+import { HandOver } from './client-handover.js';
+import { ClientLinks, type LinkOptions } from './client-links.js';
+import type { ChatEvent } from './host-control.js';
+import type { SessionMessage } from './messages.js';
+
+/** What {@link ClientMesh} needs of the client. */
+export interface ClientMeshDeps {
+  readonly clock: Clock;
+  /** Sends a session message to the host over the session connection. */
+  sendHost(data: Uint8Array): void;
+  /** The rollback scheduler (undefined before SYNC). */
+  session(): P2PSession | undefined;
+  /** CHAT / COMMAND from the new host. */
+  hostMessage(m: SessionMessage): void;
+  slotOf(nick: string): number | undefined;
+  chat(e: ChatEvent): void;
+  hostChanged(e: { nick: string; frame: number; self: boolean }): void;
+}
+
+/**
+ * A rollback client's direct links and host hand-over (issues 17 and 15), as the client uses
+ * them: {@link ClientLinks} sets the links up before the game; {@link connectionTo} is the path of
+ * the scheduler's messages to a linked player; when the host's connection closes,
+ * {@link takeOver} keeps the game going over the links (the scheduler's migration elects the new
+ * host) and {@link HandOver} moves chat and pause to it.
+ */
+export class ClientMesh {
+  readonly links: ClientLinks;
+  private handOver: HandOver | undefined;
+  /** True once the host's connection closed and the game goes on over the links. */
+  hostGone = false;
+
+  constructor(
+    options: LinkOptions,
+    private readonly deps: ClientMeshDeps,
+  ) {
+    this.links = new ClientLinks(options, {
+      clock: deps.clock,
+      sendHost: (d) => this.send(d),
+      message: (nick, channel, d) => this.onLinkMessage(nick, channel, d),
+      lost: (nick, how) => deps.session()?.disconnectPeer(nick, how),
+    });
+  }
+
+  /** The direct link to `peer` in the game, if any. */
+  connectionTo(peer: string): Connection | undefined {
+    return this.links.connectionTo(peer);
+  }
+
+  /** A session message from this client: to the host, or after the hand-over to the new one. */
+  send(data: Uint8Array): void {
+    if (this.hostGone) this.handOver?.send(data);
+    else this.deps.sendHost(data);
+  }
+
+  /** The rollback game started (SYNC): messages over links reach the scheduler, host changes become events. */
+  started(s: P2PSession, nick: string, slot: number): Array<() => void> {
+    const links = this.links;
+    const handOver = new HandOver({
+      nick,
+      slot,
+      session: s,
+      hostMessage: (m) => this.deps.hostMessage(m),
+      sendTo: (to, d) => sendOn(links.connectionTo(to), d),
+      linked: () => links.linkedNicks(),
+      slotOf: (n) => this.deps.slotOf(n),
+      chat: (e) => this.deps.chat(e),
+    });
+    this.handOver = handOver;
+    links.startDelivery();
+    return [
+      s.on('host-changed', ({ peer, frame }) => {
+        const host = peer ?? nick;
+        handOver.changed(host);
+        this.deps.hostChanged({ nick: host, frame, self: peer === undefined });
+      }),
+    ];
+  }
+
+  /** A chat line reached this client (the new host numbers on from it). */
+  sawChat(seq: number): void {
+    this.handOver?.sawChat(seq);
+  }
+
+  /**
+   * The host's connection closed while the game runs: with at least one direct link, the game
+   * goes on (true): the scheduler learns the host is gone (`left` if it closed, else `lost`) and
+   * its migration elects the new host or ends the game by the quorum rule.
+   */
+  takeOver(s: P2PSession, hostNick: string, left: boolean): boolean {
+    if (this.handOver === undefined || this.links.linkedNicks().length === 0) return false;
+    this.hostGone = true;
+    s.disconnectPeer(hostNick, left ? 'left' : 'lost');
+    return true;
+  }
+
+  private onLinkMessage(nick: string, channel: string, data: Uint8Array): void {
+    if (channel === SESSION_CONTROL_CHANNEL) this.handOver?.onMessage(nick, data);
+    else this.deps.session()?.receive(nick, channel, data);
+  }
+}
+
+function sendOn(conn: Connection | undefined, data: Uint8Array): boolean {
+  if (conn === undefined || conn.state !== 'open') return false;
+  try {
+    conn.send(SESSION_CONTROL_CHANNEL, data);
+    return true;
+  } catch (e) {
+    if (!(e instanceof TransportError)) throw e;
+    return false;
+  }
+}

@@ -1,0 +1,133 @@
+import { fc, test } from '@fast-check/vitest';
+import { describe, expect, it } from 'vitest';
+import { FRAME_MS } from './harness.js';
+import { type MeshEnv, meshSession, pairwiseDiffering, play, type Watched } from './mesh-harness.js';
+
+/** How the host goes: its links cut (a crash or a partition: noticed by timeouts), or it closes (leaves). */
+type HostFate = 'cut' | 'close';
+
+function loseHost(env: MeshEnv, fate: HostFate): void {
+  if (fate === 'close') env.host.close();
+  else for (const w of env.watched) env.net.cutBoth('host', w.name);
+}
+
+/** The frame a `host-lost` / `partitioned` / `removed` end names ("the game ended for this peer at frame N"). */
+function endFrameOf(w: Watched): number | undefined {
+  const m = /at frame (\d+)/.exec(w.ended?.message ?? '');
+  return m ? Number(m[1]) : undefined;
+}
+
+/**
+ * The invariants of a hand-over: at most one new host, every final agrees, peers that end in one
+ * group (`together`: still linked to each other; default every client) end with one reason at one
+ * final frame, and the survivors play on.
+ */
+function checkHandOver(env: MeshEnv, framesAtLoss: number, together: readonly Watched[] = env.watched): void {
+  const elected = new Set(env.watched.flatMap((w) => w.hosts));
+  expect(elected.size, `hosts elected: ${[...elected]}`).toBeLessThanOrEqual(1);
+  for (const p of pairwiseDiffering(env)) expect(p.differing, `${p.a} vs ${p.b}`).toBe(0);
+  const ended = together.filter((w) => w.ended !== undefined && w.ended.code !== 'removed');
+  if (ended.length > 0) {
+    expect(new Set(ended.map((w) => w.ended?.code)).size, 'one end reason').toBe(1);
+    expect(new Set(ended.map(endFrameOf)).size, 'one end frame').toBe(1);
+  }
+  const playing = env.watched.filter((w) => w.client.state === 'playing');
+  for (const w of playing) {
+    expect(w.hosts.at(-1), `${w.name} follows the new host`).toBe([...elected][0]);
+    expect(w.client.rollback?.confirmedFrame ?? 0).toBeGreaterThan(framesAtLoss + 100);
+  }
+}
+
+describe('host hand-over over direct links (rollback)', () => {
+  test.prop(
+    [
+      fc.integer({ min: 1, max: 2 ** 30 }),
+      fc.integer({ min: 3, max: 6 }),
+      fc.integer({ min: 0, max: 40 }),
+      fc.integer({ min: 0, max: 8 }),
+      fc.double({ min: 0, max: 0.03, noNaN: true }),
+      fc.integer({ min: 30, max: 300 }),
+      fc.constantFrom<HostFate>('cut', 'close'),
+    ],
+    { numRuns: Number(process.env.HANDOVER_RUNS ?? 6) },
+  )(
+    'the host cut off or leaving at a generated frame: one new host, every final agrees, the others play on',
+    (seed, players, latencyMs, jitterMs, loss, lossFrame, fate) => {
+      const env = meshSession(seed, players, { latencyMs, jitterMs, loss });
+      expect(env.watched.every((w) => w.client.state === 'playing')).toBe(true);
+      let alive = true;
+      play(env, lossFrame * FRAME_MS, seed, () => alive);
+      const framesAtLoss = env.host.frame;
+      alive = false;
+      loseHost(env, fate);
+      play(env, 12_000, seed + 99, () => alive);
+      expect(env.watched.every((w) => w.hostLeft)).toBe(true);
+      checkHandOver(env, framesAtLoss);
+      // Nobody ends: every client is linked to every other, so the group without the host has quorum.
+      expect(env.watched.map((w) => w.ended?.message ?? 'playing')).toEqual(env.watched.map(() => 'playing'));
+      // Every client-to-client message went direct: the host relayed nothing.
+      expect(env.relayed.bytes).toBe(0);
+    },
+  );
+
+  it('4 players: the host and one client cut off together; the two left lack quorum and both end host-lost at the same frame', () => {
+    const env = meshSession(11, 4, { latencyMs: 15, jitterMs: 3, loss: 0.01 });
+    let alive = true;
+    play(env, 2500, 5, () => alive);
+    const framesAtLoss = env.host.frame;
+    alive = false;
+    const [p1, p2, p3] = env.watched as [Watched, Watched, Watched];
+    for (const w of env.watched) env.net.cutBoth('host', w.name);
+    env.net.cutBoth(p3.name, p1.name);
+    env.net.cutBoth(p3.name, p2.name);
+    play(env, 15_000, 6, () => alive);
+    checkHandOver(env, framesAtLoss, [p1, p2]);
+    expect(env.watched.map((w) => w.ended?.code)).toEqual(['host-lost', 'host-lost', 'host-lost']);
+    expect(endFrameOf(p1)).toBe(endFrameOf(p2));
+    // The one cut off from everybody ends too, never past the others' last final frame.
+    expect(endFrameOf(p3)).toBeLessThanOrEqual(endFrameOf(p1) ?? -1);
+  });
+});
+
+describe('host hand-over, broken on purpose', () => {
+  it('a minority that elects itself (the takeover quorum check off) splits the game: the invariants go red', () => {
+    const env = meshSession(11, 4, { latencyMs: 15, jitterMs: 3, loss: 0.01 });
+    // The scheduler's (internal) quorum rule, reached through a running session: a takeover without
+    // quorum, so any group elects a successor.
+    const quorum = findByClass(env.watched[0]?.client.rollback, 'Quorum');
+    const proto = Object.getPrototypeOf(quorum) as { has: (...a: unknown[]) => boolean };
+    const has = proto.has;
+    proto.has = function (this: unknown, reachable?: unknown, without?: unknown, newcomers?: unknown) {
+      return without !== undefined ? true : has.call(this, reachable, without, newcomers);
+    };
+    try {
+      let alive = true;
+      play(env, 2500, 5, () => alive);
+      const framesAtLoss = env.host.frame;
+      alive = false;
+      const [p1, p2, p3] = env.watched as [Watched, Watched, Watched];
+      for (const w of env.watched) env.net.cutBoth('host', w.name);
+      env.net.cutBoth(p3.name, p1.name);
+      env.net.cutBoth(p3.name, p2.name);
+      play(env, 15_000, 6, () => alive);
+      expect(new Set(env.watched.flatMap((w) => w.hosts)).size).toBe(2);
+      expect(() => checkHandOver(env, framesAtLoss, [p1, p2])).toThrow(/hosts elected/);
+    } finally {
+      proto.has = has;
+    }
+  });
+});
+
+/** The first object named `name` (its class) inside `root`, searched breadth first (the scheduler's internals). */
+function findByClass(root: unknown, name: string): object {
+  const seen = new Set<unknown>();
+  const queue: unknown[] = [root];
+  while (queue.length > 0) {
+    const o = queue.shift();
+    if (typeof o !== 'object' || o === null || seen.has(o)) continue;
+    seen.add(o);
+    if (o.constructor?.name === name) return o;
+    for (const v of Object.values(o)) queue.push(v);
+  }
+  throw new Error(`no ${name} inside the session`);
+}
