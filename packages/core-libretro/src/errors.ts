@@ -39,6 +39,7 @@ export type LibretroErrorCode =
 
 /** The error every @netplay/core-libretro API throws; `file` names the core, content or state concerned. */
 export class LibretroError extends Error {
+  /** Always `'LibretroError'`; tell kinds apart by `code`. */
   override readonly name = 'LibretroError';
   /** Machine-readable reason. */
   readonly code: LibretroErrorCode;

@@ -37,17 +37,23 @@ import { checkStateHeader, HeaderFields, STATE_HEADER_BYTES, writeHeaderFields }
 
 /** What the core says about itself and its content, read at load. */
 export interface LibretroCoreInfo {
+  /** The core's name (`retro_system_info.library_name`, e.g. `Nestopia`); RetroArch netplay compares it with the host's. */
   readonly libraryName: string;
   /** Exactly as the core reports it (Nestopia's ends in a space): RetroArch compares it byte for byte. */
   readonly libraryVersion: string;
+  /** Content file extensions the core accepts, `|`-separated without dots (e.g. `nes|fds|unf`), as the core reports them. */
   readonly validExtensions: string;
+  /** Whether the core loads content only from a path (it is then given the path of the private copy, not the bytes). */
   readonly needFullpath: boolean;
   /** Frames per second the core runs at. */
   readonly fps: number;
   /** Audio sample rate. */
   readonly sampleRate: number;
+  /** Nominal frame width in pixels at load (`retro_game_geometry.base_width`; 0 if unreported); frames may differ. */
   readonly baseWidth: number;
+  /** Nominal frame height in pixels at load (`retro_game_geometry.base_height`; 0 if unreported). */
   readonly baseHeight: number;
+  /** Display aspect ratio (width / height) the core wants; 0 or less means use `baseWidth / baseHeight`, as libretro says. */
   readonly aspectRatio: number;
 }
 

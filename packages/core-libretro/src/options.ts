@@ -8,10 +8,13 @@ export type PixelFormat = '0rgb1555' | 'xrgb8888' | 'rgb565';
 export interface VideoFrame {
   /** Pixels, `pitch` bytes per row, `height` rows. */
   readonly data: Uint8Array;
+  /** Width of this frame in pixels (may change from frame to frame). */
   readonly width: number;
+  /** Height of this frame in pixels (may change from frame to frame). */
   readonly height: number;
   /** Bytes per row. */
   readonly pitch: number;
+  /** How the pixels are packed: the format the core chose with `SET_PIXEL_FORMAT` (default `0rgb1555`, 2 bytes per pixel; `xrgb8888` 4). */
   readonly format: PixelFormat;
 }
 
@@ -57,8 +60,11 @@ export interface LibretroCoreOptions {
   readonly savestateContext?: SavestateContext;
   /** Extra payload capacity over the size the core reports at load, for cores whose state size varies; default max(1 KiB, 1/8 of the state). */
   readonly stateSlack?: number;
+  /** Called with each frame the core draws, during `advance()`; default: none (frames are not read). */
   readonly video?: VideoSink;
+  /** Called with the audio the core produces, during `advance()`; default: none (audio is dropped). */
   readonly audio?: AudioSink;
+  /** Called with each line the core logs through `GET_LOG_INTERFACE`; default: none (lines are dropped). */
   readonly log?: LogSink;
 }
 
@@ -118,8 +124,11 @@ export function validateOptions(o: LibretroCoreOptions): void {
 
 /** A core option the core declared through `SET_VARIABLES`: its description and allowed values, the first being the default. */
 export interface CoreVariable {
+  /** The option's key (e.g. `nestopia_palette`), as `options` and `GET_VARIABLE` name it. */
   readonly key: string;
+  /** The human-readable text before the `;` of the declaration (empty when there is none). */
   readonly description: string;
+  /** The allowed values in the core's order; the first is the default. Empty if the core listed none. */
   readonly values: readonly string[];
 }
 

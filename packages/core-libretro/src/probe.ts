@@ -9,12 +9,19 @@ import { LibretroError, type LibretroErrorCode } from './errors.js';
 
 /** What `probeLibretroCore` loads: the serializable part of `LibretroCoreOptions`. */
 export interface ProbeOptions {
+  /** Path of the libretro core (`.so`), as {@link LibretroCoreOptions.core}. */
   readonly core: string;
+  /** The content (ROM): a path, or its bytes (sent to the child as base64). */
   readonly content: string | Uint8Array;
+  /** A file name for content given as bytes (cores look at the extension); default `content.bin`. */
   readonly contentName?: string;
+  /** Input ports (players), 1..8; default 2. */
   readonly ports?: number;
+  /** Core options, checked against what the core declares, as {@link LibretroCoreOptions.options}. */
   readonly options?: Readonly<Record<string, string>>;
+  /** Answer to `GET_SYSTEM_DIRECTORY` (BIOS files); default: the child's private temporary folder. */
   readonly systemDir?: string;
+  /** Answer to `GET_SAVE_DIRECTORY`; default: the child's private temporary folder. */
   readonly saveDir?: string;
   /** Frames to run before the save/load check; default 60. */
   readonly frames?: number;
@@ -24,12 +31,19 @@ export interface ProbeOptions {
 
 /** What the child process found. */
 export interface ProbeReport {
+  /** The core's name, as {@link LibretroCoreInfo.libraryName}. */
   readonly libraryName: string;
+  /** The core's version string, exactly as reported (see {@link LibretroCoreInfo.libraryVersion}). */
   readonly libraryVersion: string;
+  /** Bytes of one snapshot of this core and content: the header plus the core's state size and slack ({@link LibretroCore.stateBytes}). */
   readonly stateBytes: number;
+  /** The core's frame counter when the probe ended: `frames` run, then a save, a frame, a reload and the frame again. */
   readonly frames: number;
+  /** Environment calls the core made that were refused, by libretro name, in order of first refusal. */
   readonly refusedEnvironmentCalls: readonly string[];
+  /** {@link SerializationQuirk} bits the core reported (0 when it reported none). */
   readonly serializationQuirks: number;
+  /** Whether the core asked `GET_SAVESTATE_CONTEXT` (it may then shape its states for netplay). */
   readonly savestateContextAsked: boolean;
   /** Whether save, advance, load, advance gave the same checksum twice (a one-frame rollback). */
   readonly reloadAgrees: boolean;
