@@ -69,7 +69,7 @@ export async function listenSession(
     if (transport === 'webrtc') {
       if (webrtc === undefined) throw new CliError(ExitCode.Usage, '--transport webrtc needs --signal ws://HOST:PORT');
       const l = await listenWebRtcNode({
-        signaling: { url: webrtc.signal, room: webrtc.room, peer: WEBRTC_HOST_PEER },
+        signaling: { url: webrtc.signal, room: webrtc.room, peer: webrtc.peer ?? WEBRTC_HOST_PEER },
         channels: SESSION_CHANNELS,
         maxConnections,
         clock,
@@ -111,6 +111,8 @@ export interface WebRtcTarget {
   readonly ice?: readonly string[];
   /** node-datachannel's `bindAddress` (gather candidates on this address only, e.g. 127.0.0.1). */
   readonly bindAddress?: string;
+  /** The peer name a listener takes in the room (default {@link WEBRTC_HOST_PEER}; a join's direct links take their own). */
+  readonly peer?: string;
 }
 
 const ROOM_NAME = /^[A-Za-z0-9._~-]{1,64}$/;

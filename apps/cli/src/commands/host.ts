@@ -41,6 +41,7 @@ import { sessionFailure } from '../session-errors.js';
 export const HOST_USAGE = `netplay host [--rom FILE] [--core NAME|PATH] [--port N] [--bind ADDRESS] [--transport udp|ws|webrtc]
                 [--signal URL] [--room NAME] [--ice URL] [--mode M] [--players N] [--password TEXT] [--delay N]
                 [--nick NAME] [--bot] [--seconds N] [--finals FILE] [--lobby URL [--name ROOM-NAME] [--relay|--no-relay]]
+                [--no-links]
 
 Hosts a game of the ROM and plays player 1 from the keyboard (W/S/A/D or arrows, Space/J, K; Q quits).
 Others join with "netplay join HOST:PORT" (the same ROM), spectators with --spectate; the host prints
@@ -68,6 +69,9 @@ the addresses a friend can use.
   --seconds N     stop after N seconds (default: until Q or Ctrl-C)
   --finals FILE   at the end, write the CRC-32 of the state of each final frame to FILE (the format
                   of "netplay join --finals"), to compare with the joiners'
+  --no-links      rollback with 3+ players: relay every message between joins through this host.
+                  Default: the joins link to each other directly (each opens a port, or a second
+                  name in the WebRTC room) and play on under a new host when this one leaves
   --lobby URL     announce the room on a lobby (http://HOST:PORT; "netplay-lobby" runs one) while the
                   host runs: game, core, mode, players/slots, password yes/no and how to join; prints
                   the room id and "netplay join --lobby URL ROOM". With --transport webrtc the room
@@ -140,6 +144,7 @@ export async function hostCommand(argv: string[], io: CliIo, deps: HostDeps = {}
         name: { type: 'string' },
         relay: { type: 'boolean' },
         'no-relay': { type: 'boolean' },
+        'no-links': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -219,6 +224,9 @@ export async function hostCommand(argv: string[], io: CliIo, deps: HostDeps = {}
       players,
       maxSpectators: MAX_SPECTATORS,
       inputDelay: delay,
+      // Rollback with 3+ players: direct links between the joins (every transport can make them),
+      // so their messages skip this host and the game outlives it.
+      ...(mode === 'rollback' && values['no-links'] !== true ? { links: true } : {}),
       ...(values.nick !== undefined ? { nick: values.nick } : {}),
       ...(values.password ? { password: values.password } : {}),
     });

@@ -1,6 +1,6 @@
 import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
-import { NetplayClient, type SessionError } from '@netplay/session';
+import { type LinkOptions, NetplayClient, type SessionError } from '@netplay/session';
 import { type Clock, type Connection, systemClock } from '@netplay/transport';
 import { FinalStates, formatFinals, LockstepFinals, writeFinalsFile } from '../agreement.js';
 import { choiceOption, intOption, numberOption, usageErrors } from '../args.js';
@@ -8,6 +8,7 @@ import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import { type Game, openGame } from '../game.js';
 import type { CliIo } from '../io.js';
 import type { RawInput } from '../keyboard.js';
+import { joinLinks } from '../links.js';
 import { lobbyUrl } from '../lobby.js';
 import { directTarget, type JoinTarget, lobbyTargets, lookUpRoom, roomFoundLine } from '../lobby-join.js';
 import { parseAddress, signalUrl, TRANSPORTS, type WebRtcTarget, webrtcRoom } from '../net.js';
@@ -18,7 +19,7 @@ import { sessionFailure } from '../session-errors.js';
 
 /** Usage text of `netplay join`. */
 export const JOIN_USAGE = `netplay join HOST:PORT [--rom FILE] [--core NAME|PATH] [--transport udp|ws] [--spectate] [--players N] [--nick NAME]
-                [--password TEXT] [--bot] [--seconds N] [--finals FILE]
+                [--password TEXT] [--bot] [--seconds N] [--finals FILE] [--listen-port N] [--no-links]
 netplay join --transport webrtc --signal URL [--room NAME] [--ice URL] [same options]
 netplay join --lobby URL ROOM [--direct] [same options]
 
@@ -42,6 +43,10 @@ While the host waits for players it shows how many are in and missing; Q, Esc or
   --password P    the session's password
   --bot           a bot plays instead of the keyboard
   --seconds N     leave after N seconds of play (default: until Q or Ctrl-C)
+  --listen-port N rollback with 3+ players: the port (udp/ws) other players reach this join on for
+                  direct links (default 0: a free one; webrtc: a second name in the room, no port).
+                  When the host leaves, the players linked to each other play on under a new host
+  --no-links      no direct links: every message to another player goes through the host
   --finals FILE   at the end, write the CRC-32 of the state of each final frame to FILE: lines
                   "FRAME CRC32" (decimal frame, 8 hex digits), ascending; lines starting with # are
                   comments. Written also when the host is lost; left empty when the join is refused.`;
@@ -78,6 +83,8 @@ export async function joinCommand(argv: string[], io: CliIo, deps: JoinDeps = {}
         finals: { type: 'string' },
         lobby: { type: 'string' },
         direct: { type: 'boolean' },
+        'listen-port': { type: 'string' },
+        'no-links': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -125,10 +132,22 @@ export async function joinCommand(argv: string[], io: CliIo, deps: JoinDeps = {}
             room: webrtcRoom(values.room, game.content.contentHash),
             ...(values.ice !== undefined ? { ice: values.ice } : {}),
           };
+    const listenPort = intOption('listen-port', values['listen-port'], 0, 0, 65535);
+    const links =
+      values['no-links'] === true || values.spectate === true
+        ? undefined
+        : joinLinks(transport, clock, listenPort, webrtc && { ...webrtc, nick: values.nick ?? 'player' });
     return await play(
       game,
       values,
-      { targets: [directTarget(transport, address, port, clock, webrtc)], players, seconds, clock, finalsPath },
+      {
+        targets: [directTarget(transport, address, port, clock, webrtc)],
+        players,
+        seconds,
+        clock,
+        finalsPath,
+        links,
+      },
       io,
       deps,
     );
@@ -189,7 +208,7 @@ async function joinLobbyRoom(
     io,
   );
   try {
-    return await play(game, values, { targets, players, seconds, clock, finalsPath }, io, deps);
+    return await play(game, values, { targets, players, seconds, clock, finalsPath, links: undefined }, io, deps);
   } finally {
     game.close();
   }
@@ -212,6 +231,8 @@ interface JoinValues {
   finals?: string;
   lobby?: string;
   direct?: boolean;
+  'listen-port'?: string;
+  'no-links'?: boolean;
 }
 
 /**
@@ -244,6 +265,8 @@ async function play(
     seconds: number | undefined;
     clock: Clock;
     finalsPath: string | undefined;
+    /** Direct links to the other players (rollback, when the host chooses them). */
+    links: LinkOptions | undefined;
   },
   io: CliIo,
   deps: JoinDeps,
@@ -266,6 +289,7 @@ async function play(
       spectate: values.spectate === true,
       ...(deps.protocolVersion !== undefined ? { protocolVersion: deps.protocolVersion } : {}),
       ...(values.password ? { password: values.password } : {}),
+      ...(where.links !== undefined ? { links: where.links } : {}),
     });
     let waiting: { joined: number; players: number } | undefined;
     const offWaiting = client.on('waiting', (w) => {
@@ -407,6 +431,17 @@ async function playJoined(
   let lost: SessionError | undefined;
   const offClosed = client.on('closed', ({ error }) => {
     lost = error;
+  });
+  // Rollback with direct links: the game goes on under the host the players elect.
+  let leftHost = info.hostNick;
+  client.on('host-left', ({ nick, frame }) => {
+    leftHost = nick;
+    display.event(`host left: ${nick} is gone at frame ${frame}; the players choose a new host`);
+  });
+  client.on('host-changed', ({ nick, self, frame }) => {
+    display.event(
+      `host left: ${self ? `you (${nick}) are` : `${nick} is`} the new host from frame ${frame} (was ${leftHost})`,
+    );
   });
   const start = clock.now();
   try {
