@@ -16,6 +16,8 @@ export interface SessionEventMap {
   disconnected: { readonly peer: string };
   /** `player` is removed from `frame` on (decided by the host; every peer gets the same frame). */
   'player-left': { readonly player: number; readonly frame: number };
+  /** `peer` plays slot `player` from `frame` on (host's ENTER; a rejoin or a new player mid-game; neutral before). */
+  'player-entered': { readonly player: number; readonly peer: string; readonly frame: number };
   /** `player` starts (`playing: true`) or stops playing at `frame`, decided by the host (its peer stays connected). */
   'mode-changed': { readonly player: number; readonly frame: number; readonly playing: boolean };
   /** The host left and `peer` took over (undefined: this peer is the host now), from about `frame`. */

@@ -62,6 +62,11 @@ export class HostCommands {
     this.pendingLoad = { frame: m.frame, state: m.tail.slice(), repair: m.byte === 0 };
   }
 
+  /** A player entering mid-game: the host's state of `frame`, loaded at the first frame it runs. */
+  loadAtStart(frame: number, state: Uint8Array): void {
+    this.pendingLoad = { frame, state, repair: false };
+  }
+
   /** The load to apply now, if any (handed out once). */
   takeLoad(): PendingLoad | undefined {
     const load = this.pendingLoad;

@@ -55,6 +55,11 @@ export class HostRole {
     this.decisions = (this.decisions + 1) & 0xff;
   }
 
+  /** A player that entered mid-game starts with the host's decision count right after its ENTER. */
+  startAt(decisions: number): void {
+    this.decisions = decisions & 0xff;
+  }
+
   /** Sends a control message to every connected player and every synced spectator. */
   broadcast(data: Uint8Array): void {
     this.peers.sendToConnected(data);

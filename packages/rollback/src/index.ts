@@ -28,6 +28,13 @@ export { InputQueue } from './input-queue.js';
 export { InputStatus } from './input-status.js';
 export type { P2PSessionOptions, RemotePlayer } from './p2p-options.js';
 export { FINALITY_LAG_FRAMES, P2PSession } from './p2p-session.js';
+export {
+  decodeWelcome,
+  encodeWelcome,
+  type PlayerAdmission,
+  type PlayerWelcome,
+  type SlotStatus,
+} from './player-entries.js';
 export { type Predictor, predictNoInput, repeatLastInput } from './predictor.js';
 export type { AdvanceRequest, LoadRequest, SaveRequest, SessionRequest } from './requests.js';
 export type { PeerStats, SessionStats } from './session-stats.js';

@@ -118,6 +118,18 @@ export class InputExchange {
     this.frozen[player] = 1;
   }
 
+  /** Takes `player`'s inputs again (a new incarnation entered its slot). */
+  unfreeze(player: number): void {
+    this.frozen[player] = 0;
+  }
+
+  /** The host decision count an INPUT message carries (decoded into the reused record). */
+  epochOf(data: Uint8Array): number {
+    const t = this.timeline;
+    readInputMessage(data, this.msg, t.currentFrame, t.queues[this.localPlayer]!.lastFrame + 1);
+    return this.msg.epoch;
+  }
+
   /** Takes every player's inputs again but `player`'s (the old host's report requests are void). */
   unfreezeAllBut(player: number): void {
     for (let p = 0; p < this.timeline.players; p++) if (p !== player) this.frozen[p] = 0;
@@ -228,7 +240,7 @@ export class InputExchange {
       spec.frameCount = count;
       spec.inputSize = ib;
       // XOR against frame from − 1 only where the receiver surely keeps it (not across a loaded state).
-      const ref = from > this.refAfter ? q.input(from - 1) : undefined;
+      const ref = from > this.refAfter && from > r.noRefBefore ? q.input(from - 1) : undefined;
       const sn = encodeInputStream(spec, this.encodeIn, ref, this.streamBuf, 0);
       n = writeInputs(this.outBuf, n, this.streamBuf, sn);
       if (from + count - 1 > r.sentUpTo) r.sentUpTo = from + count - 1;
@@ -258,6 +270,7 @@ export class InputExchange {
     this.timeSync.observe(r, m, now);
     r.lossOut = m.loss / 256;
     if (m.held > r.held) r.held = m.held;
+    if (!r.caughtUp && m.held >= r.entryFrame) r.caughtUp = true;
     if (m.ack > r.ackNext) r.ackNext = m.ack;
     if (m.sumCount > 0) this.checksums?.onChecksums(r, m);
     // Host inputs made after a decision this peer has not applied yet wait for it (they are resent).

@@ -27,6 +27,10 @@ import { DecodeError } from '@netplay/protocol';
  *                 an input stream
  *   DROPPED (14)  (any peer → a peer) no body: the sender no longer takes this peer's messages
  *                 (it was silent or stalled too long); the receiver drops the sender too
+ *   ENTER (15)    (host → peers) u8 player, u32 entry frame, u32 state frame, then the UTF-8 id of
+ *                 the peer that plays the slot from the entry frame (player-entries.ts)
+ *   WELCOME (16)  (never sent by the session: the bytes `admitPlayer` returns for the joiner, which
+ *                 the application ships with the state) see player-entries.ts
  */
 
 /** Message type bytes. */
@@ -45,6 +49,8 @@ export const MessageType = {
   ReportRequest: 12,
   Report: 13,
   Dropped: 14,
+  Enter: 15,
+  Welcome: 16,
 } as const;
 
 /** Disconnect frame meaning "present" in SYNC. */

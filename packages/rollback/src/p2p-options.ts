@@ -53,4 +53,11 @@ export interface P2PSessionOptions {
   readonly disconnectMs?: number;
   /** Frames between two `wait-recommended` events (default 60). */
   readonly waitInterval?: number;
+  /**
+   * Enter a running game (issue 15): the WELCOME bytes and the state the host's
+   * {@link P2PSession.admitPlayer} returned. The session starts at the state's frame (the first
+   * `advanceFrame` once running loads it) and plays from the entry frame; `remotes` are the players
+   * of the slots that play or enter (the welcome tells which).
+   */
+  readonly join?: { readonly welcome: Uint8Array; readonly state: Uint8Array };
 }

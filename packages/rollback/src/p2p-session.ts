@@ -15,6 +15,7 @@ import { decodeByteFrameTail, MessageType } from './messages.js';
 import { ModeSwitch } from './mode-switch.js';
 import type { P2PSessionOptions } from './p2p-options.js';
 import { PeerSet } from './peer-set.js';
+import { type PlayerAdmission, PlayerEntries } from './player-entries.js';
 import { PlayerLeaves } from './player-leaves.js';
 import { repeatLastInput } from './predictor.js';
 import { Quorum } from './quorum.js';
@@ -59,6 +60,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
   private readonly modes: ModeSwitch;
   private readonly migration: HostMigration;
   private readonly finality: Finality;
+  private readonly entries: PlayerEntries;
   private readonly clock: Clock;
   private readonly interruptMs: number;
   private delay: number;
@@ -163,8 +165,14 @@ export class P2PSession implements EventSource<SessionEventMap> {
       this.emitter,
       disconnectMs,
     );
+    this.entries = new PlayerEntries(
+      ...([this.timeline, this.peers, this.inputs, this.role, this.leaves, quorum, this.liveness] as const),
+      ...([this.spectators, this.commands, this.emitter, this.clock, this.localPlayer, options.stateSource] as const),
+    );
+    const join = options.join;
+    if (join !== undefined) this.entries.startAsJoiner(join.welcome, join.state);
     // Slots nobody plays are empty from frame 0, and so are the slots of spectating peers.
-    for (let p = 0; p < players; p++) if (!seen.has(p)) this.timeline.disconnect(p, 0);
+    if (join === undefined) for (let p = 0; p < players; p++) if (!seen.has(p)) this.timeline.disconnect(p, 0);
     if (options.spectating === true) this.timeline.disconnect(this.localPlayer, 0);
     for (const r of options.remotes) if (r.spectating === true) this.timeline.disconnect(r.player, 0);
     if (this.peers.list.length === 0) this.liveness.running = true;
@@ -365,6 +373,11 @@ export class P2PSession implements EventSource<SessionEventMap> {
         else this.leaves.tellRemoved(r, this.clock.now(), this.interruptMs);
         return;
       }
+      if (
+        !r.incarnationSeen &&
+        this.entries.stale(r, data, channel !== CONTROL_CHANNEL && data[0] === MessageType.Input)
+      )
+        return;
       this.peers.received(r, data.length);
       this.liveness.heard(r);
       if (data.length === 0) throw new DecodeError('truncated', 0, 'empty message');
@@ -384,6 +397,11 @@ export class P2PSession implements EventSource<SessionEventMap> {
             // another): ending is always safe.
             this.leaves.onLeave(data);
           }
+          break;
+        case MessageType.Enter:
+          if (!this.fromHost(peer)) break;
+          this.role.applied();
+          this.entries.onEnter(data);
           break;
         case MessageType.Load:
           if (!this.fromHost(peer)) break;
@@ -467,6 +485,19 @@ export class P2PSession implements EventSource<SessionEventMap> {
    */
   requestMode(playing: boolean): number | undefined {
     return this.modes.request(playing, this.delay);
+  }
+
+  /**
+   * Host only: admits `peer` into the free slot `player` (left at a final frame, or never played)
+   * at an entry frame every peer is told (ENTER, event `player-entered`), `leadFrames` or more after
+   * the host's next frame plus its delay. Ship the state and WELCOME to the joiner (option `join`).
+   * Undefined when it cannot be decided now (see the README, "Players entering"): try again later.
+   * @throws RollbackError `bad-argument` (no such free slot) or `bad-state` (not the host, the slot
+   *   or the peer id taken by a connected peer).
+   */
+  admitPlayer(peer: string, player: number, leadFrames = 0): PlayerAdmission | undefined {
+    if (this.finality.endReason !== undefined) return undefined;
+    return this.entries.admit(peer, player, leadFrames, this.delay, this.finality.confirmedFrame);
   }
 
   /** Host only: pauses (true) or resumes (false) every peer. */

@@ -28,6 +28,21 @@ export class PeerSet {
     this.list.push(r);
   }
 
+  /**
+   * A new incarnation of a slot (ENTER): `r` replaces every remote of its slot and any disconnected
+   * remote with its id (a rejoin under the same id).
+   */
+  replace(r: Remote): void {
+    for (let i = this.list.length - 1; i >= 0; i--) {
+      const old = this.list[i]!;
+      if (old.player !== r.player && old.peer !== r.peer) continue;
+      this.list.splice(i, 1);
+      if (this.ids.get(old.peer) === old) this.ids.delete(old.peer);
+    }
+    this.ids.set(r.peer, r);
+    this.list.push(r);
+  }
+
   /** Sends `data` to `r`, counting its bytes. */
   send(r: Remote, channel: Channel, data: Uint8Array): void {
     r.bytesSent += data.length;

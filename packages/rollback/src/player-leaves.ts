@@ -94,6 +94,16 @@ export class PlayerLeaves {
     }
   }
 
+  /** Host: leaves still being decided (a player may not enter meanwhile). */
+  get pendingCount(): number {
+    return this.pending.size;
+  }
+
+  /** A new incarnation entered `player`'s slot: the old one's LEAVE is no longer told to anyone. */
+  entered(player: number): void {
+    this.told.delete(player);
+  }
+
   /** `peer` is gone: no report is awaited from it. */
   forget(peer: string): void {
     for (const pending of this.pending.values()) pending.waiting.delete(peer);

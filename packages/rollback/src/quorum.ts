@@ -20,6 +20,9 @@ export class Quorum {
     private readonly localPlayer: number,
   ) {}
 
+  /** Whether this peer may become the host (a joiner: once it holds every input before its entry). */
+  selfReady: () => boolean = () => true;
+
   private member(player: number): boolean {
     return this.timeline.queues[player]!.disconnectFrame === Number.POSITIVE_INFINITY;
   }
@@ -34,7 +37,7 @@ export class Quorum {
    * not (the best the group can become without a peer coming back). `without`: leave that peer out
    * and do not count the host in (a takeover).
    */
-  has(reachable = false, without?: Remote): boolean {
+  has(reachable = false, without?: Remote, newcomers = 0): boolean {
     let members = 0;
     let group = 0;
     let host = false;
@@ -48,10 +51,12 @@ export class Quorum {
       // leave is decided at: two players closing at once must not leave the host without quorum.
       if (!this.member(r.player) || r.leftVoluntarily) continue;
       members++;
-      if (r === without || !this.inGroup(r, reachable)) continue;
+      // `newcomers`: admission check, as if those joiners and every one not caught up never came.
+      if (r === without || !this.inGroup(r, reachable) || (newcomers > 0 && !r.caughtUp)) continue;
       group++;
       if (without === undefined && r.peer === this.role.hostPeer) host = true;
     }
+    members += newcomers;
     if (members === 0) return true;
     return 2 * group > members || (2 * group === members && host);
   }
@@ -66,9 +71,11 @@ export class Quorum {
     if (!this.has(false, oldHost)) return 'none';
     let best: Remote | undefined;
     for (const r of this.peers.list) {
-      if (r === oldHost || !this.inGroup(r, true)) continue;
+      // A player that entered mid-game is no successor before it holds every input before its entry.
+      if (r === oldHost || !this.inGroup(r, true) || !r.caughtUp) continue;
       if (best === undefined || r.player < best.player) best = r;
     }
+    if (!this.selfReady()) return best ?? 'none';
     return best !== undefined && best.player < this.localPlayer ? best : 'self';
   }
 }

@@ -48,6 +48,22 @@ export class Remote {
   excused = false;
   /** The highest `held` it reported: it holds every player's input for every frame before this. */
   held = 0;
+  /**
+   * A player that entered mid-game (ENTER): its entry frame (−1: it played from the start). Until it
+   * reports holding every input before that frame ({@link caughtUp}) it may not become the host.
+   */
+  entryFrame = -1;
+  /** False while an entered player has not reported holding every input before its entry frame. */
+  caughtUp = true;
+  /**
+   * The host decision count right after its ENTER (−1: none): INPUT of an older epoch comes from the
+   * slot's previous incarnation (relayed late) and is dropped until this incarnation is heard.
+   */
+  entryEpoch = -1;
+  /** False until an INPUT of this incarnation (epoch not before {@link entryEpoch}) arrived. */
+  incarnationSeen = true;
+  /** Inputs sent to it are XORed against their predecessor only after this frame (it joined from a state there). */
+  noRefBefore = 0;
   /** Host: last time it told this (removed) peer so, to answer its messages at most once per interrupt time. */
   removedNoticeAt = Number.NEGATIVE_INFINITY;
   /** Next frame of our local player the peer lacks. */

@@ -46,6 +46,13 @@ export class SpectatorServer {
     return true;
   }
 
+  /** The first frame no spectator was streamed yet (a player may enter only from there on). */
+  streamedUpTo(): number {
+    let f = 0;
+    for (const s of this.spectators) if (s.nextFrame > f) f = s.nextFrame;
+    return f;
+  }
+
   /** Sends a control message to every synced spectator. */
   sendToSynced(data: Uint8Array): void {
     for (const s of this.spectators) if (s.nextFrame >= 0) this.sendFn(s.peer, CONTROL_CHANNEL, data);

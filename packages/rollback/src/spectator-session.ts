@@ -128,6 +128,14 @@ export class SpectatorSession implements EventSource<SessionEventMap> {
           }
           break;
         }
+        case MessageType.Enter: {
+          // A player enters a free slot mid-game: its inputs in the rows count from that frame on.
+          const m = decodeByteFrameTail(data, 'ENTER');
+          const t = this.timeline;
+          if (t === undefined || m.byte >= t.players) return;
+          t.rejoin(m.byte, m.frame);
+          break;
+        }
         case MessageType.Mode: {
           const m = decodeByteFrameTail(data, 'MODE');
           const t = this.timeline;
