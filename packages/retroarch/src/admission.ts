@@ -28,8 +28,18 @@ export const DEFAULT_MAX_RETROARCH_CONNECTIONS = 96;
 
 /** What {@link RetroArchAdmission.arrive} decided. */
 export type RetroArchArrival<C> =
-  | { readonly ok: true; readonly evicted: C | undefined }
-  | { readonly ok: false; readonly error: RetroArchError };
+  | {
+      /** `true`: the connection is counted and pending its handshake. */
+      readonly ok: true;
+      /** A pending connection the gate dropped to make room, which the caller must close now; usually undefined. */
+      readonly evicted: C | undefined;
+    }
+  | {
+      /** `false`: refused; the caller sends the error's header and closes the connection. */
+      readonly ok: false;
+      /** Why: `full`, when `maxConnections` are live or this address holds `maxPendingPerAddress` connections in the handshake. */
+      readonly error: RetroArchError;
+    };
 
 /**
  * The listener's admission rules, sans-I/O (time from the caller): a count of live connections,
@@ -37,8 +47,11 @@ export type RetroArchArrival<C> =
  * password failures shared by every connection.
  */
 export class RetroArchAdmission<C> {
+  /** Connections still in the handshake (caps per address and in total, pending timeout), from the `admission` option over {@link DEFAULT_ADMISSION_LIMITS}. */
   readonly gate: AdmissionGate<C>;
+  /** Password failures per address, shared by every connection of the listener, from the `attempts` option over {@link DEFAULT_ATTEMPT_LIMITS}. */
   readonly attempts: AttemptLimiter;
+  /** Most live connections, joined or not (default {@link DEFAULT_MAX_RETROARCH_CONNECTIONS}, an integer ≥ 1); one more is refused with `full`. */
   readonly maxConnections: number;
   private readonly live = new Set<C>();
 

@@ -30,22 +30,50 @@ export interface RetroArchClientEmulatorOptions {
 /** What a {@link RetroArchClientEmulator} reports. */
 export type RetroArchClientEmulatorEvent =
   /** A host CRC was compared with ours for the same frame. */
-  | { readonly type: 'crcChecked'; readonly frame: number; readonly host: number; readonly ours: number }
+  | {
+      /** `'crcChecked'`: a CRC comparison was made; `host !== ours` is a desync. */
+      readonly type: 'crcChecked';
+      /** The frame whose starting state both CRCs cover. */
+      readonly frame: number;
+      /** The CRC-32 the host sent, unsigned. */
+      readonly host: number;
+      /** The CRC-32 of our own padded state at the start of the same frame, unsigned. */
+      readonly ours: number;
+    }
   /** The host's savestate of `frame` was loaded. */
-  | { readonly type: 'stateLoaded'; readonly frame: number; readonly bytes: number }
+  | {
+      /** `'stateLoaded'`: the core now holds the host's state. */
+      readonly type: 'stateLoaded';
+      /** The frame the state belongs to; the emulator runs on from it. */
+      readonly frame: number;
+      /** Size of the uncompressed state loaded, in bytes. */
+      readonly bytes: number;
+    }
   /** The core refused the host's savestate (`core-state`): the emulator waits for another and asks for one. */
-  | { readonly type: 'stateError'; readonly frame: number; readonly error: RetroArchError };
+  | {
+      /** `'stateError'`: loading failed; a REQUEST_SAVESTATE follows. */
+      readonly type: 'stateError';
+      /** The frame of the refused state. */
+      readonly frame: number;
+      /** `core-state`, with the core's own message. */
+      readonly error: RetroArchError;
+    };
 
 /** Counters of a {@link RetroArchClientEmulator}. */
 export interface RetroArchClientEmulatorStats {
   /** Frames run (a frame run again after a savestate counts again). */
   frames: number;
+  /** Host CRCs compared with ours (one `crcChecked` event each). */
   crcsChecked: number;
+  /** Comparisons where the host's CRC differed from ours: desyncs seen. */
   crcMismatches: number;
   /** Host CRCs of frames we had no CRC for (before our first savestate, or older than `history`). */
   crcsSkipped: number;
+  /** Host savestates loaded into the core (SYNC's first one, and every one after a request). */
   savestatesLoaded: number;
+  /** REQUEST_SAVESTATEs sent (after a mismatch or a refused state; at most one outstanding). */
   savestateRequests: number;
+  /** Host savestates the core refused (`stateError` events). */
   stateErrors: number;
   /** Savestate loads after a mismatch of ours that ran one extra frame (`shiftOnRepair`). */
   repairShifts: number;
@@ -66,6 +94,7 @@ const WORDS = 4;
  * `WORDS` (4) devices per client); devices beyond the core's ports are ignored.
  */
 export class RetroArchClientEmulator {
+  /** Live counters, updated in place as events are handled (read them any time; do not write). */
   readonly stats: RetroArchClientEmulatorStats = {
     frames: 0,
     crcsChecked: 0,

@@ -13,6 +13,7 @@ import { zlibStored } from './zlib-stored.js';
 
 /** One client of a {@link RetroArchEmulatingHost}: its connection and a way to send it whole frames. */
 export interface RetroArchEmulatedPeer {
+  /** The client's sans-I/O host-side connection (give it {@link RetroArchEmulatingHost.hostOptions}). */
   readonly host: RetroArchHostConnection;
   /** Sends whole frames to the client (and flushes). `RetroArchHostSocket` of the Node listener fits. */
   relay(bytes: Uint8Array): void;
@@ -44,20 +45,51 @@ export interface RetroArchEmulatingHostOptions {
 /** What a {@link RetroArchEmulatingHost} reports. */
 export type RetroArchEmulatingHostEvent =
   /** A client asked for a savestate (REQUEST_SAVESTATE: RetroArch sends it after a CRC mismatch). */
-  | { readonly type: 'savestateRequest'; readonly client: number; readonly frame: number }
+  | {
+      /** `'savestateRequest'`: a fresh savestate goes to every client at the next frame. */
+      readonly type: 'savestateRequest';
+      /** The asking client's number. */
+      readonly client: number;
+      /** The host's current frame when the request arrived. */
+      readonly frame: number;
+    }
   /** LOAD_SAVESTATE of `frame` went to `clients` (a new client's first state, or after a request). */
-  | { readonly type: 'savestateSent'; readonly frame: number; readonly clients: readonly number[] }
+  | {
+      /** `'savestateSent'`: a LOAD_SAVESTATE went out. */
+      readonly type: 'savestateSent';
+      /** The frame the state belongs to (the state at its start). */
+      readonly frame: number;
+      /** The client numbers it went to. */
+      readonly clients: readonly number[];
+    }
   /** The CRC of the state at the start of `frame` went to every client. */
-  | { readonly type: 'crc'; readonly frame: number; readonly crc: number }
+  | {
+      /** `'crc'`: a CRC went out (every `checkFrames` frames). */
+      readonly type: 'crc';
+      /** The frame whose starting state it covers. */
+      readonly frame: number;
+      /** CRC-32 of the core's `retro_serialize` bytes, unsigned. */
+      readonly crc: number;
+    }
   /** A client was dropped for what it sent (the host runs on). */
-  | { readonly type: 'peerError'; readonly client: number; readonly error: RetroArchError };
+  | {
+      /** `'peerError'`: one client was disconnected. */
+      readonly type: 'peerError';
+      /** The dropped client's number. */
+      readonly client: number;
+      /** What it did wrong (`core-state` for a savestate of its own, `protocol`, a flood...). */
+      readonly error: RetroArchError;
+    };
 
 /** Counters of a {@link RetroArchEmulatingHost}. */
 export interface RetroArchEmulatingHostStats {
   /** Frames run. */
   frames: number;
+  /** CRC messages sent (each to every client counts once). */
   crcsSent: number;
+  /** LOAD_SAVESTATE messages produced (each counts once, however many clients it went to). */
   savestatesSent: number;
+  /** REQUEST_SAVESTATEs received from clients. */
   savestateRequests: number;
 }
 
@@ -91,6 +123,7 @@ const NO_FRAME = -1;
  * (the client is dropped with `core-state`): the host's state is the session's.
  */
 export class RetroArchEmulatingHost {
+  /** Live counters, updated in place as the game runs (read them any time; do not write). */
   readonly stats: RetroArchEmulatingHostStats = { frames: 0, crcsSent: 0, savestatesSent: 0, savestateRequests: 0 };
   private readonly core: RetroArchCore;
   private readonly checkFrames: number;

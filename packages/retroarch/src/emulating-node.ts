@@ -33,7 +33,9 @@ export interface ServeRetroArchGameOptions
 
 /** A running {@link serveRetroArchGame}. */
 export interface RetroArchGameServer {
+  /** The listening `node:net` server (its `address()` gives the port when 0 was asked). */
   readonly server: Server;
+  /** The host that runs the game: its stats, events and frame. */
   readonly game: RetroArchEmulatingHost;
   /** Stops the clock and the listener (connections are ended by the listener's close). */
   close(): Promise<void>;
@@ -86,6 +88,7 @@ export interface ConnectRetroArchEmulatingOptions
 
 /** A {@link RetroArchConnection} whose client emulates the session. */
 export interface RetroArchEmulatingConnection extends RetroArchConnection {
+  /** The emulator that runs the game next to the client: its stats (CRCs checked, mismatches, loads). */
   readonly emulator: RetroArchClientEmulator;
 }
 

@@ -36,6 +36,7 @@ export type RetroArchErrorCode =
 
 /** The error the RetroArch client, host and recorder report: a typed `code` and a message. */
 export class RetroArchError extends Error {
+  /** Always `'RetroArchError'`; tell kinds apart by `code`. */
   override readonly name = 'RetroArchError';
   constructor(
     /** What kind of failure it is. */

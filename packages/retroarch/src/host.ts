@@ -42,7 +42,12 @@ export interface RetroArchHostOptions {
    * The live session when SYNC is sent (an emulating host advances frames during the handshake):
    * SYNC's frame and device → clients map. Overrides the constructor's frame and {@link deviceClients}.
    */
-  readonly session?: () => { readonly frame: number; readonly deviceClients?: readonly number[] };
+  readonly session?: () => {
+    /** The host's current frame: SYNC's frame, where the client starts. */
+    readonly frame: number;
+    /** Per device (port), the bitmap of clients playing it; default: the option's {@link deviceClients}. */
+    readonly deviceClients?: readonly number[];
+  };
   /** Whether a PLAY may be granted now; false answers MODE_REFUSED reason 2 (no slots). Default: always. */
   readonly canPlay?: () => boolean;
   /** Device type per port sent in SYNC (default: 16 joypads, as RetroArch 1.14 with Nestopia sends). */
@@ -60,7 +65,12 @@ export interface RetroArchHostOptions {
    * Password attempts: a limiter shared by every connection of a listener and this client's
    * address (its key). A blocked address fails with `too-many-attempts` before its password is checked.
    */
-  readonly attempts?: { readonly limiter: AttemptLimiter; readonly address: string };
+  readonly attempts?: {
+    /** The listener's limiter, shared by all its connections (failures counted per address). */
+    readonly limiter: AttemptLimiter;
+    /** This client's address without port: the limiter's key. */
+    readonly address: string;
+  };
   /** Receives every event synchronously. */
   readonly onEvent?: (event: RetroArchHostEvent) => void;
   /** Called when output becomes pending. */
@@ -70,17 +80,45 @@ export interface RetroArchHostOptions {
 /** Everything a {@link RetroArchHostConnection} reports. */
 export type RetroArchHostEvent =
   /** The client finished the handshake (SYNC sent) and spectates. */
-  | { readonly type: 'joined'; readonly nick: string; readonly info: RetroArchCoreInfo }
+  | {
+      /** `'joined'`: the handshake is complete. */
+      readonly type: 'joined';
+      /** The client's nick as the host assigned it in SYNC (made unique if it clashed). */
+      readonly nick: string;
+      /** The client's core and content, from its INFO. */
+      readonly info: RetroArchCoreInfo;
+    }
   /** The client now plays `device` from `frame` on (MODE sent). */
-  | { readonly type: 'playing'; readonly frame: number; readonly device: number }
+  | {
+      /** `'playing'`: a PLAY was granted. */
+      readonly type: 'playing';
+      /** The first frame the client's input counts for. */
+      readonly frame: number;
+      /** The device (port) index the client drives, 0..15. */
+      readonly device: number;
+    }
   /**
    * A message from the client for the designated peer (INPUT, NOINPUT, CRC, REQUEST_SAVESTATE,
    * LOAD_SAVESTATE, RESET, STALL, PAUSE, RESUME, PLAYER_CHAT, unknown commands): the whole frame as
    * opaque bytes (a view valid during the callback only), and its command and frame number (0 when
    * the payload has none).
    */
-  | { readonly type: 'relay'; readonly command: number; readonly frame: number; readonly bytes: Uint8Array }
-  | { readonly type: 'closed'; readonly error?: RetroArchError };
+  | {
+      /** `'relay'`: forward `bytes` unchanged (or run them, for an emulating host). */
+      readonly type: 'relay';
+      /** The message's `RetroArchCommand` number (unknown numbers included). */
+      readonly command: number;
+      /** The frame number the payload starts with, or 0 when the command carries none. */
+      readonly frame: number;
+      /** The whole frame, header included: a view valid during the callback only. */
+      readonly bytes: Uint8Array;
+    }
+  | {
+      /** `'closed'`: the connection ended; no event follows. */
+      readonly type: 'closed';
+      /** Why, when it failed (timeout, wrong password, `flood`, protocol error...); absent after a clean disconnect. */
+      readonly error?: RetroArchError;
+    };
 
 /** Commands the host handles itself; every other command after the handshake is relayed. */
 const LOCAL = new Set<number>([

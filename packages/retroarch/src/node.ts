@@ -52,7 +52,9 @@ export interface ConnectRetroArchOptions extends Omit<RetroArchClientOptions, 'o
 
 /** A {@link RetroArchClient} on a TCP socket. */
 export interface RetroArchConnection {
+  /** The sans-I/O client speaking the protocol on this socket: its state, session info and API. */
   readonly client: RetroArchClient;
+  /** The TCP socket (to the host, or to the relay when `relay` was given); closed with the session. */
   readonly socket: Socket;
   /** Sends whatever the client has queued (API calls schedule it themselves). */
   flush(): void;
@@ -157,7 +159,9 @@ export function connectRetroArch(options: ConnectRetroArchOptions): Promise<Retr
 
 /** A client connected to a {@link listenRetroArchHost} server. */
 export interface RetroArchHostSocket {
+  /** The sans-I/O host side of this client's connection: its state and events. */
   readonly host: RetroArchHostConnection;
+  /** The client's TCP socket; ended when the connection closes. */
   readonly socket: Socket;
   /** Relays whole frames from the designated peer to this client and flushes. */
   relay(bytes: Uint8Array): void;

@@ -9,11 +9,17 @@ export const RECORDING_VERSION = 1;
 
 /** First line of a recording: who and what was recorded. */
 export interface RecordingHeader {
+  /** Always {@link RECORDING_FORMAT}: marks the file as a recording of this package. */
   readonly format: typeof RECORDING_FORMAT;
+  /** The format version ({@link RECORDING_VERSION} when written by this package); `parseRecording` refuses others. */
   readonly version: number;
+  /** The host's nick (NICK). */
   readonly hostNick: string;
+  /** The host's core name (INFO), e.g. `Nestopia`. */
   readonly core: string;
+  /** The host's core version (INFO), byte for byte. */
   readonly coreVersion: string;
+  /** CRC-32 of the host's content (INFO), unsigned. */
   readonly contentCrc: number;
   /** The host's frame at SYNC. */
   readonly frame: number;
@@ -23,23 +29,66 @@ export interface RecordingHeader {
 
 /** One line after the header. */
 export type RecordingEntry =
-  | { readonly t: 'savestate'; readonly f: number; readonly size: number; readonly crc32: number }
-  | { readonly t: 'input'; readonly f: number; readonly c: number; readonly w: readonly number[] }
-  | { readonly t: 'noinput'; readonly f: number }
-  | { readonly t: 'crc'; readonly f: number; readonly crc: number }
   | {
-      readonly t: 'mode';
+      /** `'savestate'`: the host sent a LOAD_SAVESTATE (the state itself is not recorded). */
+      readonly t: 'savestate';
+      /** The frame the state belongs to. */
       readonly f: number;
+      /** The uncompressed state's size in bytes. */
+      readonly size: number;
+      /** CRC-32 of the uncompressed state, unsigned. */
+      readonly crc32: number;
+    }
+  | {
+      /** `'input'`: one client's INPUT for one frame. */
+      readonly t: 'input';
+      /** The frame the input is for. */
+      readonly f: number;
+      /** The client number whose input it is. */
       readonly c: number;
+      /** The input words, 32-bit unsigned each (a joypad's is its RetroPad mask). */
+      readonly w: readonly number[];
+    }
+  | {
+      /** `'noinput'`: the host reached a frame with no other input (NOINPUT). */
+      readonly t: 'noinput';
+      /** The frame reached. */
+      readonly f: number;
+    }
+  | {
+      /** `'crc'`: the host's CRC of its state. */
+      readonly t: 'crc';
+      /** The frame whose starting state it covers. */
+      readonly f: number;
+      /** The CRC-32, unsigned. */
+      readonly crc: number;
+    }
+  | {
+      /** `'mode'`: a client started or stopped playing (MODE). */
+      readonly t: 'mode';
+      /** The first frame the change applies to. */
+      readonly f: number;
+      /** The client number. */
+      readonly c: number;
+      /** Whether it plays from `f` on (else it spectates). */
       readonly playing: boolean;
+      /** Bitmap of the devices (ports 0..15) it drives. */
       readonly devices: number;
+      /** Its nick. */
       readonly nick: string;
     }
-  | { readonly t: 'end'; readonly frames: number };
+  | {
+      /** `'end'`: the last line of a recording that ended cleanly. */
+      readonly t: 'end';
+      /** How many distinct host frames (INPUT / NOINPUT) were recorded. */
+      readonly frames: number;
+    };
 
 /** A parsed recording. */
 export interface Recording {
+  /** The first line: who and what was recorded. */
   readonly header: RecordingHeader;
+  /** Every following line, in file order (the `end` line last when present). */
   readonly entries: readonly RecordingEntry[];
 }
 

@@ -4,7 +4,12 @@
  */
 export interface RetroArchCore {
   /** The core's `retro_get_system_info` name and version, exactly (INFO carries them). */
-  readonly info: { readonly libraryName: string; readonly libraryVersion: string };
+  readonly info: {
+    /** `retro_system_info.library_name`, sent as INFO's core name. */
+    readonly libraryName: string;
+    /** `retro_system_info.library_version`, sent as INFO's core version (RetroArch compares it byte for byte). */
+    readonly libraryVersion: string;
+  };
   /** zlib CRC-32 of the content, as RetroArch's INFO carries it. */
   readonly contentCrc32: number;
   /** The frame the core is at: frames run since power-on, or the frame of the state last loaded. */
@@ -25,8 +30,11 @@ export interface RetroArchCore {
 
 /** The INFO identity of a core: its name, version and content CRC. */
 export function retroArchCoreInfo(core: RetroArchCore): {
+  /** The core's `contentCrc32` as an unsigned 32-bit number. */
   contentCrc: number;
+  /** The core's library name. */
   coreName: string;
+  /** The core's library version, unchanged. */
   coreVersion: string;
 } {
   return {

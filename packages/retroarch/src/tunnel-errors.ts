@@ -35,6 +35,7 @@ export type RetroArchTunnelErrorCode =
 
 /** An error of the RetroArch tunnel relay or its codec: a typed `code` and a message. */
 export class RetroArchTunnelError extends Error {
+  /** Always `'RetroArchTunnelError'`; tell kinds apart by `code`. */
   override readonly name = 'RetroArchTunnelError';
   constructor(
     /** What kind of failure it is. */

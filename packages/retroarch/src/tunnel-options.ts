@@ -72,43 +72,92 @@ export const DEFAULT_TUNNEL_SESSION_RATE_LIMITS: RateLimits = Object.freeze({
 /** Events of a {@link RetroArchTunnel}; ids are 24 hex digits, addresses without the port. */
 export interface RetroArchTunnelEvents {
   /** A host got a session (`RATS` + id sent). */
-  session: { readonly session: string; readonly address: string };
+  session: {
+    /** The new session's id, 24 hex digits: what clients give to join. */
+    readonly session: string;
+    /** The host's address. */
+    readonly address: string;
+  };
   /** A session's host connection ended (its links live on until they close). */
   sessionClosed: {
+    /** The session's id. */
     readonly session: string;
+    /** The host's address. */
     readonly address: string;
+    /** Why, when it failed (`ping-timeout`, `overflow`, `flood`...); undefined when the host closed cleanly. */
     readonly error: RetroArchTunnelError | undefined;
   };
   /** A client asked to join; the host was told (`RATL` + client id). */
-  client: { readonly session: string; readonly client: string; readonly address: string };
+  client: {
+    /** The session it joins. */
+    readonly session: string;
+    /** The id the relay gave this client, 24 hex digits. */
+    readonly client: string;
+    /** The client's address. */
+    readonly address: string;
+  };
   /** The host asked a client's address (`RATA`) and got it. */
-  address: { readonly session: string; readonly client: string; readonly known: boolean };
+  address: {
+    /** The host's session. */
+    readonly session: string;
+    /** The client id asked about. */
+    readonly client: string;
+    /** Whether that id was a client of this session (else the reply carried zeros). */
+    readonly known: boolean;
+  };
   /** The host's link connection for a client arrived: bytes are copied from now. */
-  link: { readonly session: string; readonly client: string; readonly address: string };
+  link: {
+    /** The session. */
+    readonly session: string;
+    /** The client id now linked. */
+    readonly client: string;
+    /** The address of the host's link connection. */
+    readonly address: string;
+  };
   /** A client (waiting or linked) left; byte counts are what its link copied. */
   unlink: {
+    /** The session. */
     readonly session: string;
+    /** The client id that left. */
     readonly client: string;
+    /** Bytes copied from this client to the host (0 if it never linked). */
     readonly bytesToHost: number;
+    /** Bytes copied from the host to this client. */
     readonly bytesToClient: number;
+    /** Why, when it failed (`link-timeout`, `overflow`, `bandwidth`, `closed`...); undefined on a clean close. */
     readonly error: RetroArchTunnelError | undefined;
   };
   /** The relay pinged a silent host (`unanswered` pings so far, this one included). */
-  ping: { readonly session: string; readonly unanswered: number };
+  ping: {
+    /** The pinged host's session. */
+    readonly session: string;
+    /** Pings since the host was last heard, this one included; past `maxUnansweredPings` the host is dropped. */
+    readonly unanswered: number;
+  };
   /** A connection was refused or closed before it had a role (no session, bad magic, caps…). */
-  refused: { readonly address: string; readonly error: RetroArchTunnelError };
+  refused: {
+    /** The connection's address. */
+    readonly address: string;
+    /** Why it was refused. */
+    readonly error: RetroArchTunnelError;
+  };
 }
 
 /** One session as {@link RetroArchTunnel.sessions} lists it. */
 export interface RetroArchTunnelSessionInfo {
+  /** The session id, 24 hex digits. */
   readonly id: string;
+  /** The host's address, without the port. */
   readonly address: string;
   /** Clients waiting for their link. */
   readonly waiting: number;
   /** Linked clients. */
   readonly links: number;
+  /** Bytes copied from this session's clients to its host so far. */
   readonly bytesToHost: number;
+  /** Bytes copied from the host to this session's clients so far. */
   readonly bytesToClients: number;
+  /** Pings sent since the host was last heard (0 for a talking host). */
   readonly unansweredPings: number;
 }
 
@@ -118,13 +167,17 @@ export interface RetroArchTunnelStats {
   readonly connections: number;
   /** Sockets without a whole tunnel message yet. */
   readonly pending: number;
+  /** Sessions open now (at most `maxSessions`). */
   readonly sessions: number;
+  /** Client links copying bytes now. */
   readonly links: number;
   /** Sessions created and links made since the start. */
   readonly sessionsCreated: number;
+  /** Client links made since the start. */
   readonly linksMade: number;
   /** Bytes copied to hosts and to clients since the start. */
   readonly bytesToHosts: number;
+  /** Bytes copied to clients since the start. */
   readonly bytesToClients: number;
   /** Closes with an error, by code. */
   readonly errors: Readonly<Partial<Record<RetroArchTunnelErrorCode, number>>>;

@@ -37,20 +37,60 @@ export const TUNNEL_OUTDATED_REPLY: Uint8Array = Uint8Array.of(
 
 /** A decoded tunnel message. `id` is a 12-byte copy. */
 export type TunnelMessage =
-  | { readonly type: 'session'; readonly id: Uint8Array }
-  | { readonly type: 'link'; readonly id: Uint8Array }
+  | {
+      /** `'session'` (`RATS`): a host asks for a session (id all zero), the relay answers its id, a client joins one. */
+      readonly type: 'session';
+      /** The session id (12 bytes), all zero in a host's request. */
+      readonly id: Uint8Array;
+    }
+  | {
+      /** `'link'` (`RATL`): relay → host "a client wants in"; host → relay, on a new connection, "link me to it". */
+      readonly type: 'link';
+      /** The client's id (12 bytes). */
+      readonly id: Uint8Array;
+    }
   /** `RATA` + id; from the relay it carries `address` (16 bytes). */
-  | { readonly type: 'address'; readonly id: Uint8Array; readonly address?: Uint8Array }
-  | { readonly type: 'ping' }
+  | {
+      /** `'address'` (`RATA`): the host asks a client's address; the relay answers it. */
+      readonly type: 'address';
+      /** The client's id (12 bytes; all zero in the relay's reply for an unknown client). */
+      readonly id: Uint8Array;
+      /** In the relay's reply only: the client's IPv6 address, 16 bytes (IPv4 as `::ffff:a.b.c.d`). */
+      readonly address?: Uint8Array;
+    }
+  | {
+      /** `'ping'` (`RATP`): relay → host ping, host → relay pong; no id. */
+      readonly type: 'ping';
+    }
   /** `RANP`: a netplay header, from a client that does not speak the tunnel protocol. */
-  | { readonly type: 'netplay' };
+  | {
+      /** `'netplay'`: the sender opened with a netplay header; a relay answers {@link TUNNEL_OUTDATED_REPLY} and closes. */
+      readonly type: 'netplay';
+    };
 
 /** What {@link decodeTunnelMessage} found. */
 export type TunnelDecodeResult =
-  | { readonly kind: 'message'; readonly message: TunnelMessage; readonly size: number }
+  | {
+      /** `'message'`: a whole message was decoded. */
+      readonly kind: 'message';
+      /** The message. */
+      readonly message: TunnelMessage;
+      /** Bytes it took from `offset` (4, 16 or 32): skip them before decoding the next message. */
+      readonly size: number;
+    }
   /** Not enough bytes yet: at least `need` in total from `offset`. */
-  | { readonly kind: 'incomplete'; readonly need: number }
-  | { readonly kind: 'error'; readonly error: RetroArchTunnelError };
+  | {
+      /** `'incomplete'`: wait for more bytes. */
+      readonly kind: 'incomplete';
+      /** Bytes needed in total from `offset` before decoding can go on. */
+      readonly need: number;
+    }
+  | {
+      /** `'error'`: the first 4 bytes are no tunnel magic; nothing more will decode from this stream. */
+      readonly kind: 'error';
+      /** What was wrong (`unknown-magic`...). */
+      readonly error: RetroArchTunnelError;
+    };
 
 function magicAt(b: Uint8Array, o: number): number {
   return ((b[o]! << 24) | (b[o + 1]! << 16) | (b[o + 2]! << 8) | b[o + 3]!) >>> 0;
@@ -231,7 +271,12 @@ export function tunnelAddressText(bytes: Uint8Array): string {
  * Parses a relay address `host:port` (`[v6]:port` for IPv6).
  * @throws RetroArchTunnelError `bad-address`.
  */
-export function parseTunnelRelayAddress(relay: string): { readonly host: string; readonly port: number } {
+export function parseTunnelRelayAddress(relay: string): {
+  /** The host name or IP address (an IPv6 address without its brackets). */
+  readonly host: string;
+  /** The TCP port, 1..65535. */
+  readonly port: number;
+} {
   const m = /^\[([^\]]+)\]:(\d+)$/.exec(relay) ?? /^([^:]+):(\d+)$/.exec(relay);
   const port = m === null ? Number.NaN : Number(m[2]);
   if (m === null || !Number.isInteger(port) || port < 1 || port > 65535)
