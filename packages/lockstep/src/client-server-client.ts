@@ -134,9 +134,13 @@ export class ClientServerClient implements LockstepScheduler, StatefulScheduler 
     return this.live.ended;
   }
 
-  /** The last final frame: every frame run, until a removal says where its finals stop. */
+  /**
+   * The last final frame: every frame run (-1 before the first: a late joiner's frames before its
+   * sync frame were final but it never ran them), until a removal says where its finals stop.
+   */
   get finalFrame(): number {
-    return this.live.ended ? this.live.finalFrame : this.next - 1;
+    if (this.live.ended) return this.live.finalFrame;
+    return this.lastRunAt === Infinity ? -1 : this.next - 1;
   }
 
   wantsState(frame: number): boolean {

@@ -14,9 +14,10 @@ import {
   fceuServerTextSize,
   isFceuCommand,
 } from '@netplay/protocol';
-import { pageDelta } from '@netplay/state';
+import type { DirtyPageSet } from '@netplay/state';
 import type { ChannelSpec } from '@netplay/transport';
 import { LockstepError } from './errors.js';
+import { LateJoinDelta } from './late-join-delta.js';
 import { type EndReason, Liveness, type LivenessOptions, type LockstepEvent } from './liveness.js';
 import { type BufferPool, OutboxPool, readU32BE, readU32LE, writeU32BE } from './pool.js';
 import type { Envelope, FrameRequest, LockstepScheduler, StatefulScheduler } from './types.js';
@@ -162,9 +163,9 @@ export class ClientServerServer implements LockstepScheduler, StatefulScheduler 
   private readonly unreliablePool: BufferPool | undefined;
   private readonly request: MutableRequest;
   private readonly frameData: FceuFrameData = { controllers: new Uint8Array(4), command: 0 };
-  private readonly layoutHash: bigint;
-  private readonly pageSize: number;
   private initialState: Uint8Array | undefined;
+  /** Late joiners' page deltas against the power-on state (issue 16: `DeltaBase`, dirty pages). */
+  private readonly deltas: LateJoinDelta;
   private readonly lateJoiners: number[] = [];
   /** Watchers (spectators): they get the state and every frame, and affect nothing. */
   private readonly watchers: Watcher[] = [];
@@ -197,8 +198,7 @@ export class ClientServerServer implements LockstepScheduler, StatefulScheduler 
     this.udpCopy = options.unreliableCopy !== false;
     this.magic = (options.magic ?? 0x4e504c53) >>> 0;
     this.localPort = options.port ?? 0;
-    this.layoutHash = options.layoutHash ?? 0n;
-    this.pageSize = options.pageSize ?? 4096;
+    this.deltas = new LateJoinDelta(options.layoutHash ?? 0n, options.pageSize ?? 4096);
     this.maxWatcherLag = options.maxWatcherLagFrames ?? DEFAULT_WATCHER_LAG_FRAMES;
     if (!(this.maxWatcherLag >= 1))
       throw new LockstepError('bad-argument', `maxWatcherLagFrames must be >= 1, got ${this.maxWatcherLag}`);
@@ -293,10 +293,13 @@ export class ClientServerServer implements LockstepScheduler, StatefulScheduler 
     return (frame === 0 && this.initialState === undefined) || (frame === this.next && this.lateJoiners.length > 0);
   }
 
-  storeState(frame: number, state: Uint8Array): void {
-    if (frame === 0 && this.initialState === undefined) this.initialState = state;
+  storeState(frame: number, state: Uint8Array, dirty?: DirtyPageSet): void {
+    if (frame === 0 && this.initialState === undefined) {
+      this.initialState = state;
+      this.deltas.setBase(state);
+    }
     if (this.lateJoiners.length === 0 || frame !== this.next || !this.initialState) return;
-    const delta = pageDelta(this.initialState, state, { layoutHash: this.layoutHash, pageSize: this.pageSize });
+    const delta = this.deltas.delta(state, dirty);
     const data = new Uint8Array(4 + delta.length);
     putU32(data, 0, frame);
     data.set(delta, 4);

@@ -20,7 +20,9 @@ export {
   CLIENT_SERVER_CHANNELS,
   type ClientServerOptions,
   ClientServerServer,
+  DEFAULT_WATCHER_LAG_FRAMES,
   isFceuShape,
+  WATCHER_PROGRESS,
 } from './client-server.js';
 export { ClientServerClient } from './client-server-client.js';
 export { LockstepError, type LockstepErrorCode } from './errors.js';
@@ -47,3 +49,4 @@ export type { PeerReport } from './report.js';
 export { LockstepRunner, type LockstepRunnerOptions } from './runner.js';
 export type { CommandHandler, Envelope, FrameRequest, LockstepScheduler } from './types.js';
 export { isStateful, type StatefulScheduler } from './types.js';
+export { WatcherStream, type WatcherStreamOptions } from './watcher-stream.js';

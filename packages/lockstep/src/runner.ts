@@ -1,4 +1,4 @@
-import type { Core } from '@netplay/state';
+import type { Core, DirtyPageSet } from '@netplay/state';
 import type { Clock, Connection, Timer } from '@netplay/transport';
 import { LockstepError } from './errors.js';
 import { defaultCommandHandler, type LoggedFrame, logEntry, runFrame } from './log.js';
@@ -64,6 +64,8 @@ export class LockstepRunner<C extends Core = Core> {
   private readonly startedAt: number;
   private stopped = false;
   private pumping = false;
+  /** The core's `pageTracker` checkpoint taken with the first state stored (-1: none yet). */
+  private trackMark = -1;
   private frames = 0;
   private lastRunAt = -Infinity;
   private stalls = 0;
@@ -245,7 +247,14 @@ export class LockstepRunner<C extends Core = Core> {
     if (s.wantsState(s.nextFrame)) {
       const buf = new Uint8Array(this.core.stateBytes);
       const n = this.core.saveInto(buf);
-      s.storeState(s.nextFrame, n === buf.length ? buf : buf.slice(0, n));
+      // A core that tracks its pages tells which changed since the first state stored (the base).
+      const tracker = this.core.pageTracker;
+      let dirty: DirtyPageSet | undefined;
+      if (tracker !== undefined) {
+        if (this.trackMark < 0) this.trackMark = tracker.checkpoint();
+        else dirty = tracker.since(this.trackMark);
+      }
+      s.storeState(s.nextFrame, n === buf.length ? buf : buf.slice(0, n), dirty);
     }
   }
 

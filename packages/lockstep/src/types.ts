@@ -1,3 +1,4 @@
+import type { DirtyPageSet } from '@netplay/state';
 /**
  * A message a scheduler wants sent: the runner (or your own shell) hands it to the transport.
  * Envelopes and their bytes are reused by the scheduler once the outbox has been emptied: send
@@ -68,8 +69,12 @@ export type CommandHandler<C> = (core: C, command: number) => void;
 export interface StatefulScheduler {
   /** Whether the state at the start of `frame` should be handed to {@link storeState}. */
   wantsState(frame: number): boolean;
-  /** The state at the start of `frame` (the scheduler keeps the bytes). */
-  storeState(frame: number, state: Uint8Array): void;
+  /**
+   * The state at the start of `frame` (the scheduler keeps the bytes). `dirty`: when the core has a
+   * `pageTracker`, the pages written since the first state was stored (the power-on state a late
+   * joiner's delta is made against); a scheduler may pass it to `DeltaBase.pageDelta`.
+   */
+  storeState(frame: number, state: Uint8Array, dirty?: DirtyPageSet): void;
   /** A state to load before the next frame (late join), taken once. */
   takeLoad(): { readonly frame: number; readonly state: Uint8Array } | undefined;
 }

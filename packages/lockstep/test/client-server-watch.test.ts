@@ -1,6 +1,6 @@
 import { fc, test } from '@fast-check/vitest';
 import { TestCore } from '@netplay/state/testing';
-import type { Connection } from '@netplay/transport';
+import { type Connection, Prng } from '@netplay/transport';
 import { describe, expect, it } from 'vitest';
 import {
   CLIENT_SERVER_CHANNELS,
@@ -8,6 +8,8 @@ import {
   ClientServerServer,
   type LockstepEvent,
   LockstepRunner,
+  runFrame,
+  WatcherStream,
 } from '../src/index.js';
 import { link, network, PATIENT } from './harness.js';
 import { equalBytes, frameChecksums, frameChecksumsFrom, makeScript, playScript, type Script } from './oracle.js';
@@ -43,11 +45,13 @@ describe('client-server watchers (spectators)', () => {
         minLength: 1,
         maxLength: 3,
       }),
+      // The server's core tracks its pages (the runner hands the dirty pages to the late-join delta) or not.
+      trackPages: fc.constantFrom(undefined, 256),
     },
     { numRuns: 10, endOnFailure: true },
   )(
     'watchers joining at any frame run the server frames from their entry, and nothing they send reaches the game',
-    ({ seed, players, link: conditions, watchers }) => {
+    ({ seed, players, link: conditions, watchers, trackPages }) => {
       const net = network({ seed, link: { latencyMs: 10 } });
       for (let i = 1; i < players; i++) net.setLinkBoth('p0', `p${i}`, conditions);
       const conns = Array.from({ length: players - 1 }, (_, i) => link(net, `p${i + 1}`, 'p0', CLIENT_SERVER_CHANNELS));
@@ -64,6 +68,7 @@ describe('client-server watchers (spectators)', () => {
         magic: seed,
         liveness: PATIENT,
         maxWatcherLagFrames: 1_000_000,
+        pageSize: 256,
       });
       const served: { inputs: Uint8Array; command: number }[] = [];
       const poll = server.poll.bind(server);
@@ -72,7 +77,7 @@ describe('client-server watchers (spectators)', () => {
         if (r) served.push({ inputs: r.inputs.slice(), command: r.command });
         return r;
       };
-      const serverCore = new TestCore({ players, inputBytes: INPUT_BYTES });
+      const serverCore = new TestCore({ players, inputBytes: INPUT_BYTES, ...(trackPages ? { trackPages } : {}) });
       const serverSums = frameChecksums(serverCore);
       const serverRunner = new LockstepRunner({ clock: net.clock, scheduler: server, core: serverCore });
       const scripts: Script[] = Array.from({ length: players }, (_, k) =>
@@ -244,5 +249,109 @@ describe('client-server watchers (spectators)', () => {
     expect(server.events.filter((e) => e.type === 'removed')).toHaveLength(0);
     expect(scheduler.nextFrame).toBeGreaterThan(server.nextFrame - 10);
     expect(() => server.addWatcher(7)).toThrow(/already/);
+  });
+});
+
+describe('WatcherStream (a P2P host streaming its frames)', () => {
+  test.prop(
+    {
+      seed: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
+      ports: fc.integer({ min: 2, max: 8 }),
+      inputBytes: fc.constantFrom(1, 2),
+      link: linkArb,
+      joins: fc.array(fc.integer({ min: 0, max: 300 }), { minLength: 1, maxLength: 3 }),
+      trackPages: fc.constantFrom(undefined, 256),
+    },
+    { numRuns: 10, endOnFailure: true },
+  )(
+    'watchers added at any frame run the frames the host ran from their entry, with the host states',
+    ({ seed, ports, inputBytes, link: conditions, joins, trackPages }) => {
+      const net = network({ seed, link: conditions });
+      const host = new TestCore({ players: ports, inputBytes, ...(trackPages ? { trackPages } : {}) });
+      const initial = new Uint8Array(host.stateBytes);
+      host.saveInto(initial);
+      const stream = new WatcherStream({
+        ports,
+        inputBytes,
+        initialState: initial,
+        pageSize: 256,
+        maxWatcherLagFrames: 1_000_000,
+      });
+      const hostSums: bigint[] = [];
+      const conns = new Map<number, Connection>();
+      const watchers: { id: number; at: number; sums: { sums: bigint[]; first: number } }[] = [];
+      const send = () => {
+        while (stream.outbox.length > 0) {
+          const e = stream.outbox.pop()!;
+          conns.get(e.to)?.send(e.channel, e.data);
+        }
+      };
+      const mark = host.pageTracker?.checkpoint() ?? -1;
+      const rng = new Prng(seed);
+      const inputs = new Uint8Array(ports * inputBytes);
+      const total = Math.max(...joins) + 300;
+      for (let f = 0; f < total; f++) {
+        for (const [k, at] of joins.entries()) {
+          if (at !== f) continue;
+          const id = 10 + k;
+          const { ab, ba } = link(net, `w${k}`, 'host', CLIENT_SERVER_CHANNELS);
+          conns.set(id, ba);
+          ba.on('message', (m) => stream.receive(id, m.channel, m.data));
+          const scheduler = new ClientServerClient({
+            id,
+            server: 0,
+            ports,
+            inputBytes,
+            frameMs: FRAME_MS,
+            liveness: PATIENT,
+            watch: true,
+          });
+          const core = new TestCore({ players: ports, inputBytes });
+          const sums = frameChecksumsFrom(core, scheduler);
+          new LockstepRunner({ clock: net.clock, scheduler, core, peers: new Map([[0, ab]]) });
+          const state = new Uint8Array(host.stateBytes);
+          host.saveInto(state);
+          stream.addWatcher(id, f, state, host.pageTracker?.since(mark));
+          watchers.push({ id, at: f, sums });
+        }
+        if (rng.int(0, 4) === 0) for (let i = 0; i < inputs.length; i++) inputs[i] = rng.int(0, 256);
+        runFrame(host, inputs, 0);
+        hostSums.push(host.checksum());
+        expect(stream.frameRan(f, inputs)).toEqual([]);
+        send();
+        net.advance(FRAME_MS);
+      }
+      net.advance(10_000);
+      for (const w of watchers) {
+        expect(w.sums.first, `w${w.id} entry`).toBe(w.at);
+        expect(w.sums.sums.length, `w${w.id} frames`).toBe(total - w.at);
+        for (let i = 0; i < w.sums.sums.length; i++)
+          if (w.sums.sums[i] !== hostSums[w.at + i]) expect.fail(`w${w.id}: frame ${w.at + i} differs from the host's`);
+      }
+      expect(stream.count).toBe(joins.length);
+    },
+  );
+
+  it('drops a watcher that stops reporting, and keeps one that reports', () => {
+    const core = new TestCore({ players: 2, inputBytes: 1 });
+    const initial = new Uint8Array(core.stateBytes);
+    core.saveInto(initial);
+    const stream = new WatcherStream({ ports: 2, inputBytes: 1, initialState: initial, maxWatcherLagFrames: 20 });
+    stream.addWatcher(1, 0, initial);
+    stream.addWatcher(2, 0, initial);
+    const progress = new Uint8Array(5);
+    progress[0] = 0x53;
+    const dropped: number[] = [];
+    for (let f = 0; f < 100; f++) {
+      new DataView(progress.buffer).setUint32(1, f);
+      expect(stream.receive(2, 'control', progress)).toBe(true);
+      dropped.push(...stream.frameRan(f, Uint8Array.of(1, 2)));
+      stream.outbox.length = 0;
+    }
+    expect(dropped).toEqual([1]);
+    expect(stream.count).toBe(1);
+    // A progress report beyond what was streamed is not one.
+    new DataView(progress.buffer).setUint32(1, 500);
+    expect(stream.receive(2, 'control', progress)).toBe(false);
   });
 });

@@ -1,0 +1,116 @@
+/**
+ * Issue 16, lockstep late join: what `ClientServerServer` (and `WatcherStream`) do to bring a
+ * joiner in, on a 16 MiB state with 1 % of its 4 KiB pages changed since power-on (16 bytes in
+ * each). Baseline, measured in the same run: the old path, `pageDelta(initial, state)` of
+ * @netplay/state (hashes the whole base and state, compares every page). Rows: the server's
+ * late-join delta now (`DeltaBase`: the base's pages hashed once, on the first join) without a
+ * dirty-page set (compares every page, hashes nothing whole) and with the core's `pageTracker`
+ * pages (what the runner hands `storeState`), and the first join, which builds the `DeltaBase`.
+ * Every figure is the time of one delta, as a speed ratio to the baseline (higher is better).
+ */
+import { BenchSuite } from '@netplay/bench-kit';
+import { applyDelta, PageTracker, pageDelta } from '@netplay/state';
+import { ClientServerServer } from '../src/index.js';
+
+const suite = new BenchSuite('lockstep/late-join');
+const MiB = 1 << 20;
+const SIZE = 16 * MiB;
+const PAGE = 4096;
+const pages = SIZE / PAGE;
+
+function now(): number {
+  return Number(process.hrtime.bigint()) / 1e6;
+}
+
+/** Median ms of one call over `runs` runs. */
+function msPerCall(fn: () => void, runs = 5): number {
+  const times: number[] = [];
+  for (let r = 0; r < runs; r++) {
+    const t0 = now();
+    fn();
+    times.push(now() - t0);
+  }
+  times.sort((a, b) => a - b);
+  return times[Math.floor(runs / 2)]!;
+}
+
+// The power-on state: pseudo-random bytes (a real machine's RAM is not all zeros).
+const initial = new Uint8Array(SIZE);
+let s = 1;
+for (let i = 0; i < SIZE; i++) {
+  s ^= s << 13;
+  s ^= s >>> 17;
+  s ^= s << 5;
+  initial[i] = s & 0xff;
+}
+const current = initial.slice();
+const tracker = new PageTracker(SIZE, PAGE);
+const mark = tracker.checkpoint();
+for (let n = 0, p = 7; n < pages / 100; n++, p = (p * 7919 + 13) % pages) {
+  for (let k = 0; k < 16; k++) current[p * PAGE + ((k * 257) % PAGE)]! ^= 0x5a + k;
+  tracker.mark(p * PAGE, PAGE);
+}
+const dirty = tracker.since(mark);
+
+/** A server holding `initial` as its power-on state, and one late join of a watcher through it. */
+function server(): { join(withDirty: boolean): Uint8Array } {
+  const srv = new ClientServerServer({ id: 0, ports: 2, inputBytes: 1, frameMs: 1000 / 60, pageSize: PAGE });
+  srv.storeState(0, initial);
+  let id = 100;
+  return {
+    join(withDirty) {
+      const peer = id++;
+      srv.addWatcher(peer);
+      srv.storeState(srv.nextFrame, current, withDirty ? dirty : undefined);
+      const sync = srv.outbox.find((e) => e.channel === 'sync' && e.to === peer)!.data;
+      while (srv.outbox.length > 0) srv.outbox.pop();
+      srv.removeWatcher(peer);
+      return sync.subarray(4);
+    },
+  };
+}
+
+let old: Uint8Array = new Uint8Array(0);
+const oldMs = msPerCall(() => {
+  old = pageDelta(initial, current, { layoutHash: 0n, pageSize: PAGE });
+});
+const baseline = 'old path: pageDelta(initial, state), 16 MiB, 1 % pages';
+suite.record({
+  name: baseline,
+  value: SIZE / 1e6 / (oldMs / 1000),
+  unit: 'MB/s',
+  note: `${oldMs.toFixed(1)} ms; ${old.length} bytes`,
+});
+
+const first = server();
+const t0 = now();
+first.join(false);
+const firstMs = now() - t0;
+suite.record({
+  name: 'first late join (builds the DeltaBase: hashes the base once)',
+  value: oldMs / firstMs,
+  unit: '× baseline speed',
+  note: `${firstMs.toFixed(1)} ms`,
+});
+
+const srv = server();
+srv.join(false);
+for (const [name, withDirty] of [
+  ['late join, DeltaBase, every page compared', false],
+  ['late join, DeltaBase, dirty pages from the core pageTracker', true],
+] as const) {
+  let bytes: Uint8Array = new Uint8Array(0);
+  const ms = msPerCall(() => {
+    bytes = srv.join(withDirty);
+  });
+  // The joiner rebuilds the same state from it.
+  const back = applyDelta(initial, bytes, { layoutHash: 0n, maxTargetBytes: SIZE });
+  if (back.length !== SIZE || back.some((b, i) => b !== current[i])) throw new Error(`${name}: wrong state`);
+  suite.record({
+    name,
+    value: oldMs / ms,
+    unit: '× baseline speed',
+    note: `${ms.toFixed(1)} ms; ${bytes.length} bytes (old path ${old.length})`,
+  });
+}
+suite.finish();
