@@ -659,6 +659,9 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
     if (this.routed !== undefined)
       for (const route of this.routed.routes.values()) route.end({ code: 'remote', reason: reason ?? 'closed' });
     if (this.p2p !== undefined && this.challenge !== undefined) this.p2p.disconnectPeer(this.challenge.hostNick);
+    // A spectator watches through the host only: it does not follow a host hand-over (README).
+    if (this.watch !== undefined && this.failure === undefined && reason !== undefined)
+      this.failure = new SessionError('host-lost', `the host is gone (${reason}); spectators do not follow a hand-over`);
     this.failure ??=
       reason === undefined
         ? new SessionError('closed', wasJoined ? 'left the session' : 'closed before joining')

@@ -79,7 +79,7 @@ export class HostLinks {
   /**
    * A session message from an admitted player: LINK_ADDRESS or LINKS_READY are taken and true is
    * returned; false for any other message. @returns a `SessionError` for a malformed link message
-   * or one a player may not send.
+   * or one the host never receives (LINKS, LINK_HELLO, LINK_SET).
    */
   onMessage(peer: Peer, data: Uint8Array): boolean | SessionError {
     const t = data[0] ?? 0;
@@ -88,8 +88,9 @@ export class HostLinks {
         return new SessionError('protocol', `link message ${t} is not sent to the host`);
       return false;
     }
-    if (peer.stage !== 'playing' || peer.slot === undefined)
-      return new SessionError('protocol', `link message ${t} from a peer that is not a player`);
+    // A player's LINK_ADDRESS follows its INFO at once: kept whatever the admission's stage (a
+    // player entering a running game may still be on its way in); used only by a round's players.
+    if (peer.stage === 'closed' || peer.spectate) return true;
     let m: ReturnType<typeof decodeLinkMessage>;
     try {
       m = decodeLinkMessage(data);
@@ -105,7 +106,7 @@ export class HostLinks {
     }
     if (m.type === LinkMessageType.LinksReady) {
       const r = this.current;
-      if (r === undefined || r.stage !== 'ready' || m.round !== (r.round & 0xff)) return true;
+      if (r === undefined || r.stage !== 'ready' || m.round !== (r.round & 0xff) || peer.slot === undefined) return true;
       const expected = r.expected.get(peer.slot);
       r.ready.set(peer.slot, new Set(m.slots.filter((s) => expected?.has(s) === true)));
       if ([...r.expected].every(([slot, want]) => (r.ready.get(slot)?.size ?? 0) >= want.size)) this.finish(r);
