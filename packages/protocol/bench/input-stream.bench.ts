@@ -13,27 +13,10 @@ import {
   type InputStreamHeader,
   inputStreamMaxEncodedSize,
 } from '../src/index.js';
+import { PAIRED_ROUNDS, pairedRatio } from './paired.js';
 
 const FRAMES = 8;
-const ROUNDS = 41;
 
-/**
- * Median over ROUNDS of time(baseline) / time(subject), each round timing both back to back.
- * On a loaded machine this pairing keeps the ratio steadier than two separate measurements.
- */
-function pairedRatio(baseline: () => void, subject: () => void): number {
-  const ratios: number[] = [];
-  for (let r = 0; r < ROUNDS; r++) {
-    const t0 = process.hrtime.bigint();
-    for (let k = 0; k < 20; k++) baseline();
-    const t1 = process.hrtime.bigint();
-    for (let k = 0; k < 20; k++) subject();
-    const t2 = process.hrtime.bigint();
-    ratios.push(Number(t1 - t0) / Number(t2 - t1));
-  }
-  ratios.sort((a, b) => a - b);
-  return ratios[ROUNDS >> 1]!;
-}
 const BATCH = 256;
 const suite = new BenchSuite('protocol/input-stream');
 /** Folds results in as int32 so the harness itself allocates no heap numbers. */
@@ -139,13 +122,13 @@ for (const inputSize of [2, 16]) {
     name: `encode paired ${tag}`,
     value: pairedRatio(rawWrite, encode),
     unit: 'ratio',
-    note: 'raw write time / encode time, median of back-to-back rounds; goal ≥ 0.7',
+    note: `raw write time / encode time, median of ${PAIRED_ROUNDS} back-to-back rounds (paired.ts); goal ≥ 0.7`,
   });
   suite.record({
     name: `decode paired ${tag}`,
     value: pairedRatio(rawRead, decode),
     unit: 'ratio',
-    note: 'raw read time / decode time, median of back-to-back rounds; goal ≥ 0.7',
+    note: `raw read time / decode time, median of ${PAIRED_ROUNDS} back-to-back rounds (paired.ts); goal ≥ 0.7`,
   });
   suite.record({ name: `encoded size ${tag}`, value: encodedSize, unit: 'bytes', note: `raw ${rawSize} bytes` });
   suite.record({ name: `size ratio ${tag}`, value: encodedSize / rawSize, unit: 'encoded/raw' });

@@ -16,29 +16,11 @@ import {
   type RetroArchInputMessage,
   retroArchInputSize,
 } from '../src/index.js';
+import { PAIRED_ROUNDS, pairedRatio } from './paired.js';
 
 const BATCH = 256;
-const ROUNDS = 41;
 const suite = new BenchSuite('protocol/retroarch-input');
 let sink = 0;
-
-/**
- * Median over ROUNDS of time(baseline) / time(subject), each round timing both back to back:
- * steadier on a loaded machine than two separate measurements (as in input-stream.bench.ts).
- */
-function pairedRatio(baseline: () => void, subject: () => void): number {
-  const ratios: number[] = [];
-  for (let r = 0; r < ROUNDS; r++) {
-    const t0 = process.hrtime.bigint();
-    for (let k = 0; k < 20; k++) baseline();
-    const t1 = process.hrtime.bigint();
-    for (let k = 0; k < 20; k++) subject();
-    const t2 = process.hrtime.bigint();
-    ratios.push(Number(t1 - t0) / Number(t2 - t1));
-  }
-  ratios.sort((a, b) => a - b);
-  return ratios[ROUNDS >> 1]!;
-}
 
 // 1 word: one joypad. 4 words: a joypad and an analog pad (1 + 3).
 for (const words of [1, 4]) {
@@ -143,13 +125,13 @@ for (const words of [1, 4]) {
     name: `encode paired ${tag}`,
     value: pairedRatio(rawWrite, encode),
     unit: 'ratio',
-    note: 'raw write time / encodeRetroArchInput time, median of back-to-back rounds; goal ≥ 0.7',
+    note: `raw write time / encodeRetroArchInput time, median of ${PAIRED_ROUNDS} back-to-back rounds (paired.ts); goal ≥ 0.7`,
   });
   suite.record({
     name: `decode paired ${tag}`,
     value: pairedRatio(rawRead, decode),
     unit: 'ratio',
-    note: 'raw read time / decodeRetroArchInputInto time, median of back-to-back rounds; goal ≥ 0.7',
+    note: `raw read time / decodeRetroArchInputInto time, median of ${PAIRED_ROUNDS} back-to-back rounds (paired.ts); goal ≥ 0.7`,
   });
 }
 

@@ -104,6 +104,57 @@ describe('INPUT codec vs its buffer-layout declaration', () => {
     expect(code(() => encodeRetroArchInput(new Uint8Array(28), 0, 0, 0, [1, 2, 3]))).toBe('ok');
   });
 
+  // Any number where a u32 or an index goes: integers in and out of range, fractions, NaN, ±Infinity.
+  const anyNumber = fc.oneof(
+    u32,
+    fc.integer({ min: -8, max: 40 }),
+    fc.constantFrom(-1, 0.5, 1.5, 2 ** 32, 2 ** 53, Number.NaN, Infinity, -Infinity, -0),
+    fc.double(),
+  );
+  test.prop(
+    [anyNumber, anyNumber, anyNumber, fc.array(anyNumber, { maxLength: 4 }), fc.option(anyNumber), fc.nat({ max: 40 })],
+    {
+      numRuns: 500,
+    },
+  )(
+    "any arguments: the declaration's bytes, or an EncodeError; a frame that does not fit writes nothing",
+    (at, frame, client, input, count, room) => {
+      const target = new Uint8Array(room).fill(0xa5);
+      let n: number;
+      try {
+        n =
+          count === null
+            ? encodeRetroArchInput(target, at, frame, client, input)
+            : encodeRetroArchInput(target, at, frame, client, input, count);
+      } catch (e) {
+        expect(e).toBeInstanceOf(EncodeError);
+        if ((e as EncodeError).code === 'buffer-too-small' || input.length <= 1)
+          expect(target.every((b) => b === 0xa5)).toBe(true);
+        return;
+      }
+      const k = count ?? input.length;
+      const words = input.slice(0, k);
+      expect(n).toBe(retroArchInputSize(k));
+      const expected = new Uint8Array(room).fill(0xa5);
+      retroArchLayouts
+        .inputFrameLayout(k)
+        .encode({ command: 3, length: n - 8, frame, client, input: words }, expected, at);
+      expect(target).toEqual(expected);
+      for (const v of [at, frame, client, k, ...words]) expect(v >>> 0 === v).toBe(true);
+    },
+  );
+
+  it('refuses an offset or count that is not an integer (DataView would truncate it)', () => {
+    const t = new Uint8Array(64);
+    expect(() => encodeRetroArchInput(t, 1.5, 0, 0, [1])).toThrow(expect.objectContaining({ code: 'out-of-range' }));
+    expect(() => encodeRetroArchInput(t, 0, 0, 0, [1, 2], 1.5)).toThrow(
+      expect.objectContaining({ code: 'out-of-range' }),
+    );
+    expect(() => encodeRetroArchInput(t, 2 ** 32, 0, 0, [1])).toThrow(
+      expect.objectContaining({ code: 'buffer-too-small' }),
+    );
+  });
+
   it('rejects bad payload sizes and too many words with DecodeError', () => {
     const into = new RetroArchInputFrame(2);
     const bytes = new Uint8Array(64);
