@@ -47,7 +47,7 @@ const HEADLINE: Readonly<Record<SessionErrorCode, string>> = {
  */
 export function sessionFailure(e: unknown, afterJoin = false): CliError {
   if (e instanceof SessionError) {
-    if (afterJoin && (e.code === 'closed' || e.code === 'timeout'))
+    if (afterJoin && (e.code === 'closed' || e.code === 'timeout' || e.code === 'host-lost'))
       return new CliError(ExitCode.PeerLost, `the host was lost mid-game: ${e.message}`);
     return new CliError(BY_CODE[e.code], `${HEADLINE[e.code]}: ${e.message}`);
   }

@@ -1,6 +1,7 @@
 import { DecodeError } from '@netplay/protocol';
 import type { P2PSession } from '@netplay/rollback';
 import { checkChat, sanitizeChat } from './commands.js';
+import { SessionError } from './errors.js';
 import type { ChatEvent } from './host-control.js';
 import { decodeSessionMessage, encodeChat, type SessionMessage, SessionMessageType } from './messages.js';
 
@@ -117,4 +118,22 @@ export class HandOver {
       if (this.deps.session.paused !== paused) this.deps.session.setHostPaused(paused);
     }
   }
+}
+
+/**
+ * Why a joined client ends when its host's connection closes without a refusal and no hand-over
+ * follows: `host-lost` (a spectator's, or a player's at `finalFrame`, its last final frame) when the
+ * close says the host left or went silent (`closed`, `timeout`); undefined for any other reason (a
+ * host that ended the game says why, e.g. `partitioned`).
+ */
+export function hostGone(reason: string, spectator: boolean, finalFrame: number | undefined): SessionError | undefined {
+  const code = SessionError.fromCloseReason(reason).code;
+  if (code !== 'closed' && code !== 'timeout') return undefined;
+  if (spectator)
+    return new SessionError('host-lost', `the host is gone (${reason}); spectators do not follow a host hand-over`);
+  if (finalFrame === undefined) return undefined;
+  return new SessionError(
+    'host-lost',
+    `the game ended for this peer at frame ${finalFrame}: the host was lost (${reason}) and no other host took over`,
+  );
 }

@@ -22,6 +22,7 @@ import {
 import { SESSION_CONTROL_CHANNEL } from './channels.js';
 import { ClientControl } from './client-control.js';
 import { clientRoutes, startClientRunner } from './client-lockstep.js';
+import { hostGone } from './client-handover.js';
 import { ClientMesh } from './client-mesh.js';
 import type { JoinInfo, NetplayClientEventMap, NetplayClientOptions, NetplayClientState } from './client-options.js';
 import { SessionError } from './errors.js';
@@ -659,9 +660,9 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
     if (this.routed !== undefined)
       for (const route of this.routed.routes.values()) route.end({ code: 'remote', reason: reason ?? 'closed' });
     if (this.p2p !== undefined && this.challenge !== undefined) this.p2p.disconnectPeer(this.challenge.hostNick);
-    // A spectator watches through the host only: it does not follow a host hand-over (README).
-    if (this.watch !== undefined && this.failure === undefined && reason !== undefined)
-      this.failure = new SessionError('host-lost', `the host is gone (${reason}); spectators do not follow a hand-over`);
+    // The host went mid-game (no hand-over; a spectator never follows one): `host-lost` (README).
+    if (wasJoined && this.failure === undefined && reason !== undefined)
+      this.failure = hostGone(reason, this.watch !== undefined, this.p2p?.confirmedFrame ?? this.finality?.finalFrame);
     this.failure ??=
       reason === undefined
         ? new SessionError('closed', wasJoined ? 'left the session' : 'closed before joining')
