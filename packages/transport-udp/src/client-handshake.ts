@@ -1,3 +1,4 @@
+import type { Clock, Timer } from '@netplay/transport';
 import {
   COOKIE_BYTES,
   HEADER_BYTES,
@@ -25,8 +26,8 @@ export type HandshakeReply = (typeof HandshakeReply)[keyof typeof HandshakeReply
 
 /**
  * The client's half of the handshake (HELLO → CHALLENGE → CONNECT → ACCEPT or REFUSE), as data:
- * the datagrams to send, when to retry (100 ms doubling to 1 s), and what a reply means. The peer
- * owns the timers and the connection state. Cold path (it allocates its datagrams).
+ * the datagrams to send, retried 100 ms doubling to 1 s until {@link stop}, a deadline, and what a
+ * reply means. The peer owns the connection state. Cold path (it allocates its datagrams).
  * @internal
  */
 export class ClientHandshake {
@@ -35,16 +36,44 @@ export class ClientHandshake {
   private attempts = 0;
   /** After a {@link HandshakeReply.Refuse}: why, in words. */
   refusal = '';
+  private active = true;
+  private retryTimer: Timer | undefined;
+  private deadline: Timer | undefined;
 
   constructor(
     /** The client's nonce (nonzero). */
     readonly nonce: number,
     /** The channel-list hash (see `channelHash`). */
     private readonly hash: number,
+    private readonly clock: Clock,
+    /** Sends a handshake datagram. */
+    private readonly send: (datagram: Uint8Array) => void,
   ) {}
 
+  /** Arms the deadline (`onTimeout` after `connectMs`) and sends the first HELLO. */
+  start(connectMs: number, onTimeout: () => void): void {
+    this.deadline = this.clock.setTimer(connectMs, onTimeout);
+    this.step();
+  }
+
+  /** Sends the datagram due now (HELLO or CONNECT) and schedules the retry. */
+  step(): void {
+    if (!this.active) return;
+    this.send(this.datagram());
+    const delay = this.sent();
+    this.retryTimer?.cancel();
+    this.retryTimer = this.clock.setTimer(delay, () => this.step());
+  }
+
+  /** Stops retrying and the deadline (the handshake finished, or the connection ended). */
+  stop(): void {
+    this.active = false;
+    this.retryTimer?.cancel();
+    this.deadline?.cancel();
+  }
+
   /** The datagram to send now: HELLO, or CONNECT once a cookie came. */
-  datagram(): Uint8Array {
+  private datagram(): Uint8Array {
     const d = new Uint8Array(HELLO_BYTES);
     d[8] = this.cookie ? PacketType.Connect : PacketType.Hello;
     putU32(d, 9, PROTOCOL_MAGIC);
@@ -61,7 +90,7 @@ export class ClientHandshake {
   }
 
   /** The datagram went out; returns how long to wait before the next attempt, ms. */
-  sent(): number {
+  private sent(): number {
     this.attempts++;
     return Math.min(1000, 100 * 2 ** Math.min(4, this.attempts - 1));
   }

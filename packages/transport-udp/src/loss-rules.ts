@@ -2,14 +2,14 @@ import type { RttEstimator } from '@netplay/transport';
 import { LossLedger } from './loss-ledger.js';
 
 /** Later packets acknowledged before a packet may be declared lost by the ack rule. */
-const PACKET_THRESHOLD = 3;
+export const PACKET_THRESHOLD = 3;
 
 /**
  * When a tracked packet counts as lost, and when such a loss was spurious.
  *
  * - Ack rule (QUIC-style packet and time thresholds): lost once {@link PACKET_THRESHOLD} later
- *   packets were acknowledged and it is overdue by the reordering window (9/8 SRTT + RTTVAR + one
- *   tick), so jitter that reorders a burst is not mistaken for loss.
+ *   packets were acknowledged and it is overdue by the {@link reorderWindow} (9/8 SRTT + RTTVAR +
+ *   one tick), so jitter that reorders a burst is not mistaken for loss.
  * - Spurious-loss undo (TCP RACK, RFC 8985, and Eifel, RFC 3522): an ack for a packet declared lost
  *   means it was only delayed; the reordering tolerance widens to how late it was (up to the
  *   largest RTO) and decays by 1/64 per loss, so one late burst does not slow loss recovery for good.
@@ -37,16 +37,18 @@ export class LossRules {
     return this.lost.cutWasSpurious;
   }
 
-  /** How overdue a packet must be for the ack rule, ms (the RTO before any RTT sample). */
-  reorderWindow(): number {
-    return this.rtt.samples === 0
-      ? this.rtt.rto()
-      : Math.max(1.125 * this.rtt.srtt + this.rtt.rttvar + this.tickMs, this.reorderMs);
-  }
+  /**
+   * How overdue a packet must be for the ack rule, ms (the RTO before any RTT sample), as of the
+   * last {@link updateReorderWindow} (a field, not a return value: V8 may box a returned double).
+   */
+  reorderWindow = 0;
 
-  /** The ack rule: `back` later packets were acknowledged and the packet is `age` ms old. */
-  lostByAck(back: number, age: number, reorderWindow: number): boolean {
-    return back >= PACKET_THRESHOLD && age > reorderWindow;
+  /** Recomputes {@link reorderWindow} from the RTT and the learnt tolerance. */
+  updateReorderWindow(): void {
+    this.reorderWindow =
+      this.rtt.samples === 0
+        ? this.rtt.rto()
+        : Math.max(1.125 * this.rtt.srtt + this.rtt.rttvar + this.tickMs, this.reorderMs);
   }
 
   /** Packet `seq`, sent at `sentAt`, was declared lost (by the ack rule or its RTO). */
@@ -57,14 +59,15 @@ export class LossRules {
 
   /**
    * Looks for packets declared lost among those an ack (`ack` and the bitfield at `d[bitsAt ..]`)
-   * says arrived: returns how many; widens the reordering tolerance to how late they were.
+   * says arrived: returns how many (then call {@link widen}).
    */
-  scanSpurious(ack: number, d: Uint8Array, bitsAt: number, bitBytes: number, cutSeq: number, now: number): number {
-    const spurious = this.lost.scan(ack, d, bitsAt, bitBytes, cutSeq);
-    if (spurious > 0) {
-      const late = 1.125 * (now - this.lost.oldestSentAt);
-      this.reorderMs = Math.min(Math.max(this.reorderMs, late), this.rtt.maxRtoMs);
-    }
-    return spurious;
+  scanSpurious(ack: number, d: Uint8Array, bitsAt: number, bitBytes: number, cutSeq: number): number {
+    return this.lost.scan(ack, d, bitsAt, bitBytes, cutSeq);
+  }
+
+  /** After spurious losses, at `now`: widens the reordering tolerance to how late they were. */
+  widen(now: number): void {
+    const late = 1.125 * (now - this.lost.oldestSentAt);
+    this.reorderMs = Math.min(Math.max(this.reorderMs, late), this.rtt.maxRtoMs);
   }
 }

@@ -6,50 +6,32 @@ import {
   type ConnectionLimits,
   type ConnectionState,
   type ConnectionStats,
-  decodeCloseReason,
   Emitter,
-  encodeCloseReason,
   type Handler,
   MutableConnectionStats,
   RateBudget,
   RttEstimator,
-  type Timer,
   TransportError,
   type Unsubscribe,
   validateChannels,
 } from '@netplay/transport';
 import { ClientHandshake, HandshakeReply } from './client-handshake.js';
+import { CloseHandshake } from './close-handshake.js';
 import { fragmentSize, maxUnreliable, type UdpConfig } from './config.js';
 import { CongestionWindow } from './congestion-window.js';
 import type { DropCounters } from './counters.js';
+import { DataPacketWriter, FRAMES_AT } from './data-packet-writer.js';
+import { type FrameSink, FramesRead, readFrames } from './frames.js';
 import { InFlightPackets } from './in-flight.js';
+import { AckResult, IncomingAcks } from './incoming-acks.js';
+import { PeerLiveness, Silence } from './liveness.js';
 import { LossRules } from './loss-rules.js';
 import { channelHash, type PeerIo, type UdpPeerCounters } from './peer-io.js';
 import { ReceiveChannels } from './receive-channels.js';
-import { ReceivedPackets } from './received-packets.js';
+import { ACK_EVERY, ReceivedPackets } from './received-packets.js';
 import { SendQueues } from './send-queues.js';
-import type { SentPacket } from './sent-packet.js';
 import { TickSchedule } from './tick-schedule.js';
-import {
-  ACK_BITS,
-  crcOk,
-  DATA_HEADER_BYTES,
-  DATA_MARK,
-  DataFlag,
-  dataCrcOk,
-  FrameType,
-  isData,
-  PacketType,
-  resolve16,
-  sealData,
-  sessionOf,
-  u16,
-  u32,
-} from './wire.js';
-
-const CLOSE_ATTEMPTS = 5;
-/** Where the frames of a DATA packet start in the scratch buffer (room for the longest header). */
-const FRAMES_AT = DATA_HEADER_BYTES - 4;
+import { crcOk, DataFlag, dataCrcOk, FrameType, isData, PacketType, sessionOf, u16, u32 } from './wire.js';
 
 /**
  * One end of a UDP connection, as a sans-I/O state machine: it is fed datagrams with
@@ -86,11 +68,16 @@ export class UdpPeer implements Connection {
   private readonly rtt: RttEstimator;
   private readonly queues: SendQueues;
   private readonly inbound: ReceiveChannels;
-  private readonly received = new ReceivedPackets();
+  private readonly received: ReceivedPackets;
   private readonly inFlight = new InFlightPackets();
   private readonly window: CongestionWindow;
   private readonly loss: LossRules;
+  private readonly acks: IncomingAcks;
   private readonly ticks: TickSchedule;
+  /** The outgoing DATA packet being written. */
+  private readonly writer: DataPacketWriter;
+  /** Where {@link readFrames} hands a DATA packet's frames (made once). */
+  private readonly frames: FrameSink;
   /** What the peer may send us (undefined: `rateLimits: false`). Past it: {@link flooded}. */
   private readonly budget: RateBudget | undefined;
   /** When the datagram being read arrived (whole ms): the time its messages are charged at. */
@@ -101,37 +88,22 @@ export class UdpPeer implements Connection {
 
   // packets
   private nextPacketSeq = 1;
-  /** Views of `scratch` by length: the datagrams handed to `output`. */
-  private readonly views: Array<Uint8Array | undefined> = [];
-  /** Scratch for a DATA header (at most {@link FRAMES_AT} bytes). */
-  private readonly hdr = new Uint8Array(FRAMES_AT);
   /** When the last DATA packet went out (any kind): keepalive Pings only go on a silent link. */
   private lastSentAt = 0;
-  private rtoBackoff = 1;
 
   // liveness
-  private lastHeard: number;
+  private readonly liveness: PeerLiveness;
   private lastTrackedSent: number;
-  private interruptedSince = -1;
   private flushScheduled = false;
   private pingDue = false;
-  private readonly scratch: Uint8Array;
 
   // closing
-  private lingering = false;
-  /** Closing after a flood: the Close goes out without waiting for the send queue. */
-  private abandon = false;
+  private readonly closing: CloseHandshake;
   private dead = false;
-  private closeReason: Uint8Array | undefined;
-  private closeSentCount = 0;
-  private closeSentAt = -1e9;
-  private closeAckDue = false;
 
   // client handshake
   private nonce = 0;
   private handshake: ClientHandshake | undefined;
-  private handshakeTimer: Timer | undefined;
-  private connectDeadline: Timer | undefined;
 
   private constructor(
     private readonly io: PeerIo,
@@ -149,7 +121,8 @@ export class UdpPeer implements Connection {
     this.rtt = new RttEstimator(config.minRtoMs, 2000, 200, 1);
     this.window = new CongestionWindow(config, this.counters);
     this.loss = new LossRules(this.rtt, config.tickMs);
-    this.scratch = new Uint8Array(FRAMES_AT + config.mtu);
+    this.writer = new DataPacketWriter(config.mtu);
+    this.closing = new CloseHandshake(this.rtt);
     const idleTickMs = Math.max(config.tickMs, Math.min(config.keepaliveMs / 2, config.timeouts.interruptMs / 8));
     this.ticks = new TickSchedule(io.clock, config.tickMs, idleTickMs, () => this.onTick());
     this.queues = new SendQueues(
@@ -161,10 +134,22 @@ export class UdpPeer implements Connection {
       this.inFlight,
       this.window,
     );
+    this.acks = new IncomingAcks(
+      io.clock,
+      config.tickMs,
+      this.rtt,
+      this.window,
+      this.loss,
+      this.inFlight,
+      this.queues,
+      this.counters,
+      this.mstats,
+    );
     this.currentState = state;
     this.sessionId = sessionId;
-    this.lastHeard = io.clock.now();
-    this.lastTrackedSent = this.lastHeard;
+    this.received = new ReceivedPackets(io.clock);
+    this.liveness = new PeerLiveness(io.clock, config.timeouts);
+    this.lastTrackedSent = this.liveness.lastHeard;
     const peer = this;
     this.inbound = new ReceiveChannels(
       this.channels,
@@ -180,7 +165,23 @@ export class UdpPeer implements Connection {
       },
       io.reassemblyBudget,
     );
-    this.budget = config.rateLimits ? new RateBudget(config.rateLimits, this.lastHeard) : undefined;
+    this.frames = {
+      get dead() {
+        return peer.dead;
+      },
+      fragment: (d, p, channel, end) => this.inbound.fragment(d, p, channel, end),
+      unreliable: (channel, seq, d, start, end) => this.inbound.unreliable(channel, seq, d, start, end),
+      close: (reason) => {
+        this.closing.ackDue = true;
+        this.scheduleFlush();
+        if (this.currentState !== 'closed') this.finish('remote', reason, undefined, true);
+      },
+      closeAck: () => {
+        if (this.closing.lingering && this.closing.sent) this.die();
+      },
+      malformed: (what) => this.malformed(what),
+    };
+    this.budget = config.rateLimits ? new RateBudget(config.rateLimits, this.liveness.lastHeard) : undefined;
   }
 
   /** Starts the client side: sends HELLO and retries until ACCEPT, REFUSE or `connectMs`. */
@@ -188,13 +189,12 @@ export class UdpPeer implements Connection {
     const p = new UdpPeer(io, config, channels, remoteAddress, 'connecting', 0);
     const random = io.random ?? ((n: number) => crypto.getRandomValues(new Uint8Array(n)));
     p.nonce = u32(random(4), 0) || 1;
-    p.handshake = new ClientHandshake(p.nonce, p.hash);
-    p.connectDeadline = io.clock.setTimer(config.timeouts.connectMs, () => {
+    p.handshake = new ClientHandshake(p.nonce, p.hash, io.clock, (d) => p.emit(d));
+    p.handshake.start(config.timeouts.connectMs, () => {
       if (p.currentState === 'connecting') {
         p.finish('timeout', 'connect timed out', new TransportError('timeout', 'the handshake did not finish'));
       }
     });
-    p.handshakeStep();
     return p;
   }
 
@@ -251,16 +251,15 @@ export class UdpPeer implements Connection {
     this.end('local', reason, undefined);
   }
 
-  /** Closes, sending `reason` to the peer (after the reliable queue unless {@link abandon}). */
+  /** Closes, sending `reason` to the peer (after the reliable queue, unless closing after a flood). */
   private end(code: CloseCode, reason: string, error: TransportError | undefined): void {
     if (this.currentState === 'closed') return;
     if (this.currentState === 'connecting') {
       this.finish(code, reason, error);
       return;
     }
-    this.closeReason = encodeCloseReason(reason);
+    this.closing.start(reason);
     this.currentState = 'closed';
-    this.lingering = true;
     // Unsent unreliable messages are dropped; reliable ones are still delivered before the Close.
     this.queues.dropUnsent();
     this.scheduleFlush();
@@ -274,7 +273,7 @@ export class UdpPeer implements Connection {
   private overBudget(bytes: number): boolean {
     if (!this.budget || this.budget.take(bytes, this.readAt)) return false;
     const reason = this.budget.describe();
-    this.abandon = true;
+    this.closing.abandon = true;
     this.end('error', reason, new TransportError('flood', reason));
     return true;
   }
@@ -343,41 +342,15 @@ export class UdpPeer implements Connection {
       }
       seq = this.received.resolve(u16(d, o));
       o += 2;
-      if (!this.received.receive(seq, this.io.clock.now())) {
+      if (!this.received.receive(seq)) {
         this.io.drops.duplicate++;
         return;
       }
     }
-    let ack = 0;
-    let delay = 0;
-    let bitsAt = 0;
-    let bitBytes = 0;
-    if ((flags & DataFlag.Ack) !== 0) {
-      if (o + 2 > end) {
-        this.io.drops.malformed++;
-        return;
-      }
-      ack = resolve16(u16(d, o), this.nextPacketSeq - 1);
-      o += 2;
-      let shift = 0;
-      for (;;) {
-        if (o >= end || shift > 14) {
-          this.io.drops.malformed++;
-          return;
-        }
-        const byte = d[o++]!;
-        delay += (byte & 0x7f) << shift;
-        shift += 7;
-        if (byte < 0x80) break;
-      }
-      if (o >= end) {
-        this.io.drops.malformed++;
-        return;
-      }
-      bitBytes = d[o++]!;
-      bitsAt = o;
-      o += bitBytes;
-      if (bitBytes > ACK_BITS / 8 || o > end) {
+    const withAck = (flags & DataFlag.Ack) !== 0;
+    if (withAck) {
+      o = this.acks.read(d, o, end, this.nextPacketSeq - 1);
+      if (o < 0) {
         this.io.drops.malformed++;
         return;
       }
@@ -385,83 +358,14 @@ export class UdpPeer implements Connection {
     this.mstats.packetsReceived++;
     this.mstats.bytesReceived += d.length;
     this.heard();
-    if (ack !== 0 && ack < this.nextPacketSeq) this.processAcks(ack, d, bitsAt, bitBytes, delay / 10);
-    let elicits = false;
-    while (o < end && !this.dead) {
-      const fb = d[o]!;
-      const ft = fb >> 4;
-      let ch = fb & 15;
-      let p = o + 1;
-      if (ch === 15 && (ft === FrameType.Fragment || ft === FrameType.Unreliable)) {
-        if (p >= end) {
-          this.malformed('truncated frame');
-          return;
-        }
-        ch = d[p++]!;
-      }
-      if (ft === FrameType.Fragment) {
-        if ((flags & DataFlag.Tracked) === 0) {
-          this.malformed('fragment in an untracked packet');
-          return;
-        }
-        if (p + 14 > end) {
-          this.malformed('truncated fragment frame');
-          return;
-        }
-        const n = this.inbound.fragment(d, p, ch, end);
-        if (n < 0) return;
-        o = n;
-        elicits = true;
-      } else if (ft === FrameType.Unreliable) {
-        if (p + 3 > end) {
-          this.malformed('truncated unreliable frame');
-          return;
-        }
-        const useq = u16(d, p);
-        p += 2;
-        let len = 0;
-        let shift = 0;
-        for (;;) {
-          if (p >= end || shift > 14) {
-            this.malformed('truncated unreliable frame');
-            return;
-          }
-          const byte = d[p++]!;
-          len += (byte & 0x7f) << shift;
-          shift += 7;
-          if (byte < 0x80) break;
-        }
-        const stop = p + len;
-        if (stop > end) {
-          this.malformed('truncated unreliable frame');
-          return;
-        }
-        this.inbound.unreliable(ch, useq, d, p, stop);
-        o = stop;
-      } else if (ft === FrameType.Ping && fb === FrameType.Ping << 4) {
-        o += 1;
-        elicits = true;
-      } else if (ft === FrameType.Close && fb === FrameType.Close << 4) {
-        if (o + 2 > end || o + 2 + d[o + 1]! > end) {
-          this.malformed('truncated close frame');
-          return;
-        }
-        const reason = decodeCloseReason(d.subarray(o + 2, o + 2 + d[o + 1]!));
-        o += 2 + d[o + 1]!;
-        this.closeAckDue = true;
-        elicits = true;
-        this.scheduleFlush();
-        if (this.currentState !== 'closed') this.finish('remote', reason, undefined, true);
-      } else if (ft === FrameType.CloseAck && fb === FrameType.CloseAck << 4) {
-        o += 1;
-        if (this.lingering && this.closeSentCount > 0) this.die();
-      } else {
-        this.malformed(`unknown frame type ${ft}`);
-        return;
-      }
+    if (withAck) {
+      const acked = this.acks.process(d, this.closing.lingering);
+      if (acked === AckResult.CloseAcked) this.die();
+      if (acked !== AckResult.None) this.scheduleFlush();
     }
-    if (elicits && seq !== 0) {
-      if (this.received.elicited(this.io.clock.now())) this.scheduleFlush();
+    const read = readFrames(d, o, end, (flags & DataFlag.Tracked) !== 0, this.frames);
+    if (read === FramesRead.Elicits && seq !== 0) {
+      if (this.received.elicited()) this.scheduleFlush();
       else this.busy();
     }
   }
@@ -474,79 +378,7 @@ export class UdpPeer implements Connection {
     this.io.drops.malformed++;
   }
 
-  private processAcks(ack: number, d: Uint8Array, bitsAt: number, bitBytes: number, ackDelayMs: number): void {
-    if (ack === 0 || this.inFlight.count === 0) return;
-    const now = this.io.clock.now();
-    // Sample the RTT from the newest acknowledged packet first, so the loss threshold below uses it.
-    const newest = this.inFlight.live(ack);
-    if (newest) {
-      const rtt = Math.max(0, now - newest.sentAt - ackDelayMs);
-      this.rtt.sample(rtt);
-      this.window.onRttSample(rtt, now, this.rtt.srtt);
-    }
-    const spurious = this.loss.scanSpurious(ack, d, bitsAt, bitBytes, this.window.cutSeq, now);
-    if (spurious > 0) {
-      // Delayed or reordered, not lost: jitter alone never shrinks the window.
-      this.counters.spuriousLosses += spurious;
-      if (this.loss.cutWasSpurious) this.window.undoCut();
-    }
-    const reorderWindow = this.loss.reorderWindow();
-    let any = false;
-    const end = Math.min(this.inFlight.length, ack - this.inFlight.base + 1);
-    for (let i = 0; i < end; i++) {
-      const p = this.inFlight.at(i);
-      if (!p.live) continue;
-      const back = ack - p.seq;
-      const acked =
-        back === 0 || (back <= bitBytes * 8 && (d[bitsAt + ((back - 1) >> 3)]! & (1 << ((back - 1) & 7))) !== 0);
-      if (acked) {
-        this.inFlight.retire(p);
-        this.onPacketAcked(p);
-        if (this.dead) return;
-        any = true;
-      } else if (this.loss.lostByAck(back, now - p.sentAt, reorderWindow)) {
-        this.inFlight.retire(p);
-        this.onPacketLost(p);
-      }
-    }
-    this.inFlight.trim();
-    if (any) {
-      this.rtoBackoff = 1;
-      this.mstats.rttMs = this.rtt.srtt;
-      this.mstats.rttVarMs = this.rtt.rttvar;
-      this.mstats.rttSamples = this.rtt.samples;
-      this.scheduleFlush();
-    }
-  }
-
-  private onPacketAcked(p: SentPacket): void {
-    this.mstats.lossRate += (0 - this.mstats.lossRate) / 32;
-    if (p.close && this.lingering) {
-      this.die();
-      return;
-    }
-    if (p.fragCount === 0) return;
-    if (this.queues.acked(p) && this.lingering) this.scheduleFlush();
-  }
-
-  private onPacketLost(p: SentPacket): void {
-    this.counters.packetsLost++;
-    this.mstats.lossRate += (1 - this.mstats.lossRate) / 32;
-    this.loss.onLost(p.seq, p.sentAt);
-    if (p.fragCount === 0) return;
-    this.window.onLoss(p.seq, this.io.clock.now(), this.rtt.srtt);
-    this.queues.lost(p);
-  }
-
   // ------------------------------------------------------------------ handshake (client)
-
-  private handshakeStep(): void {
-    if (this.currentState !== 'connecting' || this.dead || !this.handshake) return;
-    this.emit(this.handshake.datagram());
-    const delay = this.handshake.sent();
-    this.handshakeTimer?.cancel();
-    this.handshakeTimer = this.io.clock.setTimer(delay, () => this.handshakeStep());
-  }
 
   private handshakeInput(d: Uint8Array, session: number, type: number): void {
     const hs = this.handshake;
@@ -559,13 +391,12 @@ export class UdpPeer implements Connection {
     if (reply === HandshakeReply.Challenge) {
       this.mstats.packetsReceived++;
       this.mstats.bytesReceived += d.length;
-      this.handshakeStep();
+      hs.step();
     } else if (reply === HandshakeReply.Accept) {
       this.mstats.packetsReceived++;
       this.mstats.bytesReceived += d.length;
       this.sessionId = session;
-      this.handshakeTimer?.cancel();
-      this.connectDeadline?.cancel();
+      hs.stop();
       this.currentState = 'open';
       this.pingDue = true; // at once: the server admits the session when it hears from us
       this.heard();
@@ -601,64 +432,36 @@ export class UdpPeer implements Connection {
     this.io.output(d);
   }
 
-  /** The first `length` bytes of `scratch`, as a view made once per length. */
-  private datagram(length: number): Uint8Array {
-    let v = this.views[length];
-    if (!v) {
-      v = this.scratch.subarray(0, length);
-      this.views[length] = v;
-    }
-    return v;
-  }
-
   /** Sends everything that may be sent now. */
   flush(): void {
     if (this.dead || this.currentState === 'connecting' || this.sessionId === 0) return;
-    // Frames are written from FRAMES_AT; the header (up to FRAMES_AT bytes) goes right before them
-    // and the CRC (4) after: the datagram stays within the MTU.
-    const limit = FRAMES_AT + this.config.mtu - DATA_HEADER_BYTES;
+    const writer = this.writer;
+    const buf = writer.buf;
+    const limit = writer.limit;
     this.queues.beginFlush();
     for (let guard = 0; guard < 100_000; guard++) {
       const now = this.io.clock.now();
-      const buf = this.scratch;
-      let o = FRAMES_AT;
-      let close = false;
-      // Tracked packets (reliable fragments, Close, Ping) get a sequence number and are acknowledged;
-      // the others (acks, unreliable messages, CloseAck) carry sequence number 0.
-      let elicit = false;
       // 1. Close handshake frames.
-      if (this.closeAckDue) {
-        buf[o++] = FrameType.CloseAck << 4;
-        this.closeAckDue = false;
-      }
+      let o = this.closing.writeAck(buf, FRAMES_AT);
       // 2. Unreliable messages, newest state first to go out.
       o = this.queues.writeUnreliable(buf, o, limit);
       // 3. Reliable fragments: resends first, round robin over channels, one fragment per turn.
       o = this.queues.writeFragments(buf, o, limit);
       // The record of this packet, taken when its first fragment went in.
       let packet = this.queues.packet;
-      if (packet) elicit = true;
+      // Tracked packets (reliable fragments, Close, Ping) get a sequence number and are acknowledged;
+      // the others (acks, unreliable messages, CloseAck) carry sequence number 0.
+      let elicit = packet !== undefined;
       // 4. Close, once every reliable message is acknowledged.
-      if (
-        this.lingering &&
-        (this.mstats.sendQueueLength === 0 || this.abandon) &&
-        this.closeReason &&
-        o + 2 + this.closeReason.length <= limit
-      ) {
-        if (this.closeSentCount === 0 || now - this.closeSentAt >= this.rtt.rto()) {
-          if (this.closeSentCount >= CLOSE_ATTEMPTS) {
-            this.die();
-            return;
-          }
-          buf[o] = FrameType.Close << 4;
-          buf[o + 1] = this.closeReason.length;
-          buf.set(this.closeReason, o + 2);
-          o += 2 + this.closeReason.length;
-          this.closeSentCount++;
-          this.closeSentAt = now;
-          close = true;
-          elicit = true;
-        }
+      const c = this.closing.lingering ? this.closing.write(buf, o, limit, now, this.mstats.sendQueueLength === 0) : o;
+      if (c < 0) {
+        this.die();
+        return;
+      }
+      const close = c !== o;
+      if (close) {
+        o = c;
+        elicit = true;
       }
       // 5. Keepalive.
       if (!elicit && this.pingDue) {
@@ -666,35 +469,18 @@ export class UdpPeer implements Connection {
         elicit = true;
       }
       const ackOnly = !elicit && o === FRAMES_AT;
-      if (ackOnly && this.received.holdBack(now, this.config.tickMs)) return;
+      const r = this.received;
+      if (ackOnly && r.pending === 0) return;
+      if (ackOnly && r.pending < ACK_EVERY && !r.now && now - r.pendingSince < this.config.tickMs) return;
       if (elicit) {
         this.pingDue = false;
         this.lastTrackedSent = now;
       }
       const seq = elicit ? this.nextPacketSeq++ : 0;
-      // The header goes right before the frames: flags, connection id, [seq], [acks].
       const withAck = this.received.due;
-      const hdr = this.hdr;
-      let h = 3;
-      if (elicit) {
-        hdr[h++] = seq >>> 8;
-        hdr[h++] = seq;
-      }
-      if (withAck) h = this.received.writeAck(hdr, h, now);
-      hdr[0] =
-        DATA_MARK |
-        (elicit ? DataFlag.Tracked : 0) |
-        (withAck ? DataFlag.Ack : 0) |
-        (elicit || withAck ? DataFlag.Crc : 0);
-      hdr[1] = this.sessionId >>> 8;
-      hdr[2] = this.sessionId;
-      // The frames move up behind the header (a memmove), so every datagram starts at 0 and its
-      // views are made once per length.
-      buf.copyWithin(h, FRAMES_AT, o);
-      for (let i = 0; i < h; i++) buf[i] = hdr[i]!;
-      o = o - FRAMES_AT + h;
+      const ackDelay = withAck ? Math.min(0x3fff, Math.round((now - r.highestAt) * 10)) : 0;
+      const datagram = writer.finish(o, this.sessionId, elicit, seq, withAck ? r : undefined, ackDelay);
       this.received.acked();
-      if (elicit || withAck) o = sealData(buf, o, this.datagram(o));
       if (elicit) {
         packet ??= this.inFlight.take();
         packet.seq = seq;
@@ -702,9 +488,9 @@ export class UdpPeer implements Connection {
         packet.close = close;
         this.inFlight.push(packet);
         this.busy();
-      } else if (withAck && o <= h + 4) this.counters.acksSent++;
+      } else if (withAck && datagram.length <= writer.headerBytes + 4) this.counters.acksSent++;
       this.lastSentAt = now;
-      this.emit(this.datagram(o));
+      this.emit(datagram);
       if (ackOnly) return;
     }
   }
@@ -719,7 +505,7 @@ export class UdpPeer implements Connection {
     this.judge();
     if (this.dead) return;
     const busy =
-      this.inFlight.count > 0 || this.received.pending > 0 || this.lingering || this.mstats.sendQueueLength > 0;
+      this.inFlight.count > 0 || this.received.pending > 0 || this.closing.lingering || this.mstats.sendQueueLength > 0;
     this.ticks.next(busy);
   }
 
@@ -731,56 +517,31 @@ export class UdpPeer implements Connection {
   /** Silence, interruption, retransmission timeouts and keepalives, once per tick. */
   private judge(): void {
     const now = this.io.clock.now();
-    const silent = now - this.lastHeard;
-    const t = this.config.timeouts;
-    if (silent >= t.disconnectMs) {
-      if (this.currentState === 'open') {
-        this.finish(
-          'timeout',
-          'the peer went silent',
-          new TransportError('timeout', `no packet for ${Math.round(silent)} ms`),
-        );
-      } else this.die();
+    const silent = now - this.liveness.lastHeard;
+    const verdict = this.liveness.judge(this.currentState === 'open');
+    if (verdict === Silence.Gone) {
+      const why = `no packet for ${Math.round(silent)} ms`;
+      if (this.currentState === 'open')
+        this.finish('timeout', 'the peer went silent', new TransportError('timeout', why));
+      else this.die();
       return;
     }
-    if (this.currentState === 'open' && silent >= t.interruptMs && this.interruptedSince < 0) {
-      this.interruptedSince = this.lastHeard;
+    if (verdict === Silence.Interrupted) {
       this.emitter.emit('interrupted', { silentMs: silent });
       if (this.dead) return;
     }
     // Retransmission timeouts: the oldest packets first.
-    // The peer may hold an ack back for up to one tick (plus timer slack): allow for it, as QUIC's
-    // PTO adds max_ack_delay.
-    const rto = (this.rtt.rto() + 2 * this.config.tickMs) * this.rtoBackoff;
-    let expired = false;
-    for (let i = 0; i < this.inFlight.length; i++) {
-      const p = this.inFlight.at(i);
-      if (!p.live) continue;
-      if (now - p.sentAt < rto) break;
-      this.inFlight.retire(p);
-      this.onPacketLost(p);
-      expired = true;
-    }
-    this.inFlight.trim();
-    if (expired) this.rtoBackoff = Math.min(8, this.rtoBackoff * 2);
+    this.acks.expire();
     // Keepalive, and a fresh RTT sample even when only untracked (unreliable) packets flow.
-    if (
-      this.currentState === 'open' &&
-      now - this.lastTrackedSent >= this.config.keepaliveMs &&
-      now - this.lastSentAt >= this.config.keepaliveMs
-    )
+    const k = this.config.keepaliveMs;
+    if (this.currentState === 'open' && now - this.lastTrackedSent >= k && now - this.lastSentAt >= k)
       this.pingDue = true;
     this.flush();
   }
 
   private heard(): void {
-    const now = this.io.clock.now();
-    this.lastHeard = now;
-    if (this.interruptedSince >= 0 && this.currentState === 'open') {
-      const since = this.interruptedSince;
-      this.interruptedSince = -1;
-      this.emitter.emit('resumed', { interruptedMs: now - since });
-    }
+    const interruptedMs = this.liveness.heard(this.currentState === 'open');
+    if (interruptedMs >= 0) this.emitter.emit('resumed', { interruptedMs });
   }
 
   // ------------------------------------------------------------------ ending
@@ -822,10 +583,9 @@ export class UdpPeer implements Connection {
   private die(): void {
     if (this.dead) return;
     this.dead = true;
-    this.lingering = false;
+    this.closing.lingering = false;
     this.ticks.stop();
-    this.handshakeTimer?.cancel();
-    this.connectDeadline?.cancel();
+    this.handshake?.stop();
     this.inFlight.clear();
     this.queues.clear();
     this.inbound.clear();

@@ -1,3 +1,4 @@
+import type { Clock } from '@netplay/transport';
 import { ACK_BITS, putVarint, resolve16 } from './wire.js';
 
 /** Size of the receive ring (a power of two above ACK_BITS). */
@@ -15,23 +16,27 @@ const ACK_ECHOES = 2;
 /**
  * The receiving side of packet acknowledgement: which tracked packets arrived (a bit per sequence
  * number in a ring), and when to acknowledge them (the rule above). Writes the ack fields of the
- * DATA header. Fixed state: nothing is allocated per packet.
+ * DATA header. Fixed state: nothing is allocated per packet (no time is passed in as an argument,
+ * which V8 may box: it reads the clock itself).
  * @internal
  */
 export class ReceivedPackets {
   /** The highest packet sequence number received (0: none). */
   highest = 0;
   /** When {@link highest} arrived (the ack's delay field is measured from it). */
-  private highestAt = 0;
+  highestAt = 0;
   /** Received packet sequence numbers, a bit per number modulo RING_PACKETS. */
   private readonly ring = new Uint8Array(RING_PACKETS / 8);
   /** Tracked packets that asked for an ack since the last one went out. */
   pending = 0;
-  private pendingSince = 0;
+  /** When the first of them arrived. */
+  pendingSince = 0;
   /** A tracked packet arrived out of order since the last ack: acknowledge at once. */
-  private now = false;
+  now = false;
   /** Packets still to carry the acks again after the last new ones (in case one is lost). */
   private echoes = 0;
+
+  constructor(private readonly clock: Clock) {}
 
   /** The full sequence number of a 16-bit one read from a packet. */
   resolve(seq16: number): number {
@@ -39,26 +44,20 @@ export class ReceivedPackets {
   }
 
   /**
-   * Records tracked packet `seq` (arrived at `at`); false if it was already received. A packet out
-   * of order (a gap, or a hole filled) asks for an ack at once.
+   * Records tracked packet `seq`, arriving now; false if it was already received. A packet out of
+   * order (a gap, or a hole filled) asks for an ack at once.
    */
-  receive(seq: number, at: number): boolean {
+  receive(seq: number): boolean {
     const outOfOrder = seq !== this.highest + 1 && this.highest !== 0;
-    if (!this.note(seq, at)) return false;
+    if (!this.note(seq)) return false;
     if (outOfOrder) this.now = true;
     return true;
   }
 
-  /** A tracked packet that elicits an ack was read at `at`: whether the ack should go out now. */
-  elicited(at: number): boolean {
-    if (this.pending++ === 0) this.pendingSince = at;
+  /** A tracked packet that elicits an ack was read now: whether the ack should go out at once. */
+  elicited(): boolean {
+    if (this.pending++ === 0) this.pendingSince = this.clock.now();
     return this.pending >= ACK_EVERY || this.now;
-  }
-
-  /** Whether an ack-only packet should wait at `at` (nothing to acknowledge, or not yet due). */
-  holdBack(at: number, tickMs: number): boolean {
-    if (this.pending === 0) return true;
-    return this.pending < ACK_EVERY && !this.now && at - this.pendingSince < tickMs;
   }
 
   /** Whether the next DATA packet carries acks. */
@@ -67,13 +66,13 @@ export class ReceivedPackets {
   }
 
   /**
-   * Writes the ack fields at `hdr[h]` (highest, delay in 0.1 ms since it arrived, trimmed bitfield)
-   * and returns the offset after them.
+   * Writes the ack fields at `hdr[h]` (highest, `delay`: 0.1 ms units since it arrived, trimmed
+   * bitfield) and returns the offset after them.
    */
-  writeAck(hdr: Uint8Array, h: number, at: number): number {
+  writeAck(hdr: Uint8Array, h: number, delay: number): number {
     hdr[h++] = this.highest >>> 8;
     hdr[h++] = this.highest;
-    h = putVarint(hdr, h, Math.min(0x3fff, Math.round((at - this.highestAt) * 10)));
+    h = putVarint(hdr, h, delay);
     const nb = this.writeAckBits(hdr, h + 1);
     hdr[h] = nb;
     this.echoes = this.pending > 0 ? ACK_ECHOES : this.echoes - 1;
@@ -99,7 +98,7 @@ export class ReceivedPackets {
   }
 
   /** Records a packet sequence number in the receive ring; false if it was already received. */
-  private note(seq: number, at: number): boolean {
+  private note(seq: number): boolean {
     if (seq === 0) return false;
     if (seq > this.highest) {
       const gap = seq - this.highest;
@@ -107,7 +106,7 @@ export class ReceivedPackets {
       else for (let s = this.highest + 1; s < seq; s++) this.set(s, false);
       this.set(seq, true);
       this.highest = seq;
-      this.highestAt = at;
+      this.highestAt = this.clock.now();
       return true;
     }
     const back = this.highest - seq;
