@@ -25,6 +25,7 @@ import { clientRoutes, startClientRunner } from './client-lockstep.js';
 import { hostGone } from './client-handover.js';
 import { ClientMesh } from './client-mesh.js';
 import type { JoinInfo, NetplayClientEventMap, NetplayClientOptions, NetplayClientState } from './client-options.js';
+import { isRollbackEntry, readRollbackEntry, trackEntries } from './client-rollback-join.js';
 import { SessionError } from './errors.js';
 import { encodeLinkAddress, isLinkMessage } from './link-messages.js';
 import type { FinalityScheduler, LockstepFinality } from './lockstep-finality.js';
@@ -88,6 +89,8 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
   private runner: LockstepRunner | undefined;
   private finality: LockstepFinality | undefined;
   private readonly early: Array<{ channel: string; data: Uint8Array }> = [];
+  /** Rollback, entering a running game (ENTRY): the host's WELCOME and state, for the scheduler's `join`. */
+  private entry: { welcome: Uint8Array; state: Uint8Array } | undefined;
   private wait = 0;
   private readonly framer = new RelayFramer();
   /** Rollback relay: peer nick → player slot, and back. */
@@ -354,6 +357,20 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
       else if (this.early.length < MAX_EARLY_MESSAGES) this.early.push({ channel, data });
       return;
     }
+    if (isRollbackEntry(data) && this.stage === 'handshaking' && this.challenge !== undefined) {
+      // A player entering a running rollback game: its SYNC, the scheduler's WELCOME and the state.
+      try {
+        const entry = readRollbackEntry(data, this.core.stateBytes);
+        this.entry = entry.join;
+        this.onSync(entry.sync, this.challenge);
+      } catch (e) {
+        if (!(e instanceof SessionError || e instanceof RollbackError)) throw e;
+        this.fail(
+          e instanceof SessionError ? e : new SessionError('protocol', `cannot enter the host's game: ${e.message}`),
+        );
+      }
+      return;
+    }
     if (isLinkMessage(data)) {
       if (this.mesh === undefined || this.stage !== 'handshaking' || !this.mesh.links.onHostMessage(data))
         this.fail(new SessionError('protocol', `unexpected link message ${data[0]} from the host`));
@@ -523,12 +540,14 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
         fps: o.fps,
         maxPrediction: o.maxPrediction,
         checksumInterval: o.checksumInterval,
+        join: this.entry,
         wait: (frames) => {
           this.wait = frames;
         },
         ended: (error) => this.fail(error),
       });
       this.p2p = s;
+      this.offs.push(trackEntries(s, this.nickOf, this.slotOf));
       this.coreDriver = driver;
       this.control.attachRollback(s);
       this.stage = 'playing';

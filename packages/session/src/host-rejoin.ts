@@ -3,14 +3,15 @@ import type { SessionMode } from './mode.js';
 
 /**
  * Whether players can enter a running game of `mode` (a new player in a free slot, or a player who
- * dropped coming back): lockstep-cs only. Its server takes clients at any frame and sends them the
- * state of their first frame as a page delta against the power-on state (deflated). Rollback's
- * `P2PSession` fixes its players when it starts, and the relayed P2P lockstep modes (`MeshPeer`,
- * `FrameAdvancePeer` behind the host's routes) would need every client to add a route to the
- * newcomer at an agreed frame: neither is done yet (see the README table).
+ * dropped coming back): lockstep-cs (its server takes clients at any frame and sends them the
+ * state of their first frame as a page delta against the power-on state, deflated) and rollback
+ * (the host's `P2PSession.admitPlayer` at an agreed frame: host-rollback-rejoin.ts) and
+ * frame-advance (host-p2p-join.ts: the host's `FrameAdvancePeer` admits the joiner at a frame every
+ * peer agrees on). lockstep-p2p's `MeshPeer` join (a reachability vote among the members) is not
+ * wired to the relay yet (see the README table).
  */
 export function joinsMidGame(mode: SessionMode): boolean {
-  return mode === 'lockstep-cs';
+  return mode === 'lockstep-cs' || mode === 'rollback' || mode === 'frame-advance';
 }
 
 /**

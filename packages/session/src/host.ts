@@ -23,6 +23,7 @@ import type { HostPeerInfo, NetplayHostEventMap, NetplayHostOptions } from './ho
 import { newPeer, type Peer } from './host-peer.js';
 import { joinsMidGame, replacedBy, SlotMemory } from './host-rejoin.js';
 import { peerSender, rollbackGameMessage } from './host-rollback.js';
+import { RollbackRejoins } from './host-rollback-rejoin.js';
 import { roomError, rosterOf, uniqueNick } from './host-room.js';
 import { checkHostShape } from './host-shape.js';
 import { LockstepSpectators } from './host-spectators.js';
@@ -107,6 +108,8 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
   private readonly rejoins: boolean;
   /** Who held which slot, for rejoins. */
   private readonly slots = new SlotMemory();
+  /** Rollback: players entering the running game (rejoin, mid-game join; issue 15). */
+  private readonly entering: RollbackRejoins;
   /** Rollback: direct links between the players (issue 17), if the `links` option is on. */
   private readonly links: HostLinks;
   /** lockstep-cs spectators (watchers of the server). */
@@ -141,8 +144,10 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
       randomU32: () => this.randomU32(),
       roomError: (peer) => this.control.portsError(peer) ?? this.fullError(peer.spectate, peer),
       assignNick: (peer, asked) => {
-        peer.replaces = this.rejoins ? replacedBy(this.peers, asked, peer.address, peer, this.clock.now()) : undefined;
-        peer.nick = peer.replaces !== undefined ? asked : this.uniqueNick(asked);
+        // A spectator never replaces a player (it would take over a connection it does not play).
+        const rejoin = this.rejoins && !peer.spectate;
+        peer.replaces = rejoin ? replacedBy(this.peers, asked, peer.address, peer, this.clock.now()) : undefined;
+        peer.nick = peer.replaces !== undefined ? asked : this.uniqueNick(asked, !peer.spectate);
         if (peer.replaces === undefined) this.byNick.set(peer.nick, peer);
         return peer.nick;
       },
@@ -162,6 +167,16 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
     });
     const state = new Uint8Array(this.core.stateBytes);
     this.initialState = state.subarray(0, this.core.saveInto(state));
+    this.entering = new RollbackRejoins({
+      ...{ session: () => this.session, frameMs: 1000 / (options.fps ?? 60), roster: () => this.roster() },
+      ...{ peers: this.peers, bySlot: this.bySlot, byNick: this.byNick, slots: this.slots, players: this.players },
+      initialState: this.initialState,
+      syncMessage: (slot, frame, roster, st) => this.syncMessage(slot, frame, roster, st),
+      send: (peer, data) => this.sendTo(peer, data),
+      replaced: (peer, error) => this.refuse(peer, error, false),
+      joined: (nick, slot, rejoined) =>
+        this.emitter.emit('peer-joined', { nick, slot, ...(rejoined ? { rejoined } : {}) }),
+    });
     this.control = new HostControl(
       {
         mode: this.mode,
@@ -327,6 +342,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
       s.poll();
       return false;
     }
+    this.entering.tick();
     const before = s.currentFrame;
     s.addLocalInput(this.control.localInput(input));
     d.run(s.advanceFrame(), s);
@@ -397,9 +413,9 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
     return roomError(room, this.peers, spectate, self);
   }
 
-  /** A nick no peer has, nor (rollback) any peer id the scheduler already knew. */
-  private uniqueNick(nick: string): string {
-    return uniqueNick(nick, this.nick, { has: (n) => this.byNick.has(n) || this.retired.has(n) });
+  /** A nick no peer has, nor (rollback, but for a player: a new incarnation of the id) any peer id the scheduler already knew. */
+  private uniqueNick(nick: string, player = false): string {
+    return uniqueNick(nick, this.nick, { has: (n) => this.byNick.has(n) || (!player && this.retired.has(n)) });
   }
 
   private admit(peer: Peer): void {
@@ -413,6 +429,10 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
     }
     if (this.mode === 'lockstep-cs') {
       this.admitLockstep(peer);
+      return;
+    }
+    if (this.mode === 'rollback' && this.session !== undefined) {
+      this.entering.admit(peer);
       return;
     }
     // A player: the lowest free slot; the game starts once every slot is filled.
@@ -494,7 +514,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
       isHost: true,
       hostPeer: this.nick,
       clock: this.clock,
-      send: peerSender(this.byNick),
+      send: this.entering.sender(peerSender(this.byNick)),
       inputDelay: this.inputDelay,
       fps: this.options.fps,
       maxPrediction: this.options.maxPrediction,

@@ -20,6 +20,8 @@ export interface RollbackStart {
   readonly fps: number | undefined;
   readonly maxPrediction: number | undefined;
   readonly checksumInterval: number | undefined;
+  /** A player entering a running game: the host's WELCOME and the state of its frame (issue 15). */
+  readonly join?: { readonly welcome: Uint8Array; readonly state: Uint8Array } | undefined;
   /** Time sync recommends skipping `frames` frames. */
   wait(frames: number): void;
   /** The finality rule ended the game for this peer: `error` is `removed`, `host-lost` or `partitioned`. */
@@ -62,6 +64,7 @@ export function startRollback(s: RollbackStart): { session: P2PSession; driver: 
     maxPrediction: o.maxPrediction,
     checksumInterval: o.checksumInterval,
     stateSource: (f) => driver?.stateOf(f),
+    ...(s.join !== undefined ? { join: s.join } : {}),
   });
   driver = new CoreDriver(o.core, session.ringFrames);
   session.on('wait-recommended', ({ frames }) => s.wait(frames));
