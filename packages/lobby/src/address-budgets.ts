@@ -14,8 +14,11 @@ interface Tracked {
 export class AddressBudgets {
   private readonly budgets = new Map<string, Tracked>();
   constructor(
+    /** The budget each address gets (messages and bytes per second, burst); the same for every address. */
     readonly limits: RateLimits,
+    /** Most addresses tracked at once (default 4096); past it the least recently seen is forgotten. */
     readonly maxAddresses = 4096,
+    /** How long an address that ran over its budget is refused, in ms (default 1000), before it starts afresh. */
     readonly penaltyMs = 1000,
   ) {}
 

@@ -24,6 +24,7 @@ export const DEFAULT_API_RATE_LIMITS: RateLimits = Object.freeze({
 
 /** Options of {@link LobbyApi}. */
 export interface LobbyApiOptions {
+  /** Where rooms are kept and read: this node's own, or one shared with other nodes (Redis). */
   readonly store: RoomStore;
   /** This node's name (shown as `room.node`). */
   readonly nodeId: string;
@@ -137,7 +138,12 @@ export class LobbyApi {
   private readonly addressOf = new Map<string, string>();
   private readonly unsubscribe: () => void;
   /** Requests answered, by status. */
-  readonly stats: { requests: number; refused: Record<string, number> } = { requests: 0, refused: {} };
+  readonly stats: {
+    /** Requests handled since the start, refused ones included. */
+    requests: number;
+    /** Refused requests by {@link LobbyErrorCode} (`flood`, `not-found`, `forbidden`, `limit`...). */
+    refused: Record<string, number>;
+  } = { requests: 0, refused: {} };
 
   constructor(private readonly options: LobbyApiOptions) {
     this.store = options.store;

@@ -5,6 +5,7 @@ import { filterQuery, type JoinInfo, type RoomAnnounce, type RoomFilter, type Ro
 
 /** The answer of `POST /rooms` and `PUT /rooms/:id`. */
 export interface AnnounceResult {
+  /** The room as the lobby now lists it: the announce plus its id, node, relay flag and times. */
   readonly room: RoomInfo;
   /** The room's secret: heartbeats, updates, deletion and relay registration need it. */
   readonly token: string;
@@ -20,10 +21,27 @@ export interface FeedSocketConstructor {
 }
 /** What {@link LobbyClient.watch} uses of a WebSocket. */
 export interface FeedSocketLike {
-  onmessage: ((ev: { data: unknown }) => void) | null;
-  onclose: ((ev: { code: number; reason: string }) => void) | null;
+  /** Set by the client: receives each feed message (`data` a JSON string). */
+  onmessage:
+    | ((ev: {
+        /** The message's payload; the feed sends text (JSON), anything else is ignored. */
+        data: unknown;
+      }) => void)
+    | null;
+  /** Set by the client: called once when the socket closes; the client passes code and reason on to `watch`'s `onClose`. */
+  onclose:
+    | ((ev: {
+        /** The WebSocket close code. */
+        code: number;
+        /** The close reason text (the feed puts its error code there). */
+        reason: string;
+      }) => void)
+    | null;
+  /** Set by the client: called when the socket is open; the client then sends its filter. */
   onopen: (() => void) | null;
+  /** Sends one text message (the client's filter, JSON). */
   send(data: string): void;
+  /** Closes the socket: the client passes 1000 when its watcher is stopped, 4002 after a feed message it cannot parse. */
   close(code?: number, reason?: string): void;
 }
 
@@ -39,7 +57,9 @@ export interface LobbyClientOptions {
 
 /** A room announced by {@link LobbyClient.announce}, kept alive by heartbeats until `close()`. */
 export interface Announcement {
+  /** The room's id, assigned by the lobby (12 URL-safe base64 characters). */
   readonly id: string;
+  /** The room's secret from the lobby; keep it private (it allows updates, deletion and relay registration). */
   readonly token: string;
   /** The last answer. */
   readonly room: RoomInfo;
@@ -58,6 +78,7 @@ export interface Announcement {
 export class LobbyClient {
   private readonly fetchFn: typeof fetch;
   private readonly clock: Clock;
+  /** The lobby's HTTP base URL, as given without trailing slashes (`http://lobby:8080`). */
   readonly baseUrl: string;
 
   constructor(

@@ -43,8 +43,10 @@ export const LOBBY_ERROR_STATUS: Readonly<Record<LobbyErrorCode, number>> = Obje
 
 /** A typed lobby refusal: `code` says what kind, the message names what was wrong. */
 export class LobbyError extends Error {
+  /** Always `'LobbyError'`; tell kinds apart by `code`. */
   override readonly name = 'LobbyError';
   constructor(
+    /** What kind of refusal it is; the server's HTTP status follows from it ({@link LOBBY_ERROR_STATUS}). */
     readonly code: LobbyErrorCode,
     message: string,
   ) {

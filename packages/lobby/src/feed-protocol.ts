@@ -10,14 +10,53 @@ export const MAX_FEED_CLIENT_MESSAGE_BYTES = 2048;
  * answers with a `snapshot` of the matching rooms, then sends `room` (added or changed and
  * matching) and `removed` (every removal; ids a client never saw are harmless).
  */
-export type FeedClientMessage = { readonly v: 1; readonly type: 'filter'; readonly filter: RoomFilter };
+export type FeedClientMessage = {
+  /** The feed protocol version: always 1. */
+  readonly v: 1;
+  /** `'filter'`: (re)sets which rooms this socket is told about; the server answers a `snapshot`. */
+  readonly type: 'filter';
+  /** The rooms to watch; `{}` matches every room. */
+  readonly filter: RoomFilter;
+};
 
 /** Server → client feed messages; see {@link FeedClientMessage}. */
 export type FeedServerMessage =
-  | { readonly v: 1; readonly type: 'snapshot'; readonly rooms: readonly RoomInfo[] }
-  | { readonly v: 1; readonly type: 'room'; readonly room: RoomInfo }
-  | { readonly v: 1; readonly type: 'removed'; readonly id: string; readonly reason: 'deleted' | 'expired' }
-  | { readonly v: 1; readonly type: 'refused'; readonly code: LobbyErrorCode; readonly reason: string };
+  | {
+      /** The feed protocol version: always 1. */
+      readonly v: 1;
+      /** `'snapshot'`: the answer to a filter; replaces everything the client knew. */
+      readonly type: 'snapshot';
+      /** Every matching room, at most the feed's `maxSnapshotRooms` (default 500). */
+      readonly rooms: readonly RoomInfo[];
+    }
+  | {
+      /** The feed protocol version: always 1. */
+      readonly v: 1;
+      /** `'room'`: a matching room was announced, heartbeated with changes, or updated. */
+      readonly type: 'room';
+      /** The room as it is now. */
+      readonly room: RoomInfo;
+    }
+  | {
+      /** The feed protocol version: always 1. */
+      readonly v: 1;
+      /** `'removed'`: a room is gone (sent for every removal, matching or not). */
+      readonly type: 'removed';
+      /** The id of the room that is gone. */
+      readonly id: string;
+      /** `deleted` by its host, or `expired` (no heartbeat within the TTL). */
+      readonly reason: 'deleted' | 'expired';
+    }
+  | {
+      /** The feed protocol version: always 1. */
+      readonly v: 1;
+      /** `'refused'`: the server refuses this socket and closes it right after. */
+      readonly type: 'refused';
+      /** Why: `limit` (too many sockets), `flood`, `bad-request` / `bad-json` (a bad filter), `unavailable` (the store failed). */
+      readonly code: LobbyErrorCode;
+      /** A human-readable explanation, at most 200 characters. */
+      readonly reason: string;
+    };
 
 /** Parses a client feed message; throws {@link LobbyError} (`bad-json`, `bad-request`). */
 export function parseFeedClientMessage(text: string): FeedClientMessage {

@@ -21,9 +21,11 @@ export const FeedCloseCode = {
 
 /** Options of {@link RoomFeed}. */
 export interface RoomFeedOptions {
+  /** The store whose changes are fed (its `subscribe` events) and whose rooms make the snapshots. */
   readonly store: RoomStore;
   /** Most feed sockets (default 4096) and per address (default 16). */
   readonly maxSockets?: number;
+  /** Most feed sockets from one address (default 16); one more is refused with `limit`. */
   readonly maxSocketsPerAddress?: number;
   /** A socket whose unsent data passes this is closed (default 1 MiB). */
   readonly maxBufferedBytes?: number;
@@ -31,6 +33,7 @@ export interface RoomFeedOptions {
   readonly maxSnapshotRooms?: number;
   /** Per-socket message budget (default 5 msg/s, 8 KiB/s, burst 4 s). */
   readonly rateLimits?: RateLimits;
+  /** Time source of the per-socket budgets (default the system clock). */
   readonly clock?: Clock;
 }
 
@@ -60,7 +63,12 @@ export class RoomFeed {
   private readonly maxSnapshot: number;
   private readonly rateLimits: RateLimits;
   /** Counters. */
-  readonly stats = { sent: 0, refused: {} as Partial<Record<LobbyErrorCode, number>> };
+  readonly stats = {
+    /** Feed messages sent to sockets since the start (snapshots and changes). */
+    sent: 0,
+    /** Sockets refused (and closed), by {@link LobbyErrorCode}. */
+    refused: {} as Partial<Record<LobbyErrorCode, number>>,
+  };
 
   constructor(private readonly options: RoomFeedOptions) {
     this.clock = options.clock ?? systemClock;

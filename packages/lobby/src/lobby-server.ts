@@ -17,6 +17,10 @@ import type { RoomStore } from './store.js';
 
 /** Something that routes signaling between nodes and must know the local signaling server. */
 export interface AttachableRouter extends SignalingRouter {
+  /**
+   * Called once by {@link startLobby} with this node's signaling server, once it listens: signals
+   * routed here from other nodes are delivered to the peers connected to it.
+   */
   attach(server: SignalingServer): void;
 }
 
@@ -50,6 +54,7 @@ export interface LobbyServerOptions {
    * `relayPublicUrl` or `ws://<host>:<relayPort>`.
    */
   readonly relayPort?: number;
+  /** The relay's public WebSocket base when it has its own port (default `ws://<host>:<relayPort>`); ignored without `relayPort`. */
   readonly relayPublicUrl?: string;
   /** Most TCP connections from one address to each HTTP port (default 64); more are cut at once. */
   readonly maxConnectionsPerAddress?: number;
@@ -58,7 +63,11 @@ export interface LobbyServerOptions {
   /** Signaling options (at `/signal`), or `false` for none. */
   readonly signaling?: Omit<SignalingServerOptions, 'server' | 'path' | 'port' | 'host' | 'router'> | false;
   /** Routes signaling between nodes (e.g. `RedisSignalingRouter`); the server closes it. */
-  readonly router?: AttachableRouter & { close?(abandon?: boolean): Promise<void> };
+  readonly router?: AttachableRouter & {
+    /** Stops the router when the node stops; `abandon` as in {@link LobbyServer.close} (leave shared state as a crash would). */
+    close?(abandon?: boolean): Promise<void>;
+  };
+  /** Time source of every part of the node: TTLs, budgets, timeouts (default the system clock); tests pass a `ManualClock`. */
   readonly clock?: Clock;
 }
 
@@ -72,13 +81,21 @@ export class LobbyServer {
   constructor(
     private readonly http: HttpServer,
     private readonly relayHttp: HttpServer | undefined,
+    /** This node's name (the `nodeId` option, else 8 random hex digits), shown as `room.node`. */
     readonly nodeId: string,
+    /** This node's public HTTP base URL, without a trailing slash (the `publicUrl` option, else `http://<host>:<port>`). */
     readonly url: string,
+    /** The TCP port the HTTP server listens on (the one picked when `port` was 0). */
     readonly port: number,
+    /** Where this node's rooms live (memory, Redis, or the `store` option); closed by {@link LobbyServer.close}. */
     readonly store: RoomStore,
+    /** The HTTP API (`/rooms`, `/health`): its stats. */
     readonly api: LobbyApi,
+    /** The change feed at `/feed`: its stats. */
     readonly feed: RoomFeed,
+    /** The relay (`/relay/*`), or undefined with `relay: false`. */
     readonly relay: RelayServer | undefined,
+    /** The WebRTC signaling server at `/signal`, or undefined with `signaling: false`. */
     readonly signaling: SignalingServer | undefined,
     /** The signaling router (Redis), when there is one. */
     readonly router: LobbyServerOptions['router'],

@@ -10,7 +10,9 @@ export class ByteBucket {
   private tokens: number;
   private last: number;
   constructor(
+    /** Average rate the bucket refills at, in bytes per second (> 0). */
     readonly bytesPerSecond: number,
+    /** Most bytes the bucket holds (it starts full): the largest burst sent without waiting. */
     readonly burstBytes: number,
     now: number,
   ) {
@@ -40,8 +42,11 @@ export class ByteBucket {
 
 /** Counters of a {@link pipeSockets} pair. */
 export interface PipeStats {
+  /** Payload bytes copied, both directions. */
   bytes: number;
+  /** WebSocket messages copied, both directions. */
   messages: number;
+  /** Times a reading side was paused (budget spent or the writing side over its high-water mark). */
   pauses: number;
 }
 

@@ -1,6 +1,8 @@
 /** Where a room's relay is: the node's WebSocket base and, when the host asked for it, its UDP room port. */
 export interface RelayPlacement {
+  /** The WebSocket base of the node's relay (`ws://node:port`); clients join at `/relay/join` under it. */
   readonly ws: string;
+  /** The room's UDP port on that node as `udp://host:port`, when the host registered with UDP. */
   readonly udp?: string;
 }
 

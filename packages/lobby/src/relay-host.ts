@@ -7,13 +7,19 @@ import { hostUdpThroughRelay, type UdpRelayHost } from './udp-relay-host.js';
 export interface RelayHostOptions {
   /** The relay's WebSocket base (`ws://lobby:port`; join info's relay URL without the path works too). */
   readonly relayUrl: string;
+  /** The id of the room to relay (the lobby's answer to the announce). */
   readonly room: string;
   /** The room token from announcing. */
   readonly token: string;
   /** The host's own netplay-ws listener (e.g. `ws://127.0.0.1:5001`), reached from this machine. */
   readonly target: string;
   /** The host's own UDP listener (transport-udp), to be reached through the relay's UDP room port too. */
-  readonly udpTarget?: { readonly host: string; readonly port: number };
+  readonly udpTarget?: {
+    /** The listener's address as reached from this machine (e.g. `127.0.0.1`). */
+    readonly host: string;
+    /** The listener's UDP port. */
+    readonly port: number;
+  };
   /** Most bytes held per link while the local listener is not open yet (default 1 MiB). */
   readonly maxQueuedBytes?: number;
 }

@@ -30,13 +30,37 @@ export const RelayCloseCode = {
  * The host sends nothing on the control socket: a message from it unregisters the room.
  */
 export type RelayControlMessage =
-  | { readonly v: 1; readonly type: 'registered'; readonly room: string }
+  | {
+      /** The relay control protocol version: always 1. */
+      readonly v: 1;
+      /** `'registered'`: the host is registered; clients may join from now. */
+      readonly type: 'registered';
+      /** The room id registered. */
+      readonly room: string;
+    }
   /** Sent before `registered` when the host asked for UDP (`&udp=1`): the room's UDP port and the agent's key (hex). */
-  | { readonly v: 1; readonly type: 'udp'; readonly port: number; readonly key: string }
-  | { readonly v: 1; readonly type: 'client'; readonly client: string };
+  | {
+      /** The relay control protocol version: always 1. */
+      readonly v: 1;
+      /** `'udp'`: the room's UDP port is open. */
+      readonly type: 'udp';
+      /** The room's UDP port on the relay node: the host's agent sends there, clients too. */
+      readonly port: number;
+      /** The room key, 32 hex digits (16 bytes): the agent puts it in every datagram it sends. */
+      readonly key: string;
+    }
+  | {
+      /** The relay control protocol version: always 1. */
+      readonly v: 1;
+      /** `'client'`: a client connected; the host opens a link for it. */
+      readonly type: 'client';
+      /** The client's id within the room (`c1`, `c2`...), for the link's `client=` parameter. */
+      readonly client: string;
+    };
 
 /** Options of {@link RelayServer}. */
 export interface RelayServerOptions {
+  /** Where the relay records each room's placement (which node holds its host) and checks room tokens. */
   readonly store: RoomStore;
   /** This node's public WebSocket base URL (`ws://host:port`), recorded as the room's relay. */
   readonly publicWsUrl: string;
@@ -54,15 +78,19 @@ export interface RelayServerOptions {
   readonly maxClientsPerRoom?: number;
   /** Clients waiting for their host's link: admission caps and timeout (default 8 per address, 64, 5 s). */
   readonly pendingPerAddress?: number;
+  /** Most clients waiting for their host's link on this node, all rooms together (default 64). */
   readonly maxPending?: number;
+  /** How long a client waits for its host's link before it is closed, in ms (default 5000). */
   readonly linkTimeoutMs?: number;
   /** The UDP relay (a port per room whose host asks for it), or `false` (default on, bound to `udpHost`). */
   readonly udp?: UdpRelayOptions | false;
   /** Address the UDP room ports bind (default 127.0.0.1) and the host name clients are told (default `publicWsUrl`'s). */
   readonly udpHost?: string;
+  /** The host name put in the room's `udp://host:port` placement for clients (default `publicWsUrl`'s host name). */
   readonly udpPublicHost?: string;
   /** TTL of the relay placement record (default 30 s, refreshed every third). */
   readonly placementTtlMs?: number;
+  /** Time source of budgets, link timeouts and placement refreshes (default the system clock). */
   readonly clock?: Clock;
 }
 
@@ -107,7 +135,14 @@ export class RelayServer {
   private refreshTimer: Timer | undefined;
   private closed = false;
   /** Counters. */
-  readonly stats = { links: 0, bytes: 0, refused: {} as Partial<Record<LobbyErrorCode, number>> };
+  readonly stats = {
+    /** Client links made since the start. */
+    links: 0,
+    /** Not updated in this version (stays 0): per-room byte counts are in {@link RelayServer.roomStats}. */
+    bytes: 0,
+    /** Refused or closed connections (hosts, clients, links), by {@link LobbyErrorCode}. */
+    refused: {} as Partial<Record<LobbyErrorCode, number>>,
+  };
 
   constructor(private readonly options: RelayServerOptions) {
     this.clock = options.clock ?? systemClock;

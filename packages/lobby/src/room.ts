@@ -17,9 +17,24 @@ export const MAX_SLOTS = 64;
 
 /** A way to reach the host directly: a UDP or WebSocket address, or a WebRTC peer in the room's signaling room. */
 export type RoomEndpoint =
-  | { readonly kind: 'udp'; readonly url: string }
-  | { readonly kind: 'ws'; readonly url: string }
-  | { readonly kind: 'webrtc'; readonly peer: string };
+  | {
+      /** `'udp'`: the host's transport-udp listener. */
+      readonly kind: 'udp';
+      /** `udp://host:port`, at most {@link MAX_URL_CHARS} characters. */
+      readonly url: string;
+    }
+  | {
+      /** `'ws'`: the host's netplay-ws (WebSocket) listener. */
+      readonly kind: 'ws';
+      /** `ws://host:port` or `wss://…`, at most {@link MAX_URL_CHARS} characters. */
+      readonly url: string;
+    }
+  | {
+      /** `'webrtc'`: the host as a peer of the room's signaling room (the join info's `signaling`). */
+      readonly kind: 'webrtc';
+      /** The host's peer name there ({@link ROOM_ID_PATTERN}). */
+      readonly peer: string;
+    };
 
 /** What a host announces (the body of `POST /rooms` and `PUT /rooms/:id`). */
 export interface RoomAnnounce {
@@ -29,6 +44,7 @@ export interface RoomAnnounce {
   readonly game: string;
   /** The core that runs it (`chip8`, `nestopia`…). */
   readonly core: string;
+  /** The session mode joiners must use (one of {@link ROOM_MODES}): the scheduler, or `retroarch` for a RetroArch host. */
   readonly mode: RoomMode;
   /** Whether the host asks for a password (the lobby never sees it: the host checks it). */
   readonly hasPassword: boolean;
@@ -42,6 +58,7 @@ export interface RoomAnnounce {
 
 /** A room as the lobby lists it. */
 export interface RoomInfo extends RoomAnnounce {
+  /** The room's id, assigned by the lobby at the first announce ({@link ROOM_ID_PATTERN}); the join and heartbeat URLs use it. */
   readonly id: string;
   /** The lobby node the room was last announced through. */
   readonly node: string;
@@ -49,18 +66,25 @@ export interface RoomInfo extends RoomAnnounce {
   readonly relay: boolean;
   /** Wall-clock milliseconds (lobby's clock) of the first announce and of the last heartbeat. */
   readonly createdAt: number;
+  /** Wall-clock milliseconds (lobby's clock) of the last announce, update or heartbeat. */
   readonly updatedAt: number;
 }
 
 /** A room list filter (query string of `GET /rooms`, `filter` of the feed). Absent fields match all. */
 export interface RoomFilter {
+  /** Only rooms whose `game` is exactly this (case-sensitive). */
   readonly game?: string;
+  /** Only rooms whose `core` is exactly this (case-sensitive). */
   readonly core?: string;
+  /** Only rooms of this session mode. */
   readonly mode?: RoomMode;
+  /** Only rooms that ask for a password (`true`) or that do not (`false`). */
   readonly hasPassword?: boolean;
   /** Only rooms with a free slot (`players < slots`). */
   readonly open?: boolean;
+  /** Only rooms with at least this many players in now. */
   readonly minPlayers?: number;
+  /** Only rooms with at most this many players in now. */
   readonly maxPlayers?: number;
   /** Case-insensitive substring of the name. */
   readonly q?: string;
@@ -68,14 +92,27 @@ export interface RoomFilter {
 
 /** What `GET /rooms/:id/join` answers: how to reach the host. */
 export interface JoinInfo {
+  /** The room as the lobby lists it now. */
   readonly room: RoomInfo;
   /** WebRTC signaling: connect to `url`, join room `room`, offer to `peer`. Present when the room lists a webrtc endpoint. */
-  readonly signaling?: { readonly url: string; readonly room: string; readonly peer: string };
+  readonly signaling?: {
+    /** The signaling server's WebSocket URL (`ws://node:port/signal`) of the node that answered. */
+    readonly url: string;
+    /** The signaling room to join: the lobby room's id. */
+    readonly room: string;
+    /** The host's peer name in that room (the webrtc endpoint's `peer`). */
+    readonly peer: string;
+  };
   /**
    * The relay to connect through, when the host registered one: `url` for netplay-ws, and `udp`
    * (`udp://host:port`, the room's UDP port) for transport-udp when the host asked for UDP too.
    */
-  readonly relay?: { readonly url: string; readonly udp?: string };
+  readonly relay?: {
+    /** The relay's join URL for netplay-ws clients (`ws://node:port/relay/join?room=…`). */
+    readonly url: string;
+    /** `udp://host:port`: the room's UDP port on the relay's node, when the host registered with UDP. */
+    readonly udp?: string;
+  };
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

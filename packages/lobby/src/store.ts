@@ -2,6 +2,7 @@ import type { RoomInfo } from './room.js';
 
 /** A room as a store holds it: the public info plus what only the lobby sees. */
 export interface StoredRoom {
+  /** The room as the lobby lists it (what clients see). */
   readonly info: RoomInfo;
   /** SHA-256 (hex) of the room token. */
   readonly tokenHash: string;
@@ -11,8 +12,20 @@ export interface StoredRoom {
 
 /** A change in a store, seen by every node subscribed to it. */
 export type StoreEvent =
-  | { readonly type: 'put'; readonly room: StoredRoom }
-  | { readonly type: 'removed'; readonly id: string; readonly reason: 'deleted' | 'expired' };
+  | {
+      /** `'put'`: a room was created or refreshed (announce, update or heartbeat). */
+      readonly type: 'put';
+      /** The room as stored now. */
+      readonly room: StoredRoom;
+    }
+  | {
+      /** `'removed'`: a room is gone. */
+      readonly type: 'removed';
+      /** The removed room's id. */
+      readonly id: string;
+      /** `deleted` by {@link RoomStore.delete}, or `expired` when its TTL ran out. */
+      readonly reason: 'deleted' | 'expired';
+    };
 
 /**
  * Where rooms and relay placements live: {@link MemoryRoomStore} (one node) or
@@ -22,6 +35,7 @@ export type StoreEvent =
 export interface RoomStore {
   /** Creates or refreshes a room for `ttlMs`; subscribers get `put`. */
   put(room: StoredRoom, ttlMs: number): Promise<void>;
+  /** The live room `id`, or undefined when there is none or its TTL ran out. */
   get(id: string): Promise<StoredRoom | undefined>;
   /** Removes a room; subscribers get `removed` (`deleted`). False when there was none. */
   delete(id: string): Promise<boolean>;
@@ -31,7 +45,9 @@ export interface RoomStore {
   count(): Promise<number>;
   /** Records that the relay for `room` is served at `url` (a node's relay URL), for `ttlMs`. */
   setRelay(room: string, url: string, ttlMs: number): Promise<void>;
+  /** The value last recorded by {@link setRelay} for `room` (a placement), or undefined when none is live. */
   getRelay(room: string): Promise<string | undefined>;
+  /** Removes the relay record of `room`, but only if it still holds `url`: a node never removes another node's newer placement. */
   deleteRelay(room: string, url: string): Promise<void>;
   /** Calls `listener` for every change (removals by expiry included, within the store's sync period). */
   subscribe(listener: (event: StoreEvent) => void): () => void;

@@ -6,14 +6,17 @@ import { UDP_CLIENT_HEADER_BYTES, UDP_HOST_HEADER_BYTES, UDP_HOST_MAGIC } from '
 export interface UdpRelayHostOptions {
   /** The relay's room port: host name and port. */
   readonly relayHost: string;
+  /** The room's UDP port on the relay (the `port` of the relay's `udp` control message). */
   readonly relayPort: number;
   /** The room key the relay gave on the control socket. */
   readonly key: Uint8Array;
   /** The host's own UDP listener. */
   readonly targetHost: string;
+  /** The UDP port of the host's own listener. */
   readonly targetPort: number;
   /** Keepalive period (default 5 s) and how long a silent client's local socket lives (default 30 s). */
   readonly keepaliveMs?: number;
+  /** How long a relayed client's local socket lives without traffic from that client, in ms (default 30 000); then it is closed. */
   readonly idleMs?: number;
   /** Time source for keepalives and the idle rule (default the system clock); tests pass a `ManualClock`. */
   readonly clock?: Clock;
@@ -23,6 +26,7 @@ export interface UdpRelayHostOptions {
 export interface UdpRelayHost {
   /** Clients with a local socket now. */
   readonly clients: number;
+  /** Stops keepalives and closes the relay socket and every client's local socket. Idempotent. */
   close(): void;
 }
 

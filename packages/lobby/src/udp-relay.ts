@@ -18,9 +18,11 @@ export interface UdpRelayOptions {
   readonly bytesPerSecond?: number;
   /** Most clients per room (default 16) and per address per room (default 4). */
   readonly maxClientsPerRoom?: number;
+  /** Most clients from one address in one room (default 4); datagrams from a further one are dropped. */
   readonly maxClientsPerAddress?: number;
   /** A client or host agent silent this long is forgotten (default 30 s). */
   readonly idleMs?: number;
+  /** Time source of the budgets and the idle rule (default the system clock). */
   readonly clock?: Clock;
 }
 
@@ -35,10 +37,13 @@ interface UdpClient {
 export interface UdpRoomStats {
   /** Datagrams forwarded each way. */
   toHost: number;
+  /** Datagrams forwarded from the host's agent to clients. */
   toClients: number;
+  /** Payload bytes forwarded, both ways (relay headers not counted). */
   bytes: number;
-  /** Dropped: over the budget, unknown client id, bad key, no host agent yet, client caps. */
+  /** Dropped because the room's byte budget was spent. */
   shaped: number;
+  /** Dropped for any other reason: bad key, unknown client id, no host agent yet, client caps. */
   dropped: number;
 }
 
@@ -85,7 +90,12 @@ export class UdpRelay {
   }
 
   /** Opens (or reopens) the UDP port of `room`; resolves with the port and the host agent's key. */
-  async open(room: string): Promise<{ port: number; key: Buffer }> {
+  async open(room: string): Promise<{
+    /** The UDP port bound for the room (on the relay's `host`). */
+    port: number;
+    /** The room key, 16 random bytes: the host's agent must put it in every datagram. */
+    key: Buffer;
+  }> {
     this.close(room);
     const socket = createSocket(this.o.host.includes(':') ? 'udp6' : 'udp4');
     const r: UdpRoom = {
