@@ -5,23 +5,20 @@ import type {
   ConnectionEventMap,
   ConnectionLimits,
   ConnectionState,
-  ConnectionStats,
   Handler,
   Timer,
   Unsubscribe,
 } from '@netplay/transport';
 import {
-  channelSignature,
   checkSend,
   Emitter,
-  MutableConnectionStats,
   RttEstimator,
   SendLedger,
-  sameChannels,
   TransportError,
   truncateCloseReason,
   validateChannels,
 } from '@netplay/transport';
+import { type ChannelState, channelStates } from './channel-state.js';
 import { mapRemoteClose, WsCloseCode } from './close-codes.js';
 import {
   decodeHello,
@@ -39,34 +36,10 @@ import {
   UNRELIABLE_HEADER_BYTES,
   unreliableSeq,
 } from './frame.js';
+import { agreedLimits, helloRefusal } from './handshake.js';
 import { type ResolvedOptions, resolveOptions, type WsConnectionOptions } from './options.js';
 import type { WsSocket } from './socket.js';
-
-/** {@link ConnectionStats} plus counters specific to netplay-ws. */
-export interface WsConnectionStats extends ConnectionStats {
-  /** Unreliable messages this side replaced by a newer one before sending (backpressure). */
-  readonly staleDropped: number;
-  /** Unreliable messages received that were not newer than the last delivered one (dropped). */
-  readonly staleReceived: number;
-}
-
-class MutableStats extends MutableConnectionStats implements WsConnectionStats {
-  staleDropped = 0;
-  staleReceived = 0;
-}
-
-interface ChannelState {
-  readonly spec: ChannelSpec;
-  readonly index: number;
-  readonly reliable: boolean;
-  /** Unreliable: next sequence number to send. */
-  nextSeq: number;
-  /** Unreliable: the newest frame held back while the socket is backed up. */
-  pending: Uint8Array | undefined;
-  /** Unreliable: whether a message was delivered yet, and the last delivered sequence number. */
-  received: boolean;
-  lastSeq: number;
-}
+import { MutableWsStats, type WsConnectionStats } from './ws-stats.js';
 
 /** Which end of the WebSocket a {@link WsConnection} is. */
 export type WsRole = 'client' | 'server';
@@ -97,7 +70,7 @@ export class WsConnection implements Connection {
   private currentLimits: ConnectionLimits;
   private readonly opts: ResolvedOptions;
   private readonly clock: ResolvedOptions['clock'];
-  private readonly mstats = new MutableStats();
+  private readonly mstats = new MutableWsStats();
   private readonly emitter = new Emitter<ConnectionEventMap>();
   private readonly chans: ChannelState[];
   private readonly byName = new Map<string, ChannelState>();
@@ -142,15 +115,7 @@ export class WsConnection implements Connection {
       maxUnreliableBytes: this.opts.maxUnreliableBytes,
     });
     this.stats = this.mstats;
-    this.chans = this.channels.map((spec, index) => ({
-      spec,
-      index,
-      reliable: spec.kind === 'reliable',
-      nextSeq: 0,
-      pending: undefined,
-      received: false,
-      lastSeq: 0,
-    }));
+    this.chans = channelStates(this.channels);
     for (const c of this.chans) this.byName.set(c.spec.name, c);
     this.socketOpen = role === 'server';
     this.hello = encodeHello({
@@ -294,12 +259,9 @@ export class WsConnection implements Connection {
       throw new TransportError('protocol', 'unexpected HELLO');
     }
     const hello = decodeHello(bytes);
-    if (hello.version !== PROTOCOL_VERSION) {
-      this.refuse(`unsupported netplay-ws version ${hello.version} (server speaks ${PROTOCOL_VERSION})`);
-      return;
-    }
-    if (!sameChannels(hello.channels, this.channels)) {
-      this.refuse(`channel mismatch: server has ${channelSignature(this.channels)}`);
+    const refusal = helloRefusal(hello, this.channels);
+    if (refusal !== undefined) {
+      this.refuse(refusal);
       return;
     }
     this.agree(hello.maxMessageBytes, hello.maxUnreliableBytes);
@@ -342,10 +304,7 @@ export class WsConnection implements Connection {
   }
 
   private agree(peerMax: number, peerMaxUnreliable: number): void {
-    this.currentLimits = Object.freeze({
-      maxMessageBytes: Math.min(this.opts.maxMessageBytes, peerMax),
-      maxUnreliableBytes: Math.min(this.opts.maxUnreliableBytes, peerMaxUnreliable),
-    });
+    this.currentLimits = agreedLimits(this.opts, peerMax, peerMaxUnreliable);
   }
 
   private becomeOpen(): void {

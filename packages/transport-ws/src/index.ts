@@ -10,7 +10,7 @@ export { SendLedger } from '@netplay/transport';
 export { attachBrowserSocket, browserSocket, type WebSocketConstructor, type WebSocketLike } from './browser-socket.js';
 export { type ConnectOptions, connect, waitOpen } from './client.js';
 export { type MappedClose, mapRemoteClose, WsCloseCode } from './close-codes.js';
-export { WsConnection, type WsConnectionStats, type WsRole, type WsServerHooks } from './connection.js';
+export { WsConnection, type WsRole, type WsServerHooks } from './connection.js';
 export {
   decodeHello,
   decodePingTime,
@@ -43,3 +43,4 @@ export {
 } from './options.js';
 export { type FrameCharge, frameCharge } from './rate-guard.js';
 export type { WsSocket } from './socket.js';
+export type { WsConnectionStats } from './ws-stats.js';
