@@ -6,9 +6,9 @@ import { ExitCode } from '../src/exit-codes.js';
 import { type Child, spawnCli } from './child.js';
 
 // Issue 15's CLI end-to-end tests: real `netplay host` / `netplay join` processes over UDP on
-// loopback. A join is killed (SIGKILL) mid-game; in lockstep-cs it is restarted with the same nick
-// and must be back in its slot within 3 s; in rollback a spectator joins after the leave and must
-// get frames. At the end every peer's `--finals` file (the CRC-32 of each final frame's state) is
+// loopback. A join is killed (SIGKILL) mid-game; in lockstep-cs and rollback it is restarted with
+// the same nick and must be back in its slot within 3 s; in rollback a spectator joins after a
+// leave and must get frames. At the end every peer's `--finals` file (the CRC-32 of each final frame's state) is
 // compared with the others', read by the documented format, not by the code that writes it.
 
 const dir = mkdtempSync(join(tmpdir(), 'netplay-cli-rejoin-'));
@@ -129,6 +129,59 @@ describe('netplay host --mode lockstep-cs --players 3: a killed join comes back'
     const av = compare(a, v);
     expect(av.differing, 'ann vs vic').toEqual([]);
     expect(av.common, 'ann vs vic').toBeGreaterThan(100);
+  }, 40_000);
+});
+
+describe('netplay host (rollback) --players 3: a killed join comes back', () => {
+  it('restarted with the same nick, it is back in its slot within 3 s; all three agree at the end', async () => {
+    const host = cli(hostArgs('rollback', 14, finalsPath('rbj-host')));
+    const port = (await host.waitFor(/hosting on udp 127\.0\.0\.1:(\d+)/))[1]!;
+    const target = `127.0.0.1:${port}`;
+    const ann = cli(['join', target, '--bot', '--nick', 'ann', '--players', '3', '--finals', finalsPath('rbj-ann')]);
+    const vic = cli(['join', target, '--bot', '--nick', 'vic', '--players', '3']);
+    const slot = (await vic.waitFor(/joined 127\.0\.0\.1:\d+ as vic \(P(\d)\), rollback/))[1]!;
+    await host.waitFor(/all players are in/);
+    await new Promise((r) => setTimeout(r, 1500));
+    vic.kill();
+    expect(await vic.exit).toBe(null); // killed by the signal
+
+    const restartedAt = Date.now();
+    const back = cli(['join', target, '--bot', '--nick', 'vic', '--players', '3', '--finals', finalsPath('rbj-vic')]);
+    await host.waitFor(new RegExp(`vic is back as P${slot}`), 10_000);
+    const backAt = Date.now() - restartedAt;
+    await back.waitFor(new RegExp(`joined 127\\.0\\.0\\.1:\\d+ as vic \\(P${slot}\\), rollback`), 10_000);
+    console.log(`rollback rejoin: host saw "vic is back as P${slot}" ${backAt} ms after the restart`);
+    // From the restart of the process (node + tsx start-up included): the old connection is replaced
+    // at admission (same nick and address, silent ≥ 400 ms), its player removed at an agreed frame,
+    // and the new incarnation enters at another (rollback's ENTER).
+    expect(backAt, output(host, back)).toBeLessThan(3000);
+    expect(host.stdout()).toMatch(
+      /vic left \(P\d; the game goes on without it\): closed: replaced: vic reconnected from the same address/,
+    );
+    expect(host.stdout()).not.toMatch(/vic \(2\)/);
+
+    expect(await host.exit, output(host)).toBe(ExitCode.Ok);
+    expect(await back.exit, output(back)).toBe(ExitCode.PeerLost);
+    expect(await ann.exit, output(ann)).toBe(ExitCode.PeerLost);
+
+    const h = readFinals(finalsPath('rbj-host'));
+    const a = readFinals(finalsPath('rbj-ann'));
+    const v = readFinals(finalsPath('rbj-vic'));
+    // The rejoined peer holds frames from the state it was given on (a running game, not frame 0),
+    // and its state there is the host's.
+    const entry = Math.min(...v.keys());
+    console.log(`finals: host ${h.size}, ann ${a.size}, vic from frame ${entry}: ${v.size}`);
+    expect(entry).toBeGreaterThan(60);
+    expect(v.get(entry)).toBe(h.get(entry));
+    for (const [name, x, y, least] of [
+      ['host vs ann', h, a, 300],
+      ['host vs vic', h, v, 100],
+      ['ann vs vic', a, v, 100],
+    ] as const) {
+      const c = compare(x, y);
+      expect(c.differing, name).toEqual([]);
+      expect(c.common, name).toBeGreaterThan(least);
+    }
   }, 40_000);
 });
 

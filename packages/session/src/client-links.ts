@@ -148,6 +148,18 @@ export class ClientLinks {
     return c !== undefined && c.state === 'open' ? c : undefined;
   }
 
+  /**
+   * A new incarnation of `nick` entered its slot mid-game (rollback's ENTER; it talks through the
+   * host's relay): the old direct link is closed and forgotten without being reported lost, since
+   * its late close would otherwise drop the new incarnation.
+   */
+  retire(nick: string): void {
+    const c = this.direct.get(nick);
+    if (c === undefined) return;
+    this.direct.delete(nick);
+    c.close('closed: the player entered again');
+  }
+
   /** Nicks with an open direct link in the game. */
   linkedNicks(): string[] {
     return [...this.direct].filter(([, c]) => c.state === 'open').map(([n]) => n);

@@ -44,15 +44,19 @@ export function readRollbackEntry(data: Uint8Array, stateBytes: number): Rollbac
 
 /**
  * Keeps a client's slot ↔ nick maps (relayed messages name the slot) up to date as players enter
- * slots mid-game (rollback's `player-entered`).
+ * slots mid-game (rollback's `player-entered`), and drops a direct link to the nick's previous
+ * incarnation (a killed process's link stays open until the transport times out).
  */
 export function trackEntries(
   session: P2PSession,
   nickOf: Map<number, string>,
   slotOf: Map<string, number>,
+  /** Drops a direct link (issue 17) to the previous incarnation of that nick, if any. */
+  retire: (nick: string) => void,
 ): Unsubscribe {
   return session.on('player-entered', ({ player, peer }) => {
     nickOf.set(player, peer);
     slotOf.set(peer, player);
+    retire(peer);
   });
 }

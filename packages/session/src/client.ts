@@ -547,7 +547,7 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
         ended: (error) => this.fail(error),
       });
       this.p2p = s;
-      this.offs.push(trackEntries(s, this.nickOf, this.slotOf));
+      this.offs.push(trackEntries(s, this.nickOf, this.slotOf, (n) => this.mesh?.links.retire(n)));
       this.coreDriver = driver;
       this.control.attachRollback(s);
       this.stage = 'playing';
