@@ -4,6 +4,7 @@ import { SESSION_CONTROL_CHANNEL } from './channels.js';
 import { HandOver } from './client-handover.js';
 import { ClientLinks, type LinkOptions } from './client-links.js';
 import type { ChatEvent } from './host-control.js';
+import { LinkMessageType } from './link-messages.js';
 import type { SessionMessage } from './messages.js';
 
 /** What {@link ClientMesh} needs of the client. */
@@ -112,4 +113,15 @@ function sendOn(conn: Connection | undefined, data: Uint8Array): boolean {
     if (!(e instanceof TransportError)) throw e;
     return false;
   }
+}
+
+/**
+ * A link message (types 15–19) from the host, before SYNC: LINKS and LINK_SET go to the client's
+ * links; a client without links ignores them (its pairs keep the relay). False: a message the host
+ * never sends, or one after the handshake (the client refuses the host with `protocol`).
+ */
+export function linkMessageFromHost(mesh: ClientMesh | undefined, handshaking: boolean, data: Uint8Array): boolean {
+  const t = data[0];
+  if (!handshaking || (t !== LinkMessageType.Links && t !== LinkMessageType.LinkSet)) return false;
+  return mesh === undefined || mesh.links.onHostMessage(data);
 }

@@ -23,7 +23,7 @@ import { SESSION_CONTROL_CHANNEL } from './channels.js';
 import { ClientControl } from './client-control.js';
 import { clientRoutes, startClientRunner } from './client-lockstep.js';
 import { hostGone } from './client-handover.js';
-import { ClientMesh } from './client-mesh.js';
+import { ClientMesh, linkMessageFromHost } from './client-mesh.js';
 import type { JoinInfo, NetplayClientEventMap, NetplayClientOptions, NetplayClientState } from './client-options.js';
 import { isRollbackEntry, readRollbackEntry, trackEntries } from './client-rollback-join.js';
 import { SessionError } from './errors.js';
@@ -327,6 +327,11 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
     }
   };
 
+  private stopHandshakeTimer(): void {
+    this.timer?.cancel();
+    this.timer = undefined;
+  }
+
   /** Refuses the host (REFUSE + close) and ends with `error`. */
   private fail(error: SessionError): void {
     if (this.stage === 'closed') return;
@@ -372,8 +377,10 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
       return;
     }
     if (isLinkMessage(data)) {
-      if (this.mesh === undefined || this.stage !== 'handshaking' || !this.mesh.links.onHostMessage(data))
+      if (!linkMessageFromHost(this.mesh, this.stage === 'handshaking', data))
         this.fail(new SessionError('protocol', `unexpected link message ${data[0]} from the host`));
+      // Admitted (the host sets the links up before SYNC): the handshake timeout no longer applies.
+      else this.stopHandshakeTimer();
       return;
     }
     let m: ReturnType<typeof decodeSessionMessage>;

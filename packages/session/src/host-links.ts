@@ -106,7 +106,8 @@ export class HostLinks {
     }
     if (m.type === LinkMessageType.LinksReady) {
       const r = this.current;
-      if (r === undefined || r.stage !== 'ready' || m.round !== (r.round & 0xff) || peer.slot === undefined) return true;
+      if (r === undefined || r.stage !== 'ready' || m.round !== (r.round & 0xff) || peer.slot === undefined)
+        return true;
       const expected = r.expected.get(peer.slot);
       r.ready.set(peer.slot, new Set(m.slots.filter((s) => expected?.has(s) === true)));
       if ([...r.expected].every(([slot, want]) => (r.ready.get(slot)?.size ?? 0) >= want.size)) this.finish(r);
@@ -195,7 +196,7 @@ export class HostLinks {
       return;
     }
     for (const [slot, list] of entries)
-      this.deps.send(r.players.get(slot)!, encodeLinks({ round: r.round, slot, entries: list }));
+      if (list.length > 0) this.deps.send(r.players.get(slot)!, encodeLinks({ round: r.round, slot, entries: list }));
     r.timer = this.deps.clock.setTimer(this.timeoutMs, () => this.finish(r));
   }
 

@@ -1,5 +1,5 @@
 import { TestCore } from '@netplay/state/testing';
-import type { Timeouts } from '@netplay/transport';
+import type { SimulatedNetwork, Timeouts } from '@netplay/transport';
 import type { NetplayClient, SessionError } from '../src/index.js';
 import { SESSION_CHANNELS } from '../src/index.js';
 import { clientFinals, compareFinals, type Finals, FRAME_MS, hostFinals, inputSource, setup } from './harness.js';
@@ -28,7 +28,14 @@ export function meshSession(
   seed: number,
   players: number,
   link: { latencyMs: number; jitterMs: number; loss: number },
-  opts: { noLinks?: ReadonlySet<string>; hostLinks?: boolean } = {},
+  opts: {
+    noLinks?: ReadonlySet<string>;
+    hostLinks?: boolean | { timeoutMs: number };
+    /** Runs on the network before the clients join (e.g. cut a pair's direct path). */
+    beforeJoin?: (net: SimulatedNetwork) => void;
+    /** Run until every client is past the handshake (default true). */
+    wait?: boolean;
+  } = {},
 ) {
   const core = () => new TestCore({ players, seed: 7 });
   const env = setup(seed, { players, core: core(), links: opts.hostLinks ?? true }, link, { disconnectMs: 2000 });
@@ -40,6 +47,7 @@ export function meshSession(
       if (channel === 'np-relay' || channel === 'np-relay-u') relayed.bytes += data.length;
     }),
   );
+  opts.beforeJoin?.(env.net);
   for (let i = 1; i < players; i++) {
     const name = `p${i}`;
     const links = opts.noLinks?.has(name)
@@ -72,7 +80,7 @@ export function meshSession(
     });
     watched.push(w);
   }
-  env.net.runUntil(() => watched.every((w) => w.client.state !== 'handshaking'), 20_000);
+  if (opts.wait !== false) env.net.runUntil(() => watched.every((w) => w.client.state !== 'handshaking'), 20_000);
   return { ...env, watched, relayed, hostFinal: hostFinals(env.host) };
 }
 
