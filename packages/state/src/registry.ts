@@ -3,18 +3,19 @@ import { LITTLE_ENDIAN_HOST } from './endian.js';
 import { SnapshotError, StateError } from './errors.js';
 import { hash64 } from './hash64.js';
 import {
-  type DirectoryEntry,
-  describeSnapshot,
-  encodeDirectory,
-  encodePrefix,
-  FLAG_NVRAM,
-  HEADER_BYTES,
-  MAX_SECTION_BYTES,
-  readU32,
-  readU64,
-  SNAPSHOT_MAGIC,
-  SNAPSHOT_VERSION,
-} from './snapshot-format.js';
+  buildLayout,
+  checkSizes,
+  type Entry,
+  KIND_ARRAY,
+  KIND_REGION,
+  KIND_SCALAR,
+  type Layout,
+  refreshRegion,
+  sourceViews,
+} from './registry-layout.js';
+import { readScalar, writeScalar } from './scalar-codec.js';
+import { checkStrict } from './snapshot-check.js';
+import { describeSnapshot, FLAG_NVRAM } from './snapshot-format.js';
 import {
   type EntryInfo,
   formatSignature,
@@ -22,7 +23,6 @@ import {
   type RegisterOptions,
   type ScalarAccessor,
   type Signature,
-  type StateArray,
   type StateType,
   type StateValue,
   TYPE_CODES,
@@ -41,62 +41,6 @@ export interface LenientLoadReport {
   /** Entries present on both sides with another type or count; not restored. */
   readonly mismatched: readonly Signature[];
 }
-
-const KIND_ARRAY = 0;
-const KIND_SCALAR = 1;
-const KIND_REGION = 2;
-
-interface Entry extends EntryInfo {
-  readonly key: string;
-  readonly code: number;
-  readonly kind: number;
-  /** KIND_ARRAY: a byte view over the registered array, made once at registration. */
-  readonly bytes: Uint8Array | undefined;
-  readonly accessor: ScalarAccessor | undefined;
-  readonly region: MemoryRegion | undefined;
-  /** KIND_REGION: the buffer of the last view and the view. */
-  regionBuffer: ArrayBufferLike | undefined;
-  regionBytes: Uint8Array;
-}
-
-interface Layout {
-  readonly entries: readonly Entry[];
-  /** Offset of each entry's data in the snapshot. */
-  readonly offsets: readonly number[];
-  /** Header and directory, written in front of every snapshot. */
-  readonly prefix: Uint8Array;
-  /** Where each directory record starts, relative to the directory. */
-  readonly recordStarts: readonly number[];
-  readonly layoutHash: bigint;
-  readonly totalBytes: number;
-  readonly flags: number;
-  /** Parallel to `entries`: the kind of each entry (hot loops read these, not the entry objects). */
-  readonly kinds: Uint8Array;
-  /** Parallel to `entries`: the byte view of array entries, `EMPTY` for the others. */
-  readonly arrays: readonly Uint8Array[];
-  /** Parallel to `entries`: the byte length of each entry. */
-  readonly lengths: readonly number[];
-  /** The directory as 32-bit words (for a word-wise comparison on load). */
-  readonly directoryWords: Int32Array;
-  /** Views into source snapshots, so that repeated loads from the same buffer allocate nothing. */
-  readonly sourceViews: WeakMap<Uint8Array, Uint8Array[]>;
-}
-
-// Scratch space for scalars: their bytes go through these views (host order = little-endian).
-const scratch = new ArrayBuffer(8);
-const scratchBytes = new Uint8Array(scratch);
-const scratchViews: Record<StateType, StateArray> = {
-  u8: new Uint8Array(scratch, 0, 1),
-  i8: new Int8Array(scratch, 0, 1),
-  u16: new Uint16Array(scratch, 0, 1),
-  i16: new Int16Array(scratch, 0, 1),
-  u32: new Uint32Array(scratch, 0, 1),
-  i32: new Int32Array(scratch, 0, 1),
-  u64: new BigUint64Array(scratch, 0, 1),
-  i64: new BigInt64Array(scratch, 0, 1),
-  f32: new Float32Array(scratch, 0, 1),
-  f64: new Float64Array(scratch, 0, 1),
-};
 
 function isAccessor(v: StateValue): v is ScalarAccessor {
   return (
@@ -485,258 +429,4 @@ export class StateRegistry {
     const postload = this.postload;
     for (let i = 0; i < postload.length; i++) postload[i]!();
   }
-}
-
-/**
- * Makes (and caches) the views of each entry's bytes in a source snapshot. A function of its own:
- * the closure would otherwise make every call of `loadLayout` allocate a context.
- */
-function sourceViews(layout: Layout, bytes: Uint8Array): Uint8Array[] {
-  const { offsets, lengths } = layout;
-  const views = layout.entries.map((e, i) =>
-    e.kind === KIND_SCALAR ? EMPTY : bytes.subarray(offsets[i]!, offsets[i]! + lengths[i]!),
-  );
-  layout.sourceViews.set(bytes, views);
-  return views;
-}
-
-/** Throws StateError('size-changed') unless every array and region still has its registered size; refreshes region views. */
-function checkSizes(layout: Layout): void {
-  const { kinds, arrays, lengths } = layout;
-  for (let i = 0, n = kinds.length; i < n; i++) {
-    const k = kinds[i];
-    if (k === KIND_ARRAY) {
-      if (arrays[i]!.length !== lengths[i]) {
-        throw new StateError(
-          'size-changed',
-          `${formatSignature(layout.entries[i]!)}: the registered array was detached or resized`,
-        );
-      }
-    } else if (k === KIND_REGION) refreshRegion(layout.entries[i]!);
-  }
-}
-
-const EMPTY = new Uint8Array(0);
-
-function buildLayout(entries: readonly Entry[], flags: number): Layout {
-  const dir: DirectoryEntry[] = entries.map((e) => ({
-    module: e.module,
-    instance: e.instance,
-    name: e.name,
-    type: e.type,
-    count: e.count,
-    nvram: e.nvram,
-  }));
-  const { bytes: directory, recordStarts } = encodeDirectory(dir);
-  let payload = 0;
-  for (const e of entries) payload += e.byteLength;
-  if (payload > MAX_SECTION_BYTES || directory.length > MAX_SECTION_BYTES)
-    throw new StateError('too-large', `a snapshot of ${payload} payload bytes exceeds the format's 4 GiB limit`);
-  const { prefix, layoutHash } = encodePrefix(directory, entries.length, payload, flags);
-  const offsets: number[] = [];
-  let o = prefix.length;
-  for (const e of entries) {
-    offsets.push(o);
-    o += e.byteLength;
-  }
-  return {
-    entries: entries.slice(),
-    offsets,
-    prefix,
-    recordStarts,
-    layoutHash,
-    totalBytes: o,
-    flags,
-    kinds: Uint8Array.from(entries, (e) => e.kind),
-    arrays: entries.map((e) => e.bytes ?? EMPTY),
-    lengths: entries.map((e) => e.byteLength),
-    directoryWords: new Int32Array(prefix.buffer, HEADER_BYTES, (prefix.length - HEADER_BYTES) >>> 2),
-    sourceViews: new WeakMap(),
-  };
-}
-
-/** Points a region entry's view at its current buffer; throws StateError('size-changed') if it no longer fits. */
-function refreshRegion(e: Entry): void {
-  const buffer = e.region!.buffer();
-  if (buffer !== e.regionBuffer || e.regionBytes.length !== e.byteLength) {
-    const start = e.region!.byteOffset;
-    if (start + e.byteLength > buffer.byteLength)
-      throw new StateError(
-        'size-changed',
-        `${formatSignature(e)}: region ends at ${start + e.byteLength}, buffer holds ${buffer.byteLength}`,
-      );
-    e.regionBytes = new Uint8Array(buffer, start, e.byteLength);
-    e.regionBuffer = buffer;
-  }
-}
-
-/**
- * Writes a scalar little-endian. Integers up to 32 bits are encoded with integer arithmetic,
- * which converts like a typed array store does (ToInt32 modulo 2^32); 64-bit integers and floats
- * go through the scratch views.
- */
-function writeScalar(a: ScalarAccessor, t: Uint8Array, o: number): void {
-  switch (a.type) {
-    case 'u8':
-    case 'i8':
-      t[o] = a.get() & 0xff;
-      return;
-    case 'u16':
-    case 'i16': {
-      const v = a.get();
-      t[o] = v & 0xff;
-      t[o + 1] = (v >> 8) & 0xff;
-      return;
-    }
-    case 'u32':
-    case 'i32': {
-      const v = a.get();
-      t[o] = v & 0xff;
-      t[o + 1] = (v >> 8) & 0xff;
-      t[o + 2] = (v >> 16) & 0xff;
-      t[o + 3] = (v >> 24) & 0xff;
-      return;
-    }
-    default: {
-      (scratchViews[a.type] as { [i: number]: number | bigint })[0] = a.get();
-      const size = TYPE_SIZES[a.type];
-      for (let j = 0; j < size; j++) t[o + j] = scratchBytes[j]!;
-    }
-  }
-}
-
-/**
- * Reads a little-endian scalar and hands it to its accessor. Integers up to 32 bits are decoded
- * with integer arithmetic (no boxed number for values in small-integer range); 64-bit integers
- * and floats go through the scratch views.
- */
-function readScalar(a: ScalarAccessor, b: Uint8Array, o: number): void {
-  const set = a.set as (v: number | bigint) => void;
-  switch (a.type) {
-    case 'u8':
-      set(b[o]!);
-      return;
-    case 'i8':
-      set((b[o]! << 24) >> 24);
-      return;
-    case 'u16':
-      set(b[o]! | (b[o + 1]! << 8));
-      return;
-    case 'i16':
-      set(((b[o]! | (b[o + 1]! << 8)) << 16) >> 16);
-      return;
-    case 'u32':
-      set((b[o]! | (b[o + 1]! << 8) | (b[o + 2]! << 16) | (b[o + 3]! << 24)) >>> 0);
-      return;
-    case 'i32':
-      set(b[o]! | (b[o + 1]! << 8) | (b[o + 2]! << 16) | (b[o + 3]! << 24));
-      return;
-    default: {
-      const size = TYPE_SIZES[a.type];
-      for (let j = 0; j < size; j++) scratchBytes[j] = b[o + j]!;
-      set(scratchViews[a.type][0]!);
-    }
-  }
-}
-
-/** Strict checks of `bytes` against the layout, in the order the README documents. */
-function checkStrict(layout: Layout, bytes: Uint8Array): void {
-  const p = layout.prefix;
-  if (bytes.length < HEADER_BYTES)
-    throw new SnapshotError('truncated', bytes.length, 'snapshot shorter than its header');
-  if (readU32(bytes, 0) !== SNAPSHOT_MAGIC)
-    throw new SnapshotError('bad-magic', 0, 'not a netplay snapshot (magic NPST)');
-  const version = bytes[4]! | (bytes[5]! << 8);
-  if (version !== SNAPSHOT_VERSION)
-    throw new SnapshotError('bad-version', 4, `snapshot format version ${version} is not supported`);
-  const flags = bytes[6]! | (bytes[7]! << 8);
-  if (flags !== layout.flags)
-    throw new SnapshotError(
-      'bad-flags',
-      6,
-      layout.flags === FLAG_NVRAM
-        ? 'expected an NVRAM blob'
-        : flags === FLAG_NVRAM
-          ? 'this is an NVRAM blob, not a snapshot'
-          : `unknown flags 0x${flags.toString(16)}`,
-    );
-  if (readU32(bytes, 28) !== 0) throw new SnapshotError('bad-flags', 28, 'reserved header field is not zero');
-  const count = readU32(bytes, 8);
-  if (count !== layout.entries.length)
-    throw new SnapshotError(
-      'bad-entry-count',
-      8,
-      `snapshot has ${count} entries, the registry ${layout.entries.length}`,
-    );
-  const dirBytes = readU32(bytes, 12);
-  if (dirBytes !== p.length - HEADER_BYTES)
-    throw new SnapshotError(
-      'bad-directory',
-      12,
-      `directory of ${dirBytes} bytes, the registry's has ${p.length - HEADER_BYTES}`,
-    );
-  for (let i = 16; i < 24; i++) {
-    if (bytes[i] !== p[i]) {
-      throw new SnapshotError(
-        'bad-layout',
-        16,
-        `layout hash ${readU64(bytes, 16).toString(16)} is not the registry's ${layout.layoutHash.toString(16)}`,
-      );
-    }
-  }
-  const payload = readU32(bytes, 24);
-  const expectedPayload = layout.totalBytes - p.length;
-  if (payload !== expectedPayload)
-    throw new SnapshotError(
-      'bad-payload-size',
-      24,
-      `payload of ${payload} bytes, the registry's has ${expectedPayload}`,
-    );
-  if (bytes.length < layout.totalBytes)
-    throw new SnapshotError('truncated', bytes.length, `snapshot of ${layout.totalBytes} bytes cut at ${bytes.length}`);
-  if (bytes.length > layout.totalBytes)
-    throw new SnapshotError(
-      'trailing-bytes',
-      layout.totalBytes,
-      `${bytes.length - layout.totalBytes} bytes after the payload`,
-    );
-  if (!sameDirectory(layout, bytes)) {
-    for (let i = HEADER_BYTES; i < p.length; i++) {
-      if (bytes[i] !== p[i]) {
-        const rel = i - HEADER_BYTES;
-        let k = 0;
-        while (k + 1 < layout.recordStarts.length && layout.recordStarts[k + 1]! <= rel) k++;
-        const e = layout.entries[k];
-        throw new SnapshotError(
-          'bad-directory',
-          i,
-          `directory differs in the record of ${e ? formatSignature(e) : 'an entry'}`,
-        );
-      }
-    }
-  }
-}
-
-// One-entry cache of an Int32Array over the last source buffer compared (ring slots share one buffer).
-let wordsBuffer: ArrayBufferLike | undefined;
-let wordsView: Int32Array = new Int32Array(0);
-
-/** True when the directory in `bytes` equals the layout's; word-wise when `bytes` is 4-aligned. */
-function sameDirectory(layout: Layout, bytes: Uint8Array): boolean {
-  const p = layout.prefix;
-  const words = layout.directoryWords;
-  let i = HEADER_BYTES;
-  if ((bytes.byteOffset & 3) === 0 && words.length > 0) {
-    const buffer = bytes.buffer;
-    if (buffer !== wordsBuffer || wordsView.length !== buffer.byteLength >>> 2) {
-      wordsView = new Int32Array(buffer, 0, buffer.byteLength >>> 2);
-      wordsBuffer = buffer;
-    }
-    const w = wordsView;
-    const base = (bytes.byteOffset + HEADER_BYTES) >>> 2;
-    for (let k = 0, n = words.length; k < n; k++) if (w[base + k] !== words[k]) return false;
-    i += words.length * 4;
-  }
-  for (; i < p.length; i++) if (bytes[i] !== p[i]) return false;
-  return true;
 }
