@@ -21,6 +21,7 @@ import {
   REPLACE_AFTER_SILENCE_MS,
   SESSION_CHANNELS,
 } from '../src/index.js';
+import { decodeRollbackEntry, ROLLBACK_ENTRY_TYPE } from '../src/rollback-entry.js';
 
 const CONTENT: ContentInfo = { coreId: 'bench', coreVersion: '1.0.0', contentHash: '00112233aabbccdd' };
 const FRAME_MS = 1000 / 60;
@@ -163,6 +164,71 @@ function rejoinCost(make: () => Core, warmFrames: number): Cost {
   return { full: host.core.stateBytes, ...bytes, reenterMs };
 }
 
+/**
+ * The same for rollback (CHIP-8 only: a rollback peer keeps `maxPrediction + 34` savestates, 672 MiB
+ * of a 16 MiB state): two players, the client killed and restarted; the bytes of its ENTRY (its SYNC
+ * with the power-on state, rollback's WELCOME, the final state as a page delta against power-on)
+ * and of everything it receives until its first frame runs, and the time from connecting until then.
+ */
+function rollbackRejoinCost(make: () => Core, warmFrames: number): Cost {
+  const net = new SimulatedNetwork({ seed: 1, link: { latencyMs: LATENCY_MS, jitterMs: 0, loss: 0 } });
+  let salt = 1;
+  const host = new NetplayHost({
+    core: make(),
+    content: CONTENT,
+    clock: net.clock,
+    randomU32: () => (salt = (Math.imul(salt, 1664525) + 1013904223) >>> 0),
+    mode: 'rollback',
+    players: 2,
+    fps: 60,
+  });
+  host.listen(net.listen('host', { channels: SESSION_CHANNELS }));
+  const input = new Uint8Array([1, 0]);
+  const first = new NetplayClient(net.connect('p:1', 'host', { channels: SESSION_CHANNELS }), {
+    ...{ core: make(), content: CONTENT, clock: net.clock, nick: 'p', fps: 60 },
+  });
+  for (let i = 0; i < warmFrames; i++) {
+    host.tick(input);
+    first.tick(input);
+    net.advance(FRAME_MS);
+  }
+  if (first.state !== 'playing') throw new Error(`the first incarnation did not play: ${first.state}`);
+  net.cutBoth('p:1', 'host');
+  for (let i = 0; i * FRAME_MS <= REPLACE_AFTER_SILENCE_MS; i++) {
+    host.tick(input);
+    net.advance(FRAME_MS);
+  }
+  const t0 = net.clock.now();
+  const conn = net.connect('p:2', 'host', { channels: SESSION_CHANNELS });
+  const bytes = { sync: 0, delta: 0, other: 0 };
+  let ran = false;
+  conn.on('message', ({ channel, data }) => {
+    if (ran) return;
+    if (channel === 'np-session' && data[0] === ROLLBACK_ENTRY_TYPE) {
+      const e = decodeRollbackEntry(data);
+      bytes.delta += e.delta.length;
+      bytes.sync += data.length - e.delta.length;
+    } else bytes.other += data.length;
+  });
+  const again = new NetplayClient(conn, { core: make(), content: CONTENT, clock: net.clock, nick: 'p', fps: 60 });
+  let reenterMs = 0;
+  for (let i = 0; i < 2400 && !ran; i++) {
+    host.tick(input);
+    again.tick(input);
+    net.advance(FRAME_MS / 4);
+    const s = again.rollback;
+    if (s !== undefined && again.info !== undefined && s.currentFrame > again.info.frame) {
+      ran = true;
+      reenterMs = net.clock.now() - t0;
+    }
+  }
+  if (!ran || again.info?.slot !== 1)
+    throw new Error(
+      `the rejoin did not take its slot back: ran=${ran} slot=${again.info?.slot} ${again.error?.message}`,
+    );
+  return { full: host.core.stateBytes, ...bytes, reenterMs };
+}
+
 const suite = new BenchSuite('session/rejoin');
 const RTT = 'link round trip (ms)';
 suite.record({ name: RTT, value: 2 * LATENCY_MS, unit: 'ms', note: 'baseline of the re-entry times' });
@@ -176,6 +242,31 @@ for (const [name, make, warm] of [
   suite.record({ name: `${name}: state as page delta (bytes)`, value: c.delta, unit: 'bytes', baseline: base });
   suite.record({
     name: `${name}: SYNC (power-on state, the delta's base) (bytes)`,
+    value: c.sync,
+    unit: 'bytes',
+    baseline: base,
+  });
+  suite.record({
+    name: `${name}: everything received until the first frame (bytes)`,
+    value: c.sync + c.delta + c.other,
+    unit: 'bytes',
+    baseline: base,
+  });
+  suite.record({
+    name: `${name}: time to re-enter (simulated ms, ratio to the RTT)`,
+    value: c.reenterMs,
+    unit: 'ms',
+    baseline: RTT,
+  });
+}
+{
+  const name = 'rollback, CHIP-8';
+  const c = rollbackRejoinCost(chip8, 600);
+  const base = `${name}: full savestate (bytes)`;
+  suite.record({ name: base, value: c.full, unit: 'bytes', note: 'baseline' });
+  suite.record({ name: `${name}: state as page delta (bytes)`, value: c.delta, unit: 'bytes', baseline: base });
+  suite.record({
+    name: `${name}: rest of ENTRY (SYNC with the power-on state, WELCOME) (bytes)`,
     value: c.sync,
     unit: 'bytes',
     baseline: base,
