@@ -43,9 +43,9 @@ export type RetroArchClientState =
 export interface RetroArchCoreInfo {
   /** CRC-32 of the loaded content (ROM), unsigned 32-bit; RetroArch warns when it differs from its own. */
   readonly contentCrc: number;
-  /** The core's library name (at most 31 bytes on the wire, e.g. `Nestopia`); RetroArch refuses a peer whose core differs. */
+  /** The core's library name (at most 31 bytes on the wire, e.g. `Nestopia`); RetroArch refuses a peer whose core name differs (case-insensitively). */
   readonly coreName: string;
-  /** The core's version string, byte for byte as the core reports it (at most 31 bytes on the wire). */
+  /** The core's version string, byte for byte as the core reports it (at most 31 bytes on the wire); RetroArch only warns on a difference. */
   readonly coreVersion: string;
 }
 

@@ -75,7 +75,7 @@ export type RetroArchEmulatingHostEvent =
   | {
       /** `'peerError'`: one client was disconnected. */
       readonly type: 'peerError';
-      /** The dropped client's number. */
+      /** The dropped client's number (-1 for a connection the host had not registered). */
       readonly client: number;
       /** What it did wrong (`core-state` for a savestate of its own, `protocol`, a flood...). */
       readonly error: RetroArchError;

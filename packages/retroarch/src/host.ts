@@ -83,7 +83,7 @@ export type RetroArchHostEvent =
   | {
       /** `'joined'`: the handshake is complete. */
       readonly type: 'joined';
-      /** The client's nick as the host assigned it in SYNC (made unique if it clashed). */
+      /** The client's nick, as it sent it in NICK (at most 31 UTF-8 bytes). */
       readonly nick: string;
       /** The client's core and content, from its INFO. */
       readonly info: RetroArchCoreInfo;

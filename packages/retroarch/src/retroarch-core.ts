@@ -7,7 +7,7 @@ export interface RetroArchCore {
   readonly info: {
     /** `retro_system_info.library_name`, sent as INFO's core name. */
     readonly libraryName: string;
-    /** `retro_system_info.library_version`, sent as INFO's core version (RetroArch compares it byte for byte). */
+    /** `retro_system_info.library_version`, sent as INFO's core version (RetroArch compares it byte for byte and warns on a difference). */
     readonly libraryVersion: string;
   };
   /** zlib CRC-32 of the content, as RetroArch's INFO carries it. */
