@@ -313,13 +313,13 @@ export const SerializationQuirk = {
 
 /** `RETRO_SAVESTATE_CONTEXT_*` values answered to `GET_SAVESTATE_CONTEXT`. */
 export const SavestateContextValue = {
-  /** 0: an ordinary save a user may keep and load later, on another machine. */
+  /** 0: an ordinary savestate, written to disk and loaded later, possibly elsewhere: the core saves everything. */
   normal: 0,
-  /** 1: run-ahead within this very instance: the state may hold pointers and host-only data. */
+  /** 1: run-ahead: this very instance loads it, never written or sent, so it may hold pointers into the core. */
   'runahead-same-instance': 1,
-  /** 2: run-ahead into a second instance of the same core binary on this machine. */
+  /** 2: run-ahead in a second instance of the same core binary: no pointers, but the core may skip whatever slows saving. */
   'runahead-same-binary': 2,
-  /** 3 (this frontend's default): rollback netplay, loaded by the same core binary on other peers, so no pointers or host facts. */
+  /** 3 (this frontend's default): rollback netplay: sent over the network, never written to disk, so the core may skip whatever is not needed to resume. */
   'rollback-netplay': 3,
 } as const;
 
