@@ -20,6 +20,7 @@ import {
   validateChannels,
 } from '@netplay/transport';
 import { type Chan, MutableStats, newChan, UNOPENED, type WebRtcConnectionStats } from './channel-state.js';
+import { openNegotiatedChannel } from './data-channel.js';
 import { Liveness } from './liveness.js';
 import { Negotiation } from './negotiation.js';
 import { type ResolvedOptions, resolveOptions, type WebRtcConnectionOptions } from './options.js';
@@ -222,25 +223,16 @@ export class WebRtcConnection implements Connection {
 
   /** Creates the negotiated data channels (ids 0, 1, then 2 + i per channel) and wires them. */
   private createChannels(): void {
-    this.control = this.open('np-control', CONTROL_CHANNEL_ID, true);
-    this.pingChannel = this.open('np-ping', PING_CHANNEL_ID, false);
+    this.control = openNegotiatedChannel(this.pc, 'np-control', CONTROL_CHANNEL_ID, true);
+    this.pingChannel = openNegotiatedChannel(this.pc, 'np-ping', PING_CHANNEL_ID, false);
     this.chans.forEach((c, i) => {
-      c.dc = this.open(`np-${i}`, FIRST_DATA_CHANNEL_ID + i, c.reliable);
+      c.dc = openNegotiatedChannel(this.pc, `np-${i}`, FIRST_DATA_CHANNEL_ID + i, c.reliable);
       c.dc.onmessage = (ev) => this.onData(c, ev.data);
     });
     this.control.onopen = () => this.onControlOpen();
     this.control.onclose = () => this.onChannelGone('the control data channel closed');
     this.control.onmessage = (ev) => this.onControl(ev.data);
     this.pingChannel.onmessage = (ev) => this.onPingFrame(ev.data);
-  }
-
-  private open(label: string, id: number, reliable: boolean): RtcDataChannelLike {
-    const dc = this.pc.createDataChannel(
-      label,
-      reliable ? { negotiated: true, id, ordered: true } : { negotiated: true, id, ordered: false, maxRetransmits: 0 },
-    );
-    dc.binaryType = 'arraybuffer';
-    return dc;
   }
 
   private onControlOpen(): void {
