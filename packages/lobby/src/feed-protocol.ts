@@ -26,13 +26,13 @@ export type FeedServerMessage =
       readonly v: 1;
       /** `'snapshot'`: the answer to a filter; replaces everything the client knew. */
       readonly type: 'snapshot';
-      /** Every matching room, at most the feed's `maxSnapshotRooms` (default 500). */
+      /** Every matching room, oldest first, at most the feed's `maxSnapshotRooms` (default 500). */
       readonly rooms: readonly RoomInfo[];
     }
   | {
       /** The feed protocol version: always 1. */
       readonly v: 1;
-      /** `'room'`: a matching room was announced, heartbeated with changes, or updated. */
+      /** `'room'`: a matching room was announced, updated or heartbeated (every store `put`, so `updatedAt` moves). */
       readonly type: 'room';
       /** The room as it is now. */
       readonly room: RoomInfo;
