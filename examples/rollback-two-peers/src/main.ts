@@ -2,11 +2,14 @@
  * Two peers play PongCore with rollback over the seeded simulated network (40 ± 8 ms one way,
  * 5 % loss), each built with one `rollback()` chain. At the end both must hold the same state at
  * their last common final frame, equal to an offline replay of the inputs this script generated.
+ *
+ * PongCore, the hand-written JS `Core` this example plays, lives in examples/pong-core
+ * (`@netplay-example/pong-core`, a private workspace shared with rollback-udp and spectator).
  */
 import assert from 'node:assert/strict';
 import { ROLLBACK_CHANNELS, type RollbackGame, rollback } from '@netplay/rollback';
 import { SimulatedNetwork } from '@netplay/transport';
-import { DOWN, fnv1a64, PongCore, UP } from './pong-core.js';
+import { DOWN, fnv1a64, PongCore, UP } from '@netplay-example/pong-core';
 
 const FRAME_MS = 16;
 const TICKS = 600;

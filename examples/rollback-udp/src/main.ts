@@ -4,6 +4,7 @@
  * starts a second process that joins (player 1); both tick at 62.5 fps for 4 s, record the hash of
  * every frame as it becomes final, and the joiner sends its hashes back on stdout. Every frame
  * final on both must hash the same on both and equal an offline replay of the generated inputs.
+ * PongCore lives in examples/pong-core (`@netplay-example/pong-core`, a private shared workspace).
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -11,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { ROLLBACK_CHANNELS, type RollbackGame, rollback } from '@netplay/rollback';
 import type { Connection } from '@netplay/transport';
 import { connectUdp, listenUdp } from '@netplay/transport-udp';
-import { DOWN, fnv1a64, PongCore, UP } from './pong-core.js';
+import { DOWN, fnv1a64, PongCore, UP } from '@netplay-example/pong-core';
 
 const FRAME_MS = 16;
 const TICKS = 250;

@@ -3,11 +3,12 @@
  * through the host (RetroArch-style spectating: it loads the host's savestate, then runs only
  * confirmed inputs, never predicting). At the end the spectator's state must equal an offline
  * replay of the players' generated inputs at the frame it reached.
+ * PongCore lives in examples/pong-core (`@netplay-example/pong-core`, a private shared workspace).
  */
 import assert from 'node:assert/strict';
 import { ROLLBACK_CHANNELS, rollback, rollbackSpectator } from '@netplay/rollback';
 import { SimulatedNetwork } from '@netplay/transport';
-import { DOWN, PongCore, UP } from './pong-core.js';
+import { DOWN, PongCore, UP } from '@netplay-example/pong-core';
 
 const FRAME_MS = 16;
 const net = new SimulatedNetwork({ seed: 5, link: { latencyMs: 25, jitterMs: 5, loss: 0.02 } });
