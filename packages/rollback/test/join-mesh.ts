@@ -108,8 +108,14 @@ export class JoinMesh {
       for (let j = i + 1; j < this.rigs.length; j++) this.link(this.rigs[i]!, this.rigs[j]!);
   }
 
+  /** The peer that hosts now (the first one, or the successor the others elected). */
   get host(): JoinRig {
-    return this.rigs[0]!;
+    return this.currentHost() ?? this.rigs[0]!;
+  }
+
+  /** The live peer that hosts now, if any. */
+  currentHost(): JoinRig | undefined {
+    return this.rigs.find((r) => !r.gone && r.session.isHost && r.ends.length === 0);
   }
 
   live(): JoinRig[] {
@@ -134,7 +140,7 @@ export class JoinMesh {
       localPlayer: slot,
       remotes,
       isHost: slot === 0 && admission === undefined,
-      hostPeer: 'p0',
+      hostPeer: this.rigs.length === 0 ? 'p0' : this.host.id,
       clock: this.net.clock,
       send: conns.send,
       fps: 1000 / FRAME_MS,
@@ -176,13 +182,16 @@ export class JoinMesh {
       // Bytes of a newcomer reaching a peer before the host's ENTER: dropped, as they must be.
       if (!/unknown peer/.test(error.message)) rig.errors.push(error);
     });
-    if (slot === 0 && admission === undefined) {
-      session.on('player-left', ({ player, frame }) => {
-        const list = this.left.get(player) ?? [];
-        list.push(frame);
-        this.left.set(player, list);
-      });
-    }
+    // Whoever decides (the first host, or a successor), every peer reports the same decisions.
+    session.on('player-left', ({ player, frame }) => {
+      // A peer that left (its session still hears its links close) decides nothing for the others.
+      if (this.rigs.find((r) => r.session === session)?.gone !== false) return;
+      const list = this.left.get(player) ?? [];
+      if (list.includes(frame)) return;
+      list.push(frame);
+      list.sort((a, b) => a - b);
+      this.left.set(player, list);
+    });
     listener.on('connection', (c) => {
       const from = this.rigs.find((r) => r.address === c.remoteAddress);
       if (from === undefined || rig.gone) c.close('unknown');
@@ -211,15 +220,19 @@ export class JoinMesh {
   /** The player of `slot` leaves: `close` (its links close) or `kill` (cut; the transport times out). */
   drop(slot: number, how: 'close' | 'kill'): void {
     const rig = this.inSlot(slot);
-    if (rig === undefined || slot === 0) return;
+    if (rig === undefined) return;
     rig.gone = true;
-    for (const other of this.rigs) {
-      if (other === rig) continue;
+    const links = this.rigs.map((o) => rig.conns.get(o.id) as MemoryConnection | undefined);
+    // A leaving process stops its session first: it takes no part in what its departure causes.
+    for (const off of rig.unbind.values()) off();
+    rig.unbind.clear();
+    this.rigs.forEach((other, i) => {
+      if (other === rig) return;
       if (how === 'kill') {
         this.net.cut(rig.address, other.address);
         this.net.cut(other.address, rig.address);
-      } else (rig.conns.get(other.id) as MemoryConnection | undefined)?.close('leaving');
-    }
+      } else links[i]?.close('leaving');
+    });
   }
 
   /**
@@ -228,7 +241,9 @@ export class JoinMesh {
    */
   admit(id: string, slot: number, leadFrames: number): boolean {
     if (this.inSlot(slot) !== undefined) return false;
-    const raw = this.host.session.admitPlayer(id, slot, leadFrames);
+    const host = this.currentHost();
+    if (host === undefined) return false;
+    const raw = host.session.admitPlayer(id, slot, leadFrames);
     if (raw === undefined) return false;
     // The previous incarnation's links are over (its leave is decided): their late closes must not
     // reach the sessions, where the id now names the new incarnation.

@@ -99,7 +99,7 @@ function run(plan: Plan, tamper?: (a: PlayerAdmission) => PlayerAdmission): Join
     for (const s of steps) {
       if (s.atTick !== tick) continue;
       if (s.kind === 'spectate') mesh.addSpectator(`s${tick}`);
-      else if (s.kind === 'drop') mesh.drop(1 + (s.slot % (plan.players - 1)), s.how);
+      else if (s.kind === 'drop') mesh.drop(s.slot % 7 === 6 ? 0 : 1 + (s.slot % (plan.players - 1)), s.how);
       else {
         const slot = 1 + (s.slot % (plan.players - 1));
         if (pending.some((p) => p.slot === slot)) continue;
@@ -195,6 +195,24 @@ describe('players entering a running rollback game (issue 15)', () => {
     expect(mesh.rigs.map((r) => `${r.id}:${r.slot}`)).toEqual(['p0:0', 'p1:1', 'p2:2', 'p2:2', 'n0:3', 'p2:2']);
     expect(entries).toBe(3);
     expect(finals).toBeGreaterThan(2000);
+  });
+
+  it('after the host is killed, its successor admits the players that come back', () => {
+    const mesh = run({
+      ...{ seed: 11, inputSeed: 4, players: 4, initial: 3, latencyMs: 25, jitterMs: 8, loss: 0.02 },
+      delay: 1,
+      maxPrediction: 8,
+      steps: [
+        { kind: 'join', atTick: 40, slot: 2 }, // slot 3, never filled: n0
+        { kind: 'drop', atTick: 150, slot: 6, how: 'kill' }, // the host
+        { kind: 'drop', atTick: 300, slot: 1, how: 'close' }, // p2
+        { kind: 'rejoin', atTick: 320, slot: 1 },
+      ],
+    });
+    const { entries } = check(mesh);
+    expect(mesh.currentHost()?.id).toBe('p1');
+    expect(mesh.rigs.map((r) => `${r.id}:${r.slot}`)).toEqual(['p0:0', 'p1:1', 'p2:2', 'n0:3', 'p2:2']);
+    expect(entries).toBe(2);
   });
 
   it('red on purpose: a joiner entering one frame before the frame every other peer was told fails the check', () => {

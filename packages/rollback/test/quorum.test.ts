@@ -77,3 +77,32 @@ describe('the quorum rule (README, "Finality and partitions")', () => {
     },
   );
 });
+
+describe('the quorum rule with players entering mid-game (issue 15)', () => {
+  it('a joiner that has not caught up is no successor, for the others and for itself', () => {
+    // 4 players; the host (p0) is lost; p1 entered mid-game and has not reported holding its entry yet.
+    const { quorum, remotes } = quorumOf(4, 2, [1, 3]);
+    remotes[0]!.interrupted = true; // the old host
+    remotes[1]!.caughtUp = false; // p1
+    expect(quorum.successor(remotes[0]!)).toBe('self');
+    remotes[1]!.caughtUp = true;
+    expect(quorum.successor(remotes[0]!)).toBe(remotes[1]);
+    // On p1 itself while it still lacks inputs before its entry: it follows p2 instead of taking over.
+    const own = quorumOf(4, 1, [2, 3]);
+    own.remotes[0]!.interrupted = true;
+    own.quorum.selfReady = () => false;
+    expect(own.quorum.successor(own.remotes[0]!)).toBe(own.remotes[1]);
+  });
+
+  it('admission: the host keeps quorum even if every joiner not caught up never delivers', () => {
+    // Host alone of 2 slots (the other left): one joiner may come (host + joiner: half with the host).
+    const alone = quorumOf(3, 0, [], [1, 2]);
+    expect(alone.quorum.has(false, undefined, 1)).toBe(true);
+    // A second one while the first has not caught up: the host alone of 3 would lack quorum.
+    const timeline = quorumOf(3, 0, [1], [2]);
+    timeline.remotes[0]!.caughtUp = false;
+    expect(timeline.quorum.has(false, undefined, 1)).toBe(false);
+    timeline.remotes[0]!.caughtUp = true;
+    expect(timeline.quorum.has(false, undefined, 1)).toBe(true);
+  });
+});
