@@ -9,7 +9,7 @@ import { crc32 } from '@netplay/protocol';
 import { NetplayHost, SESSION_CHANNELS } from '@netplay/session';
 import { systemClock } from '@netplay/transport';
 import { listen } from '@netplay/transport-ws/server';
-import { type Browser, chromium } from 'playwright-core';
+import { type Browser, chromium, type Page } from 'playwright-core';
 import { build } from 'vite';
 import { chip8Content } from '../src/content.js';
 import { BotInput } from '../src/input.js';
@@ -139,6 +139,89 @@ export interface PageReport {
   readonly done: boolean;
   readonly error: string | undefined;
   readonly slot: number | undefined;
+}
+
+/** What a page reports through `window.netplay`, with the share link a hosting page shows. */
+export async function pageReport(page: Page): Promise<PageReport & { link: string | undefined }> {
+  return page.evaluate(() => {
+    const n = window.netplay;
+    return { frame: n.frame, finals: [...n.finals], done: n.done, error: n.error, slot: n.slot, link: n.link };
+  });
+}
+
+/** Waits (60 s) until `page` reports done; a timeout's error says how far the page got. */
+export async function waitDone(page: Page, name: string): Promise<PageReport> {
+  try {
+    await page.waitForFunction(() => window.netplay?.done === true, undefined, { timeout: 60_000, polling: 200 });
+  } catch (e) {
+    const r = await pageReport(page).catch(() => undefined);
+    const state = r === undefined ? 'no report' : `frame ${r.frame}, ${r.finals.length} finals, error ${r.error}`;
+    throw new Error(`${name} did not finish (${state}): ${(e as Error).message}`);
+  }
+  return pageReport(page);
+}
+
+/**
+ * Opens pages in `browser`, each in a browser context of its own (separate storage, as separate
+ * browsers would have); closing the context goes into `cleanups`, uncaught page errors (named)
+ * into `errors`.
+ */
+export function pageOpener(
+  browser: Browser,
+  cleanups: (() => unknown)[],
+  errors: string[],
+): (url: string, name: string) => Promise<Page> {
+  return async (url, name) => {
+    const context = await browser.newContext();
+    cleanups.push(() => context.close());
+    const page = await context.newPage();
+    page.on('pageerror', (e) => errors.push(`${name}: ${e.message}`));
+    await page.goto(url, { timeout: 30_000 });
+    return page;
+  };
+}
+
+/** The built page served on loopback and Chromium launched: what the page tests start from. */
+export interface PageRig {
+  /** The built page's directory. */
+  readonly dist: string;
+  readonly site: { readonly url: string; close(): Promise<void> };
+  readonly browser: Browser;
+  /** Closes the browser, then the site. */
+  close(): Promise<void>;
+}
+
+/** Builds the page, serves it and launches Chromium. */
+export async function startPageRig(): Promise<PageRig> {
+  const dist = await buildPage();
+  const site = await serveStatic(dist);
+  const browser = await launchChromium();
+  return {
+    dist,
+    site,
+    browser,
+    close: async () => {
+      await browser.close();
+      await site.close();
+    },
+  };
+}
+
+/** Waits until a rooms page shows the lobby feed's first snapshot, an empty list. */
+export async function waitEmptyRoomList(page: Page): Promise<void> {
+  await page.waitForFunction(
+    () => /^0 of 0 room\(s\) on /.test(document.getElementById('rooms-note')?.textContent ?? ''),
+    undefined,
+    { timeout: 30_000 },
+  );
+}
+
+/** Waits until a hosting page reports its share link (or finished); returns its report. */
+export async function waitShareLink(page: Page): Promise<PageReport & { link: string | undefined }> {
+  await page.waitForFunction(() => window.netplay?.link !== undefined || window.netplay?.done, undefined, {
+    timeout: 30_000,
+  });
+  return pageReport(page);
 }
 
 /**

@@ -1,8 +1,15 @@
 import { performance } from 'node:perf_hooks';
 import { type LobbyServer, type RoomInfo, startLobby } from '@netplay/lobby/node';
-import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildPage, compareFinals, launchChromium, type PageReport, serveStatic } from './harness.js';
+import {
+  compareFinals,
+  type PageRig,
+  pageOpener,
+  startPageRig,
+  waitDone,
+  waitEmptyRoomList,
+  waitShareLink,
+} from './harness.js';
 import { type RedisServer, startRedisServer } from './redis-server.js';
 
 /*
@@ -22,8 +29,7 @@ interface RouterStats {
 }
 
 let redis: RedisServer;
-let browser: Browser;
-let site: Awaited<ReturnType<typeof serveStatic>>;
+let rig: PageRig;
 let a: LobbyServer;
 let b: LobbyServer;
 
@@ -32,13 +38,11 @@ beforeAll(async () => {
   const common = { host: '127.0.0.1', port: 0, redis: redis.url, redisPrefix: 'e2e:' } as const;
   a = await startLobby({ ...common, nodeId: 'A' });
   b = await startLobby({ ...common, nodeId: 'B' });
-  site = await serveStatic(await buildPage());
-  browser = await launchChromium();
+  rig = await startPageRig();
 });
 
 afterAll(async () => {
-  await browser?.close();
-  await site?.close();
+  await rig?.close();
   await a?.close();
   await b?.close();
   await redis?.kill();
@@ -51,36 +55,11 @@ function routerStats(node: LobbyServer): RouterStats {
   return { ...stats };
 }
 
-async function report(page: Page): Promise<PageReport & { link: string | undefined }> {
-  return page.evaluate(() => {
-    const n = window.netplay;
-    return { frame: n.frame, finals: [...n.finals], done: n.done, error: n.error, slot: n.slot, link: n.link };
-  });
-}
-
-async function waitDone(page: Page, name: string): Promise<PageReport> {
-  try {
-    await page.waitForFunction(() => window.netplay?.done === true, undefined, { timeout: 60_000, polling: 200 });
-  } catch (e) {
-    const r = await report(page).catch(() => undefined);
-    const state = r === undefined ? 'no report' : `frame ${r.frame}, ${r.finals.length} finals, error ${r.error}`;
-    throw new Error(`${name} did not finish (${state}): ${(e as Error).message}`);
-  }
-  return report(page);
-}
-
 describe('rooms page: two lobby nodes on one Redis, in Chromium', () => {
   it('a room hosted on A is listed on B within 1 s, joined through B; signaling crosses Redis; 600 frames agree', async () => {
     const errors: string[] = [];
-    const contexts: { close(): Promise<void> }[] = [];
-    const open = async (url: string, name: string): Promise<Page> => {
-      const context = await browser.newContext();
-      contexts.push(context);
-      const page = await context.newPage();
-      page.on('pageerror', (e) => errors.push(`${name}: ${e.message}`));
-      await page.goto(url, { timeout: 30_000 });
-      return page;
-    };
+    const contexts: (() => unknown)[] = [];
+    const open = pageOpener(rig.browser, contexts, errors);
     // When node A stored the announcement (its own put), and when node B heard of it (pub/sub).
     const putsOnA: Array<{ at: number; room: RoomInfo }> = [];
     const putsOnB: Array<{ at: number; room: RoomInfo }> = [];
@@ -101,15 +80,11 @@ describe('rooms page: two lobby nodes on one Redis, in Chromium', () => {
       const lobbyOf = (n: LobbyServer) => `lobby=${encodeURIComponent(n.url)}`;
 
       // Page B: the rooms page on node B (its first snapshot is empty).
-      const guest = await open(`${site.url}?${lobbyOf(b)}&nick=beta&bot=1&frames=${PLAYED}`, 'guest');
-      await guest.waitForFunction(
-        () => /^0 of 0 room\(s\) on /.test(document.getElementById('rooms-note')?.textContent ?? ''),
-        undefined,
-        { timeout: 30_000 },
-      );
+      const guest = await open(`${rig.site.url}?${lobbyOf(b)}&nick=beta&bot=1&frames=${PLAYED}`, 'guest');
+      await waitEmptyRoomList(guest);
 
       // Page A hosts on node A: the room is announced there and hosted in A's signaling room.
-      const hostPage = await open(`${site.url}?${lobbyOf(a)}&nick=alpha&bot=1&frames=${PLAYED + 120}`, 'host');
+      const hostPage = await open(`${rig.site.url}?${lobbyOf(a)}&nick=alpha&bot=1&frames=${PLAYED + 120}`, 'host');
       await hostPage.click('#host-game', { timeout: 30_000 });
       const announceBy = performance.now() + 30_000;
       while (putsOnA.length === 0) {
@@ -132,10 +107,7 @@ describe('rooms page: two lobby nodes on one Redis, in Chromium', () => {
       expect(await guest.textContent(`tr[data-room="${id}"]`)).toMatch(/alpha's game.*1\/2.*WebRTC/);
 
       // The host signals on node A.
-      await hostPage.waitForFunction(() => window.netplay?.link !== undefined || window.netplay?.done, undefined, {
-        timeout: 30_000,
-      });
-      const link = new URL((await report(hostPage)).link!);
+      const link = new URL((await waitShareLink(hostPage)).link!);
       expect(link.searchParams.get('signal')).toBe(a.signalingUrl);
       expect(link.searchParams.get('room')).toBe(id);
 
@@ -177,7 +149,7 @@ describe('rooms page: two lobby nodes on one Redis, in Chromium', () => {
       expect(guestFinals.get(FRAMES)).toBe(hostFinals.get(FRAMES));
     } finally {
       for (const off of offs) off();
-      for (const c of contexts.reverse()) await c.close();
+      for (const close of contexts.reverse()) await close();
     }
   });
 });

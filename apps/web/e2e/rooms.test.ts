@@ -1,14 +1,15 @@
 import { performance } from 'node:perf_hooks';
 import { type LobbyServer, type RoomInfo, startLobby } from '@netplay/lobby/node';
-import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
-  buildPage,
   compareFinals,
-  launchChromium,
   nodeModulesInBundle,
-  type PageReport,
-  serveStatic,
+  type PageRig,
+  pageOpener,
+  startPageRig,
+  waitDone,
+  waitEmptyRoomList,
+  waitShareLink,
 } from './harness.js';
 
 /*
@@ -22,41 +23,18 @@ const FRAMES = 600;
 /** Frames the guest plays: a margin over FRAMES (see browser.test.ts); the host a little longer. */
 const PLAYED = FRAMES + 60;
 
-let browser: Browser;
-let site: Awaited<ReturnType<typeof serveStatic>>;
-let dist: string;
+let rig: PageRig;
 let lobby: LobbyServer;
 
 beforeAll(async () => {
-  dist = await buildPage();
-  site = await serveStatic(dist);
+  rig = await startPageRig();
   lobby = await startLobby({ host: '127.0.0.1', port: 0 });
-  browser = await launchChromium();
 });
 
 afterAll(async () => {
-  await browser?.close();
-  await site?.close();
+  await rig?.close();
   await lobby?.close();
 });
-
-async function report(page: Page): Promise<PageReport & { link: string | undefined }> {
-  return page.evaluate(() => {
-    const n = window.netplay;
-    return { frame: n.frame, finals: [...n.finals], done: n.done, error: n.error, slot: n.slot, link: n.link };
-  });
-}
-
-async function waitDone(page: Page, name: string): Promise<PageReport> {
-  try {
-    await page.waitForFunction(() => window.netplay?.done === true, undefined, { timeout: 60_000, polling: 200 });
-  } catch (e) {
-    const r = await report(page).catch(() => undefined);
-    const state = r === undefined ? 'no report' : `frame ${r.frame}, ${r.finals.length} finals, error ${r.error}`;
-    throw new Error(`${name} did not finish (${state}): ${(e as Error).message}`);
-  }
-  return report(page);
-}
 
 describe('rooms page: a lobby in Chromium', () => {
   const cleanups: (() => unknown)[] = [];
@@ -66,17 +44,10 @@ describe('rooms page: a lobby in Chromium', () => {
     errors.length = 0;
   });
 
-  const open = async (url: string, name: string): Promise<Page> => {
-    const context = await browser.newContext();
-    cleanups.push(() => context.close());
-    const page = await context.newPage();
-    page.on('pageerror', (e) => errors.push(`${name}: ${e.message}`));
-    await page.goto(url, { timeout: 30_000 });
-    return page;
-  };
+  const open = (url: string, name: string) => pageOpener(rig.browser, cleanups, errors)(url, name);
 
   it('the built page (with the lobby client) holds no Node module', async () => {
-    expect(await nodeModulesInBundle(dist)).toEqual([]);
+    expect(await nodeModulesInBundle(rig.dist)).toEqual([]);
   });
 
   it('a hosted game is announced, listed on another page within 1 s, joined with a click; 600 frames agree', async () => {
@@ -92,18 +63,12 @@ describe('rooms page: a lobby in Chromium', () => {
     const lobbyParam = `lobby=${encodeURIComponent(lobby.url)}`;
 
     // Page B: the rooms page, following the lobby's feed (its first snapshot is empty).
-    const guest = await open(`${site.url}?${lobbyParam}&nick=beta&bot=1&frames=${PLAYED}`, 'guest');
-    await guest.waitForFunction(
-      () => /^0 of 0 room\(s\) on /.test(document.getElementById('rooms-note')?.textContent ?? ''),
-      undefined,
-      {
-        timeout: 30_000,
-      },
-    );
+    const guest = await open(`${rig.site.url}?${lobbyParam}&nick=beta&bot=1&frames=${PLAYED}`, 'guest');
+    await waitEmptyRoomList(guest);
     expect(await guest.isVisible('#rooms')).toBe(true);
 
     // Page A hosts: the room is announced on the lobby, hosted in the lobby's signaling room.
-    const hostPage = await open(`${site.url}?${lobbyParam}&nick=alpha&bot=1&frames=${PLAYED + 120}`, 'host');
+    const hostPage = await open(`${rig.site.url}?${lobbyParam}&nick=alpha&bot=1&frames=${PLAYED + 120}`, 'host');
     await hostPage.click('#host-game', { timeout: 30_000 });
     const announceBy = performance.now() + 30_000;
     while (puts.length === 0) {
@@ -133,10 +98,7 @@ describe('rooms page: a lobby in Chromium', () => {
     );
 
     // The host page's share link names the lobby's signaling and the lobby's room id.
-    await hostPage.waitForFunction(() => window.netplay?.link !== undefined || window.netplay?.done, undefined, {
-      timeout: 30_000,
-    });
-    const link = new URL((await report(hostPage)).link!);
+    const link = new URL((await waitShareLink(hostPage)).link!);
     expect(link.searchParams.get('signal')).toBe(`${lobby.url.replace('http', 'ws')}/signal`);
     expect(link.searchParams.get('room')).toBe(id);
 

@@ -6,20 +6,21 @@ import { crc32 } from '@netplay/protocol';
 import { NetplayClient, SESSION_CHANNELS } from '@netplay/session';
 import { systemClock } from '@netplay/transport';
 import { connectWebRtcNode, listenSignaling, nodeRtc, type SignalingServer } from '@netplay/transport-webrtc/server';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { chip8Content } from '../src/content.js';
 import { BotInput } from '../src/input.js';
 import {
-  buildPage,
   compareFinals,
-  launchChromium,
   nodeModulesInBundle,
-  type PageReport,
+  type PageRig,
+  pageOpener,
   ROM_PATH,
   readFinalsFile,
   runCli,
-  serveStatic,
+  startPageRig,
+  waitDone,
+  waitShareLink,
 } from './harness.js';
 
 /*
@@ -33,43 +34,20 @@ const FRAMES = 1200;
 /** Frames the guests play: a margin over FRAMES (see browser.test.ts). */
 const PLAYED = FRAMES + 60;
 
-let browser: Browser;
-let site: Awaited<ReturnType<typeof serveStatic>>;
-let dist: string;
+let rig: PageRig;
 let signaling: SignalingServer;
 let rom: Uint8Array;
 
 beforeAll(async () => {
   rom = new Uint8Array(await readFile(ROM_PATH));
-  dist = await buildPage();
-  site = await serveStatic(dist);
+  rig = await startPageRig();
   signaling = await listenSignaling({ host: '127.0.0.1', port: 0 });
-  browser = await launchChromium();
 });
 
 afterAll(async () => {
-  await browser?.close();
-  await site?.close();
+  await rig?.close();
   await signaling?.close();
 });
-
-async function report(page: Page): Promise<PageReport & { link: string | undefined }> {
-  return page.evaluate(() => {
-    const n = window.netplay;
-    return { frame: n.frame, finals: [...n.finals], done: n.done, error: n.error, slot: n.slot, link: n.link };
-  });
-}
-
-async function waitDone(page: Page, name: string): Promise<PageReport> {
-  try {
-    await page.waitForFunction(() => window.netplay?.done === true, undefined, { timeout: 60_000, polling: 200 });
-  } catch (e) {
-    const r = await report(page).catch(() => undefined);
-    const state = r === undefined ? 'no report' : `frame ${r.frame}, ${r.finals.length} finals, error ${r.error}`;
-    throw new Error(`${name} did not finish (${state}): ${(e as Error).message}`);
-  }
-  return report(page);
-}
 
 describe('share a link: WebRTC in Chromium', () => {
   const cleanups: (() => unknown)[] = [];
@@ -79,24 +57,14 @@ describe('share a link: WebRTC in Chromium', () => {
     errors.length = 0;
   });
 
-  const open = async (url: string, name: string): Promise<Page> => {
-    // One context per page: separate storage, as two browsers would have.
-    const context = await browser.newContext();
-    cleanups.push(() => context.close());
-    const page = await context.newPage();
-    page.on('pageerror', (e) => errors.push(`${name}: ${e.message}`));
-    await page.goto(url, { timeout: 30_000 });
-    return page;
-  };
+  // One context per page: separate storage, as two browsers would have.
+  const open = (url: string, name: string) => pageOpener(rig.browser, cleanups, errors)(url, name);
 
   /** Opens the lobby with `query`, clicks "Host a game" and returns the page and its share link. */
   const hostGame = async (query: string): Promise<{ page: Page; link: string }> => {
-    const page = await open(`${site.url}?signal=${encodeURIComponent(signaling.url)}&${query}`, 'host');
+    const page = await open(`${rig.site.url}?signal=${encodeURIComponent(signaling.url)}&${query}`, 'host');
     await page.click('#host-game', { timeout: 30_000 });
-    await page.waitForFunction(() => window.netplay?.link !== undefined || window.netplay?.done, undefined, {
-      timeout: 30_000,
-    });
-    const r = await report(page);
+    const r = await waitShareLink(page);
     expect(r.error).toBeUndefined();
     // The link the page shows is the one it reports.
     expect(await page.getAttribute('#share-link', 'href')).toBe(r.link);
@@ -108,7 +76,7 @@ describe('share a link: WebRTC in Chromium', () => {
   };
 
   it('the built page holds no Node module', async () => {
-    expect(await nodeModulesInBundle(dist)).toEqual([]);
+    expect(await nodeModulesInBundle(rig.dist)).toEqual([]);
   });
 
   it('two pages play 1,200 frames of rollback P2P through a share link, a third watches, every final hash agrees', async () => {
@@ -238,7 +206,7 @@ describe('share a link: WebRTC in Chromium', () => {
     cleanups.push(() => cli.child.exitCode === null && cli.child.kill('SIGKILL'));
     await cli.waitFor(`hosting on webrtc in room "${room}"`, 30_000);
     const page = await open(
-      `${site.url}?signal=${encodeURIComponent(signaling.url)}&room=${room}&nick=web&bot=1&frames=${frames + 60}`,
+      `${rig.site.url}?signal=${encodeURIComponent(signaling.url)}&room=${room}&nick=web&bot=1&frames=${frames + 60}`,
       'page',
     );
     const p = await waitDone(page, 'page');
