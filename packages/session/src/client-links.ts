@@ -76,6 +76,8 @@ interface Link {
   up: boolean;
   offs: Unsubscribe[];
   timer: Timer | undefined;
+  /** Messages that came over it before LINK_SET (the peer got its LINK_SET and SYNC first). */
+  early: Array<{ channel: string; data: Uint8Array }>;
 }
 
 /** Messages of a player that arrive over its link before this client started its game. */
@@ -222,7 +224,7 @@ export class ClientLinks {
     this.round = m.round;
     this.mySlot = m.slot;
     for (const e of m.entries) {
-      const link: Link = { entry: e, conn: undefined, up: false, offs: [], timer: undefined };
+      const link: Link = { entry: e, conn: undefined, up: false, offs: [], timer: undefined, early: [] };
       this.links.set(e.slot, link);
       if (e.dial) this.dial(link);
     }
@@ -372,16 +374,22 @@ export class ClientLinks {
     this.fixed = true;
     const keep = new Set(m.round === (this.round & 0xff) ? m.slots : []);
     for (const [slot, l] of this.links) {
-      if (keep.has(slot) && l.up && l.conn !== undefined && l.conn.state === 'open')
+      if (keep.has(slot) && l.up && l.conn !== undefined && l.conn.state === 'open') {
         this.direct.set(l.entry.nick, l.conn);
-      else this.dropLink(l, 'closed: the host chose the relay for this pair');
+        for (const e of l.early.splice(0)) this.onLinkMessage(l, e.channel, e.data);
+      } else this.dropLink(l, 'closed: the host chose the relay for this pair');
     }
     for (const p of [...this.pending]) this.dropPending(p, 'closed: links are set');
     this.closeListener('closed: links are set');
   }
 
   private onLinkMessage(link: Link, channel: string, data: Uint8Array): void {
-    if (!this.fixed || this.direct.get(link.entry.nick) !== link.conn) return;
+    if (!this.fixed) {
+      // The peer may have its LINK_SET and SYNC before this client: keep its game messages in order.
+      if (link.early.length < MAX_EARLY_LINK_MESSAGES) link.early.push({ channel, data: data.slice() });
+      return;
+    }
+    if (this.direct.get(link.entry.nick) !== link.conn) return;
     if (this.delivering) this.deps.message(link.entry.nick, channel, data);
     else if (this.early.length < MAX_EARLY_LINK_MESSAGES)
       this.early.push({ nick: link.entry.nick, channel, data: data.slice() });
@@ -406,6 +414,7 @@ export class ClientLinks {
     link.timer?.cancel();
     link.timer = undefined;
     link.up = false;
+    link.early = [];
     const c = link.conn;
     link.conn = undefined;
     if (c !== undefined && this.direct.get(link.entry.nick) !== c) c.close(reason);

@@ -53,6 +53,28 @@ describe('direct links: fallback to the relay', () => {
   });
 });
 
+describe('direct links: a player whose LINK_SET is late', () => {
+  it('keeps what the others sent over the link before it (they started first): the game runs and agrees', () => {
+    // The host's messages reach p2 300 ms after the others: p1 and p3 start and send to p2 first.
+    const env = meshSession(
+      35,
+      4,
+      { latencyMs: 5, jitterMs: 0, loss: 0 },
+      {
+        beforeJoin: (net) => net.setLink('host', 'p2', { latencyMs: 300 }),
+      },
+    );
+    expect(env.watched.map((w) => w.client.state)).toEqual(['playing', 'playing', 'playing']);
+    play(env, 4000, 14, () => true);
+    expect(env.relayed.bytes).toBe(0);
+    for (const w of env.watched) expect(w.client.rollback?.confirmedFrame ?? 0, w.name).toBeGreaterThan(150);
+    for (const p of pairwiseDiffering(env)) {
+      expect(p.differing, `${p.a} vs ${p.b}`).toBe(0);
+      expect(p.compared).toBeGreaterThan(150);
+    }
+  });
+});
+
 describe('direct links: unauthenticated dialers', () => {
   /**
    * A 3-player session still setting its links up: p1 and p2 cannot reach each other, so their
