@@ -144,6 +144,27 @@ describe('input stream', () => {
     });
   });
 
+  // Sparse changes in large frames: runs of thousands of zero bits, so 2- and 3-byte varints.
+  test.prop(
+    [
+      fc.integer({ min: 1, max: 255 }),
+      fc.integer({ min: 1, max: 256 }),
+      fc.array(fc.tuple(fc.nat(), fc.nat({ max: 7 })), { maxLength: 6 }),
+      fc.boolean(),
+    ],
+    { numRuns: 200 },
+  )('round-trips sparse changes in large frames (multi-byte runs)', (frameCount, inputSize, flips, withReference) => {
+    const n = frameCount * inputSize;
+    const inputs = new Uint8Array(n);
+    for (const [at, bit] of flips) inputs[at % n]! ^= 1 << bit;
+    const reference = withReference ? new Uint8Array(inputSize).fill(0x21) : undefined;
+    const packet = new Uint8Array(inputStreamMaxEncodedSize(frameCount, inputSize));
+    const size = encodeInputStream({ startFrame: 7, frameCount, inputSize }, inputs, reference, packet);
+    const out = new Uint8Array(n);
+    expect(decodeInputStream(packet.subarray(0, size), out, { reference })).toBe(n);
+    expect(out).toEqual(inputs);
+  });
+
   test.prop([sequenceArb, fc.nat({ max: 6 })])('encodes at an offset and never writes past the target', (seq, at) => {
     const whole = encode(seq);
     for (const room of [whole.length - 1, whole.length]) {
