@@ -43,11 +43,11 @@ import { crcOk, DataFlag, dataCrcOk, FrameType, isData, PacketType, sessionOf, u
  * congestion and flow control, keepalives, `interrupted` and the disconnect timeout.
  *
  * This class is the glue: it reads and writes DATA packets and runs the connection's life
- * (handshake, liveness, close); the rules live in modules of their own: {@link SendQueues} (what
- * goes next), {@link ReceiveChannels} (delivery and reassembly), {@link ReceivedPackets} (acks we
- * send), {@link InFlightPackets} and {@link LossRules} (acks we get: loss, spurious-loss undo,
- * reordering tolerance), {@link CongestionWindow}, {@link TickSchedule} (the late-tick rule) and
- * {@link ClientHandshake}.
+ * (handshake, liveness, close); the rules live in modules of their own (internal): `SendQueues`
+ * (what goes next), `ReceiveChannels` (delivery and reassembly), `ReceivedPackets` (acks we
+ * send), `IncomingAcks`, `InFlightPackets` and `LossRules` (acks we get: loss, spurious-loss undo,
+ * reordering tolerance), `CongestionWindow`, `TickSchedule` (the late-tick rule), `PeerLiveness`,
+ * `CloseHandshake` and `ClientHandshake`.
  *
  * The dgram shell (`listenUdp`, `connectUdp`) wraps it; tests also run it on a simulated network.
  */
