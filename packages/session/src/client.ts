@@ -494,11 +494,12 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
       ports: this.control.ports,
     };
     const o = this.options;
-    if (isP2PLockstep(m.mode)) {
+    if (isP2PLockstep(m.mode) && !spectating) {
       this.startP2P(m.mode, m, info);
       return;
     }
-    if (m.mode === 'lockstep-cs') {
+    // lockstep-cs, and a spectator of any lockstep mode (the P2P host streams its frames on the same wire).
+    if (m.mode !== 'rollback') {
       // A spectator is a watcher: it loads the state the server sends on `sync` and affects nothing.
       if (!this.loadHostState(m.state)) return;
       this.lockstepCore = this.control.schedulerCore(m.state);
@@ -600,11 +601,15 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
       ports: m.players,
       inputBytes: this.control.slotBytes,
       frameMs,
-      startMs: o.clock.now(),
+      // A player entering a running game (frame-advance) counts its frames from the host's.
+      startMs: o.clock.now() - m.frame * frameMs,
       seed: (o.randomU32 ?? defaultRandomU32)() >>> 0,
       extraDelayMs: m.inputDelay * frameMs,
+      ...(m.frame > 0 ? { candidate: true } : {}),
     });
-    const routes = clientRoutes(this.conn, shape, slots, m.slot);
+    // A route to every slot, taken or not: a player entering later is reached without a new one.
+    const every = Array.from({ length: m.players }, (_, s) => s);
+    const routes = clientRoutes(this.conn, shape, every, m.slot);
     this.routed = { shape, routes };
     this.stage = 'playing';
     this.joinInfo = info;

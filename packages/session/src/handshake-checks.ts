@@ -8,11 +8,10 @@ import {
   SESSION_PROTOCOL_VERSION,
   utf8Length,
 } from './messages.js';
-import type { SessionMode } from './mode.js';
 import { equalBytes, passwordProof } from './password.js';
 
-/** The host's checks of a HELLO (magic, version, nick, spectating in this mode): the refusal, or undefined. */
-export function helloError(m: HelloMessage, mode: SessionMode): SessionError | undefined {
+/** The host's checks of a HELLO (magic, version, nick; every mode takes spectators): the refusal, or undefined. */
+export function helloError(m: HelloMessage): SessionError | undefined {
   if (m.magic !== SESSION_MAGIC)
     return new SessionError('version-mismatch', 'not a netplay session client (bad magic)');
   if (m.version !== SESSION_PROTOCOL_VERSION)
@@ -23,8 +22,6 @@ export function helloError(m: HelloMessage, mode: SessionMode): SessionError | u
   const n = utf8Length(m.nick);
   if (n === 0 || n > MAX_NICK_BYTES)
     return new SessionError('bad-nick', `nick must be 1..${MAX_NICK_BYTES} UTF-8 bytes, got ${n}`);
-  if (m.spectate && mode !== 'rollback' && mode !== 'lockstep-cs')
-    return new SessionError('unsupported-mode', `spectators are not supported in mode ${mode}`);
   return undefined;
 }
 

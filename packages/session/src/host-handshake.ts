@@ -36,7 +36,7 @@ export function onHello(h: HandshakeHost, peer: Peer, m: HelloMessage): void {
   // The order of the checks (issue 15): protocol (magic, version, nick, mode), then the password,
   // then room. A session with a password checks room only after INFO proved it, so a wrong
   // password reads "wrong password" even when the game is full.
-  const error = helloError(m, h.mode) ?? (hasPassword(h) ? h.guard.blocked(peer.address, h.now()) : undefined);
+  const error = helloError(m) ?? (hasPassword(h) ? h.guard.blocked(peer.address, h.now()) : undefined);
   if (error) {
     h.refuse(peer, error);
     return;

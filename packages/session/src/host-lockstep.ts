@@ -2,15 +2,18 @@ import { LockstepRunner } from '@netplay/lockstep';
 import type { Core } from '@netplay/state';
 import type { Clock, Connection } from '@netplay/transport';
 import type { SessionError } from './errors.js';
+import type { BroadcastHistory } from './host-p2p-history.js';
 import { endError, type FinalityScheduler, LockstepFinality } from './lockstep-finality.js';
 import type { P2PLockstepShape, P2PScheduler } from './p2p-lockstep.js';
-import { RoutedConnection } from './routed-connection.js';
+import { RoutedConnection, type RoutedConnectionOptions } from './routed-connection.js';
 
 /** lockstep-p2p and frame-advance at the host: its scheduler, the mode's wire and one routed connection per client slot. */
 export interface HostP2P {
   readonly scheduler: P2PScheduler;
   readonly shape: P2PLockstepShape;
   readonly routes: Map<number, RoutedConnection>;
+  /** frame-advance: each player's recent broadcasts, replayed to a player entering the game. */
+  readonly history?: BroadcastHistory;
 }
 
 /** What the host's lockstep runner reports back to the host. */
@@ -46,13 +49,22 @@ export function startHostRunner(
   return { runner, finality };
 }
 
-/** The host's routed connection to the client in `slot` over its session connection `carrier`. */
-export function hostRoute(shape: P2PLockstepShape, slot: number, carrier: Connection): RoutedConnection {
+/**
+ * The host's routed connection to the client in `slot` over its session connection `carrier`
+ * (`holdUntil`: see {@link RoutedConnectionOptions.holdUntil}).
+ */
+export function hostRoute(
+  shape: P2PLockstepShape,
+  slot: number,
+  carrier: Connection,
+  holdUntil?: (channel: string, data: Uint8Array) => boolean,
+): RoutedConnection {
   return new RoutedConnection({
     carrier,
     slot: 0,
     channels: shape.channels,
     remoteAddress: `${carrier.remoteAddress} (slot ${slot})`,
+    ...(holdUntil !== undefined ? { holdUntil } : {}),
   });
 }
 
@@ -71,6 +83,7 @@ export function cutRoutedPlayer(
   const route = p2p.routes.get(slot);
   if (route === undefined) return false;
   p2p.routes.delete(slot);
+  p2p.history?.forget(slot);
   runner?.removePeer(slot);
   route.end({ code: 'remote', reason: `${nick} left` });
   p2p.scheduler.removePeer(slot, now);

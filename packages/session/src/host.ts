@@ -20,6 +20,8 @@ import { type HandshakeHost, onHello, onInfo } from './host-handshake.js';
 import { HostLinks } from './host-links.js';
 import { cutRoutedPlayer, type HostP2P, hostRoute, startHostRunner } from './host-lockstep.js';
 import type { HostPeerInfo, NetplayHostEventMap, NetplayHostOptions } from './host-options.js';
+import { BroadcastHistory } from './host-p2p-history.js';
+import { admitP2PMidGame } from './host-p2p-join.js';
 import { newPeer, type Peer } from './host-peer.js';
 import { joinsMidGame, replacedBy, SlotMemory } from './host-rejoin.js';
 import { peerSender, rollbackGameMessage } from './host-rollback.js';
@@ -112,8 +114,8 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
   private readonly entering: RollbackRejoins;
   /** Rollback: direct links between the players (issue 17), if the `links` option is on. */
   private readonly links: HostLinks;
-  /** lockstep-cs spectators (watchers of the server). */
-  private readonly watchers = new LockstepSpectators();
+  /** Lockstep spectators (watchers of the lockstep-cs server, or of the P2P host's frames). */
+  private readonly watchers = new LockstepSpectators((p, e) => this.refuse(p, e, false));
 
   /**
    * @throws SessionError `unsupported-mode` or `bad-argument` for options this version cannot run
@@ -365,6 +367,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
       return;
     }
     if (channel !== SESSION_CONTROL_CHANNEL) {
+      if (peer.stage === 'spectating' && this.watchers.message(peer, channel, data)) return;
       if (isP2PLockstep(this.mode)) {
         const error = routeFromPlayer(this.p2p, this.bySlot, this.framer, this.mode, peer, channel, data);
         if (error !== undefined) this.refuse(peer, error);
@@ -433,6 +436,16 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
     }
     if (this.mode === 'rollback' && this.session !== undefined) {
       this.entering.admit(peer);
+      return;
+    }
+    if (this.p2p !== undefined && this.runner !== undefined && this.rejoins) {
+      const { p2p, runner, peers, bySlot, byNick, slots, players, frame } = this;
+      const replaced = (old: Peer) =>
+        this.refuse(old, new SessionError('closed', `replaced: ${old.nick} reconnected from the same address`), false);
+      const sync = (p: Peer, s: number) =>
+        this.sendTo(p, this.syncMessage(s, this.frame, this.roster(), this.initialState));
+      const joined = (e: { nick: string; slot: number }) => this.emitter.emit('peer-joined', e);
+      admitP2PMidGame({ p2p, runner, peers, bySlot, byNick, slots, players, frame, replaced, sync, joined }, peer);
       return;
     }
     // A player: the lowest free slot; the game starts once every slot is filled.
@@ -538,9 +551,9 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
   private syncSpectator(peer: Peer): void {
     peer.stage = 'spectating';
     // lockstep-cs: the power-on state; the server then sends the state of its next frame against it.
-    const state = this.mode === 'lockstep-cs' ? this.initialState : new Uint8Array(0);
+    const state = this.mode !== 'rollback' ? this.initialState : new Uint8Array(0);
     this.sendTo(peer, this.syncMessage(SPECTATOR_SLOT, this.frame, this.roster(), state));
-    if (this.mode === 'lockstep-cs') this.watchers.admit(peer);
+    if (this.mode !== 'rollback') this.watchers.admit(peer);
     this.emitter.emit('peer-joined', { nick: peer.nick ?? '', slot: undefined });
   }
 
@@ -657,8 +670,10 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
     const roster = this.syncPlayers(state.subarray(0, n));
     const routes = new Map<number, RoutedConnection>();
     for (const [slot, player] of this.bySlot) routes.set(slot, hostRoute(shape, slot, player.conn));
-    this.p2p = { scheduler, shape, routes };
+    this.p2p = { scheduler, shape, routes, ...(mode === 'frame-advance' ? { history: new BroadcastHistory() } : {}) };
     this.runner = this.startRunner(scheduler, routes);
+    const { lockstepCore: core, initialState, players, control } = this;
+    if (core !== undefined) this.watchers.attachStream(core, this.runner, initialState, players, control.slotBytes);
     this.emitter.emit('started', { frame: 0, roster });
   }
 
@@ -675,8 +690,10 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
       scheduler,
       {
         final: (frame) => this.emitter.emit('final', { frame }),
-        frame: (frame, inputs) =>
-          this.emitter.emit('frame', { frame, inputs: this.control.lockstepFrame(frame, inputs) }),
+        frame: (frame, inputs) => {
+          this.watchers.frameRan(frame, inputs);
+          this.emitter.emit('frame', { frame, inputs: this.control.lockstepFrame(frame, inputs) });
+        },
         removed: (slot, frame) => {
           const watcher = this.watchers.removed(slot, frame);
           if (watcher !== undefined) return this.refuse(watcher.peer, watcher.error, false);

@@ -58,6 +58,8 @@ export interface P2PSchedulerOptions {
   readonly seed: number;
   /** Extra delay added to the latency estimate, in ms (the session's input delay × frame duration). */
   readonly extraDelayMs: number;
+  /** frame-advance: this player enters a running game (it asks the host to admit it). */
+  readonly candidate?: boolean;
 }
 
 /**
@@ -90,5 +92,6 @@ export function createP2PScheduler(mode: P2PLockstepMode, o: P2PSchedulerOptions
     seed: o.seed,
     extraDelayMs: o.extraDelayMs,
     host: 0,
+    ...(o.candidate === true ? { candidate: true } : {}),
   });
 }

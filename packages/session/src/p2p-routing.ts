@@ -1,6 +1,7 @@
 import { type Connection, TransportError } from '@netplay/transport';
 import { RELAY_CONTROL_CHANNEL, RELAY_INPUT_CHANNEL } from './channels.js';
 import { SessionError } from './errors.js';
+import type { BroadcastHistory } from './host-p2p-history.js';
 import type { P2PLockstepShape } from './p2p-lockstep.js';
 import type { RelayFramer } from './relay.js';
 import { BROADCAST_SLOT, ROUTE_HEADER_BYTES, type RoutedConnection, routedChannelIndex } from './routed-connection.js';
@@ -16,6 +17,8 @@ export interface RoutedPlayer {
 export interface HostRoutes {
   readonly shape: P2PLockstepShape;
   readonly routes: Map<number, RoutedConnection>;
+  /** Keeps the broadcasts for players entering later (frame-advance). */
+  readonly history?: BroadcastHistory;
 }
 
 /**
@@ -53,6 +56,7 @@ export function routeFromPlayer<P extends RoutedPlayer>(
   const payload = data.subarray(ROUTE_HEADER_BYTES);
   if (to === 0 || to === BROADCAST_SLOT) p2p.routes.get(peer.slot)?.deliver(ci, payload);
   if (to === BROADCAST_SLOT) {
+    p2p.history?.record(peer.slot, name, ci, payload);
     for (const [slot, q] of players) if (slot !== peer.slot) forward(framer, q, channel, peer.slot, ci, payload);
   } else if (to !== 0 && to !== peer.slot) {
     const q = players.get(to);

@@ -37,6 +37,13 @@ export interface RoutedConnectionOptions {
   readonly broadcast?: ReadonlySet<string>;
   /** What {@link Connection.remoteAddress} says (e.g. `"host relay → slot 2"`). */
   readonly remoteAddress: string;
+  /**
+   * Sends nothing until a message for which this returns true (that one goes, and everything
+   * after it). Default: no hold. The host gives one to a player entering a running game, so that
+   * what its scheduler still sends the slot's previous holder (a departure not yet settled) does not
+   * reach the newcomer before its admission.
+   */
+  readonly holdUntil?: (channel: string, data: Uint8Array) => boolean;
 }
 
 /**
@@ -59,6 +66,7 @@ export class RoutedConnection implements Connection {
   private readonly relayOf: string[] = [];
   private readonly skip: ReadonlySet<string> | undefined;
   private readonly broadcast: ReadonlySet<string> | undefined;
+  private holdUntil: ((channel: string, data: Uint8Array) => boolean) | undefined;
   private readonly framer = new RelayFramer();
   private closed = false;
 
@@ -68,6 +76,7 @@ export class RoutedConnection implements Connection {
     this.channels = options.channels;
     this.skip = options.skip;
     this.broadcast = options.broadcast;
+    this.holdUntil = options.holdUntil;
     this.remoteAddress = options.remoteAddress;
     options.channels.forEach((c, i) => {
       this.index.set(c.name, i);
@@ -94,6 +103,10 @@ export class RoutedConnection implements Connection {
     const i = this.index.get(channel);
     if (i === undefined) throw new TransportError('unknown-channel', `unknown channel ${channel}`);
     if (this.skip?.has(channel)) return;
+    if (this.holdUntil !== undefined) {
+      if (!this.holdUntil(channel, data)) return;
+      this.holdUntil = undefined;
+    }
     const slot = this.broadcast?.has(channel) ? BROADCAST_SLOT : this.slot;
     const framed = this.framer.frameRouted(slot, i, data);
     this.carrier.send(this.relayOf[i]!, framed);

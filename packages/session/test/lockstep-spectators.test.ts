@@ -1,7 +1,7 @@
 import { fc, test } from '@fast-check/vitest';
 import { Prng } from '@netplay/transport';
 import { describe, expect, it } from 'vitest';
-import type { SessionError } from '../src/index.js';
+import type { SessionError, SessionMode } from '../src/index.js';
 import { FRAME_MS, setup } from './harness.js';
 import { type Incarnation, rejoinWorld, stateHash } from './rejoin-harness.js';
 
@@ -44,14 +44,8 @@ interface Person {
  * address, join new players, and let spectators join (at any time, whatever happened before) and
  * leave (closed or killed).
  */
-function play(seed: number, players: number, latencyMs: number, steps: Step[]) {
-  const w = rejoinWorld(
-    seed,
-    'lockstep-cs',
-    players,
-    { latencyMs, jitterMs: 5, loss: 0.01 },
-    { maxSpectators: MAX_SPECTATORS },
-  );
+function play(mode: LockstepMode, seed: number, players: number, latencyMs: number, steps: Step[]) {
+  const w = rejoinWorld(seed, mode, players, { latencyMs, jitterMs: 5, loss: 0.01 }, { maxSpectators: MAX_SPECTATORS });
   const people: Person[] = [];
   const watchers: Incarnation[] = [];
   const hostInput = inputsOf(HOST_TAG, seed ^ 0x55);
@@ -80,7 +74,8 @@ function play(seed: number, players: number, latencyMs: number, steps: Step[]) {
       w.net.advance(FRAME_MS);
     }
   };
-  const initial = 1 + (seed % (players - 1));
+  // lockstep-cs starts with the first player; the P2P modes once every slot is filled.
+  const initial = mode === 'lockstep-cs' ? 1 + (seed % (players - 1)) : players - 1;
   for (let i = 0; i < initial; i++) enter(person(NICKS[i]!));
   w.net.runUntil(() => people.every((p) => p.incs[0]!.client.state !== 'handshaking'), 20_000);
   tick(60);
@@ -126,23 +121,54 @@ function play(seed: number, players: number, latencyMs: number, steps: Step[]) {
     }
     tick(s.wait);
   }
-  tick(240);
+  // The P2P modes wait on a silenced player until the disconnect time (2 s here): play on longer.
+  tick(mode === 'lockstep-cs' ? 240 : 480);
   return { w, people, watchers };
 }
 
-describe('lockstep-cs spectators', () => {
+type LockstepMode = Extract<SessionMode, 'lockstep-cs' | 'lockstep-p2p' | 'frame-advance'>;
+
+describe.each(['lockstep-cs', 'lockstep-p2p', 'frame-advance'] as const)('%s spectators', (mode) => {
   test.prop(
     [
       fc.integer({ min: 1, max: 2 ** 30 }),
-      fc.integer({ min: 2, max: 8 }),
+      fc.integer({ min: 2, max: mode === 'lockstep-cs' ? 8 : 6 }),
       fc.integer({ min: 0, max: 40 }),
       fc.array(step, { minLength: 2, maxLength: 10 }),
     ],
-    { numRuns: Number(process.env.SPECTATE_RUNS ?? 6) },
+    {
+      numRuns: Number(process.env.SPECTATE_RUNS ?? (mode === 'lockstep-cs' ? 6 : 4)),
+      // frame-advance: a player entering the slot of one who just left missed the events another
+      // member had broadcast for its first frames before its admission (entry frame 66 differed);
+      // fixed by the host's BroadcastHistory replay.
+      examples: [
+        [
+          1,
+          3,
+          0,
+          [
+            { wait: 5, kind: 'close', pick: 0 },
+            { wait: 5, kind: 'join', pick: 0 },
+            { wait: 5, kind: 'close', pick: 0 },
+            { wait: 5, kind: 'close', pick: 0 },
+          ],
+        ],
+        [
+          1,
+          3,
+          0,
+          [
+            { wait: 5, kind: 'silence', pick: 0 },
+            { wait: 5, kind: 'close', pick: 0 },
+            { wait: 5, kind: 'rejoin', pick: 0 },
+          ],
+        ],
+      ],
+    },
   )(
     'after drops, rejoins, joins and spectators coming and going, every peer agrees with the host and the replay',
     (seed, players, latencyMs, steps) => {
-      const { w, people, watchers } = play(seed, players, latencyMs, steps as Step[]);
+      const { w, people, watchers } = play(mode, seed, players, latencyMs, steps as Step[]);
       const frames = [...w.hostSums.keys()];
       expect(frames.length).toBeGreaterThan(200);
       // Offline replay of the host's frames from power-on; every port's input is one the test
@@ -173,7 +199,7 @@ describe('lockstep-cs spectators', () => {
           expect(inc.client.error?.message).toMatch(
             inc.spectate
               ? new RegExp(`^server full: ${MAX_SPECTATORS} spectators already watch$`)
-              : /^server full: all \d+ player slots are taken$/,
+              : /^server full: (all \d+ player slots are taken|the game is running and mode \S+ cannot take a player mid-game \(\d+ of \d+ slots empty\))$/,
           );
         if (ran.length === 0) continue;
         const entry = Math.min(...ran);
@@ -201,7 +227,7 @@ describe('lockstep-cs spectators', () => {
     // Transports patient (30 s): only the host's bound on a watcher's backlog can drop it.
     const env = setup(
       11,
-      { mode: 'lockstep-cs', players: 2 },
+      { mode, players: 2 },
       { latencyMs: 10, jitterMs: 0, loss: 0 },
       {
         disconnectMs: 30_000,
@@ -236,7 +262,7 @@ describe('lockstep-cs spectators', () => {
   });
 
   it('caps spectators at maxSpectators with the exact reason', () => {
-    const env = setup(12, { mode: 'lockstep-cs', players: 2, maxSpectators: 1 });
+    const env = setup(12, { mode, players: 2, maxSpectators: 1 });
     const a = env.join('a');
     env.net.runUntil(() => a.state !== 'handshaking', 10_000);
     const s1 = env.join('s1', { spectate: true });

@@ -161,13 +161,20 @@ describe.each(MODES)('%s over the session star', (mode) => {
     leaveOrKill,
   );
 
-  it('refuses spectators and a player once the game started', () => {
+  it('admits a spectator mid-game (the host streams its frames: equal states) and refuses a late player', () => {
     const env = setup(11, { mode, players: 2 });
+    const host = track(env.host);
     const [a] = start(env, 2).clients as [NetplayClient];
+    run(env, [a], 500, 2);
     const spectator = env.join('s', { spectate: true });
+    const seen = track(spectator);
     const late = env.join('late');
     run(env, [a, spectator, late], 1000, 3);
-    expect(spectator.error?.code).toBe('unsupported-mode');
+    expect(spectator.state).toBe('spectating');
+    // It entered the running game, at the host's state, and every frame it ran (final) is the host's.
+    expect(Math.min(...seen.sums.keys())).toBeGreaterThan(10);
+    expect(compareFinals(host, seen)).toBeGreaterThan(40);
+    expect(seen.final).toBe(Math.max(...seen.sums.keys()));
     expect(late.error?.code).toBe('server-full');
     expect(a.state).toBe('playing');
     expect(env.host.frame).toBeGreaterThan(30);
