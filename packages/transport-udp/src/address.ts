@@ -6,7 +6,12 @@ export function formatAddress(host: string, port: number): string {
 }
 
 /** The inverse of {@link formatAddress}. */
-export function parseAddress(address: string): { host: string; port: number } {
+export function parseAddress(address: string): {
+  /** Everything before the last `:`, without IPv6 brackets (`::1` from `[::1]:5000`); not checked to be an IP literal. */
+  host: string;
+  /** The digits after the last `:` as a number (`NaN` if they are not a number; the range is not checked). */
+  port: number;
+} {
   const i = address.lastIndexOf(':');
   let host = address.slice(0, i);
   if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);

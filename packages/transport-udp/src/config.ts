@@ -29,7 +29,11 @@ export interface UdpConfig {
   readonly rateLimits: RateLimits | false;
   /** Most reliable messages queued or unacknowledged; `send` throws `limit` beyond (default 65 536). */
   readonly maxSendQueue: number;
-  /** Liveness timeouts. */
+  /**
+   * Liveness timeouts in ms: `interrupted` after `interruptMs` of silence (default 750), closed with
+   * `timeout` after `disconnectMs` (default 5000, must exceed `interruptMs`), and a client's
+   * handshake abandoned after `connectMs` (default 5000).
+   */
   readonly timeouts: Timeouts;
   /** Send a PING when nothing was sent for this long, ms (default min(250, interruptMs / 3)). */
   readonly keepaliveMs: number;
@@ -37,8 +41,9 @@ export interface UdpConfig {
   readonly tickMs: number;
   /** Initial congestion window in bytes of reliable payload in flight (default 64 KiB). */
   readonly initialWindowBytes: number;
-  /** Lower and upper bounds of the congestion window (defaults 8 KiB and 4 MiB). */
+  /** Lower bound of the congestion window in bytes: losses never shrink it below this (default 8 KiB, at most `initialWindowBytes`). */
   readonly minWindowBytes: number;
+  /** Upper bound of the congestion window in bytes: growth stops here (default 4 MiB, at least `initialWindowBytes`). */
   readonly maxWindowBytes: number;
   /**
    * A reliable channel with less than this many bytes in flight may always send, even when the
@@ -50,7 +55,10 @@ export interface UdpConfig {
 }
 
 /** Options accepted where a {@link UdpConfig} is built: every field optional. */
-export type UdpConfigOptions = Partial<Omit<UdpConfig, 'timeouts'>> & { readonly timeouts?: Partial<Timeouts> };
+export type UdpConfigOptions = Partial<Omit<UdpConfig, 'timeouts'>> & {
+  /** Liveness timeouts in ms; each one left out takes `DEFAULT_TIMEOUTS` of @netplay/transport (750 / 5000 / 5000). */
+  readonly timeouts?: Partial<Timeouts>;
+};
 
 /** Builds and checks a configuration; throws `TransportError('invalid-argument')`. */
 export function resolveConfig(options: UdpConfigOptions = {}): UdpConfig {

@@ -107,6 +107,7 @@ export class UdpPeer implements Connection {
 
   private constructor(
     private readonly io: PeerIo,
+    /** The tunables this peer runs with (MTU, message and reassembly limits, timeouts, congestion window, timers), as passed to `client` / `server` (normally from {@link resolveConfig}); read, never changed, for the peer's life. */
     readonly config: UdpConfig,
     channels: readonly ChannelSpec[],
     readonly remoteAddress: string,

@@ -129,7 +129,17 @@ export class PendingSessions {
    * {@link revive} for a version-2 DATA packet, which names its session by the low 16 bits only:
    * the session id and nonce of the evicted session of `address` with that connection id.
    */
-  reviveConn(address: string, conn: number): { session: number; nonce: number } | undefined {
+  reviveConn(
+    address: string,
+    conn: number,
+  ):
+    | {
+        /** The full 32-bit session id the server had given the evicted session (its low 16 bits are `conn`). */
+        session: number;
+        /** The client's handshake nonce of that session, which the recreated session echoes. */
+        nonce: number;
+      }
+    | undefined {
     const e = this.evicted.get(address);
     if (!e || (e.session & 0xffff) !== conn) return undefined;
     this.evicted.delete(address);

@@ -55,7 +55,10 @@ export class ReassemblyBudget {
   evictions = 0;
   private readonly members = new Set<Reassembly>();
 
-  constructor(readonly maxBytes: number) {}
+  constructor(
+    /** Cap on `held`, in bytes counted as each connection counts them (fragments received plus per-message and per-fragment overhead); set by the listener from `maxListenerReassemblyBytes` (default 32 MiB). */
+    readonly maxBytes: number,
+  ) {}
 
   /** @internal */
   join(r: Reassembly): void {

@@ -24,6 +24,7 @@ export interface RelayImpairment {
   readonly duplicate: number;
   /** Probability of holding a datagram back by `reorderDelayMs`. */
   readonly reorder: number;
+  /** Extra delay in ms added to a datagram picked by `reorder`, on top of its latency and jitter, so later ones overtake it (default 5). */
   readonly reorderDelayMs: number;
   /** Drop everything (a cut cable). */
   readonly cut: boolean;
@@ -44,6 +45,7 @@ export const CLEAN: RelayImpairment = Object.freeze({
 export interface RelayOptions {
   /** Where to forward (a loopback address). */
   readonly targetHost: string;
+  /** UDP port of the target on `targetHost` (e.g. a listener's `port`); required, no default. */
   readonly targetPort: number;
   /** Seed of the impairment draws. */
   readonly seed: number;
@@ -55,9 +57,13 @@ export interface RelayOptions {
 
 /** Counters of a relay. */
 export interface RelayStats {
+  /** Datagram copies sent or scheduled to be sent, both directions (a duplicated datagram counts twice). */
   forwarded: number;
+  /** Datagrams dropped by `loss` or while `cut` (not those of clients past `maxClients`, which are ignored uncounted). */
   dropped: number;
+  /** Datagrams picked by `duplicate` and sent twice. */
   duplicated: number;
+  /** Copies held back by `reorderDelayMs` after being picked by `reorder`. */
   reordered: number;
 }
 

@@ -38,6 +38,7 @@ import {
 
 /** What a {@link UdpServerCore} needs from its shell. */
 export interface ServerIo {
+  /** Time and timers for the cookie buckets, the pending-session timeouts and every session's timers (the dgram shell passes the system clock; tests a `ManualClock` or `SimulatedNetwork`'s). */
   readonly clock: Clock;
   /**
    * Sends one datagram to `address` (an address key as passed to {@link UdpServerCore.input}).
@@ -96,7 +97,12 @@ export class UdpServerCore implements Listener {
   /** Dropped datagrams by cause, for the listener and all its sessions. */
   readonly drops: DropCounters = newDropCounters();
   /** Replies sent to unverified addresses (CHALLENGE), and their total bytes. */
-  readonly handshakeReplies = { count: 0, bytes: 0 };
+  readonly handshakeReplies = {
+    /** CHALLENGE packets sent: one per HELLO of at least 64 bytes with the magic `NPU2` or `NPU1`; only grows. */
+    count: 0,
+    /** Their total size in bytes (37 each), to compare with the HELLO bytes received (amplification factor below 1). */
+    bytes: 0,
+  };
   private readonly emitter = new Emitter<ListenerEventMap>();
   private readonly sessions = new Map<string, UdpPeer>();
   private readonly accepted: UdpPeer[] = [];
@@ -114,6 +120,7 @@ export class UdpServerCore implements Listener {
 
   constructor(
     private readonly io: ServerIo,
+    /** The tunables every session of this listener runs with (MTU, limits, timeouts, window); `keepaliveMs` also bounds how long an evicted pending session can be revived. Never changed. */
     readonly config: UdpConfig,
     channels: readonly ChannelSpec[],
     readonly localAddress: string,

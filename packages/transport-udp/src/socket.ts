@@ -23,6 +23,7 @@ import { type ServerOptions, UdpServerCore } from './server.js';
 
 /** Options of {@link listenUdp}. */
 export interface UdpListenOptions extends UdpConfigOptions, ServerOptions {
+  /** The channels every session has, in order; a client must declare the same list (names and kinds, compared by hash) or is refused. */
   readonly channels: readonly ChannelSpec[];
   /** Address to bind (default `127.0.0.1`; use `0.0.0.0` or `::` to accept remote peers). */
   readonly host?: string;
@@ -34,9 +35,11 @@ export interface UdpListenOptions extends UdpConfigOptions, ServerOptions {
 
 /** Options of {@link connectUdp}. */
 export interface UdpConnectOptions extends UdpConfigOptions {
+  /** The channels of the connection, in order: must equal the listener's list, else `connectUdp` rejects with `refused`. */
   readonly channels: readonly ChannelSpec[];
   /** The server's host (an IP literal or a name resolved with the system resolver). */
   readonly host: string;
+  /** The listener's UDP port (1–65535); required, no default. */
   readonly port: number;
   /** Clock (default the system clock). */
   readonly clock?: Clock;
@@ -112,6 +115,7 @@ export class UdpListener implements Listener {
 
   /** @internal Use {@link listenUdp}. */
   constructor(
+    /** The sans-I/O server this listener feeds its datagrams to: its `pending` sessions, `reassembly` budget, `handshakeReplies` and `config` are readable here. */
     readonly core: UdpServerCore,
     private readonly socket: Socket,
     /** The bound port. */

@@ -73,7 +73,16 @@ export const PacketType = {
 } as const;
 
 /** Why a server refused (byte after the nonce of a REFUSE). */
-export const RefuseReason = { Full: 1, Channels: 2, Closed: 3, Version: 4 } as const;
+export const RefuseReason = {
+  /** The listener holds `maxConnections` sessions, or `maxConnectionsPerAddress` from the client's host; the client rejects with `refused` ("listener full"). */
+  Full: 1,
+  /** The client's channel hash differs from the listener's (other names, kinds or order); the client rejects with `refused` ("channel lists differ"). */
+  Channels: 2,
+  /** Reserved: the listener is closed. Never sent (a closed listener ignores new clients, which time out); a client reads it, or any unknown value, as "listener closed". */
+  Closed: 3,
+  /** The client speaks another wire version: sent to a version-1 client (in version 1's format) after its cookie-verified CONNECT. */
+  Version: 4,
+} as const;
 
 /**
  * Frame types inside DATA packets. A frame starts with a byte `type << 4 | channel` (channel 15:
