@@ -78,9 +78,10 @@ export function encodeRetroArchInput(
 ): number {
   // Integer checks only, as bit operations. The room is checked by the DataView itself (its
   // RangeError becomes the EncodeError below): an explicit `offset + size <= target.length` in
-  // front of it doubled the bounds checks and cost the 1-word encode about 20 %. One failure exit,
-  // after the stores, keeps the function small enough for V8 to inline (four `throw` call sites
-  // made it about twice as slow). See the README's benchmark section.
+  // front of it doubled the bounds checks and cost the 1-word encode about 20 %. One exit for every
+  // failure and for a new buffer, after the stores (four `throw` call sites made the same checks
+  // about twice as slow; 395 bytes of bytecode, under V8's 460-byte inlining limit). See the
+  // README's benchmark section.
   const size = 16 + 4 * count;
   // A buffer other than the last one (no cached view yet) also leaves by the one exit.
   let ok =
