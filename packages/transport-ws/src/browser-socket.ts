@@ -8,7 +8,9 @@ import type { WsSocket } from './socket.js';
  * netplay-ws uses. Declared here so the package needs no DOM type library.
  */
 export interface WebSocketLike {
+  /** How binary messages are delivered; {@link attachBrowserSocket} sets it to `'arraybuffer'` (a `Blob` could not be read synchronously). */
   binaryType: string;
+  /** Bytes passed to `send` that the socket has not yet handed to the network; the connection polls it for back-pressure (`highWaterBytes`, `maxBufferedBytes`). */
   readonly bufferedAmount: number;
   /** Called once the socket is open. */
   onopen: ((event: unknown) => void) | null;

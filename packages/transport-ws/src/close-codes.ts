@@ -22,7 +22,13 @@ export const WsCloseCode = Object.freeze({
 
 /** How a received WebSocket close maps onto the contract's close event. */
 export interface MappedClose {
+  /**
+   * The contract's close code to report: `remote` for a normal close (1000, 1001, 1005) or a
+   * `flood` (4004) after the handshake; `refused` for those before it, for 4001 and 1013, and for a
+   * drop (1006) before it; `timeout` for 4000; `error` for anything else.
+   */
   readonly code: CloseCode;
+  /** The error to attach to the close event, naming the WebSocket code or reason; absent for a clean `remote` close. */
   readonly error?: TransportError;
 }
 

@@ -17,11 +17,17 @@ import { TransportError } from '@netplay/transport';
  * Close reasons travel in the WebSocket close frame (see `close-codes.ts`).
  */
 export const FrameType = Object.freeze({
+  /** RELIABLE: one whole message of a reliable channel (channel index u8, then the payload); in order and never dropped, as the WebSocket stream is. */
   reliable: 0x01,
+  /** UNRELIABLE: one message of an unreliable channel with a u32 sequence number; the receiver drops one not newer than the last it delivered on that channel. */
   unreliable: 0x02,
+  /** HELLO: the client's first frame (magic, version, its receive limits, its channel list); the server answers WELCOME or closes with 4001. */
   hello: 0x10,
+  /** WELCOME: the server's answer to an accepted HELLO (magic, version, its receive limits); the connection is open on both ends after it. */
   welcome: 0x11,
+  /** PING: sent by either end every `pingIntervalMs` once open, carrying the sender's clock time in ms; answered with a PONG. */
   ping: 0x12,
+  /** PONG: a PING's time echoed back, from which the sender measures the round-trip time. */
   pong: 0x13,
 } as const);
 
@@ -42,16 +48,23 @@ export const MAX_LIMIT = 0xffff_ffff;
 
 /** The decoded HELLO frame: the client's channels and receive limits. */
 export interface Hello {
+  /** The client's frame-layout version (u8); the server refuses (close 4001) anything but its {@link PROTOCOL_VERSION}. Set by the encoder, never by the caller. */
   readonly version: number;
+  /** Largest reliable message the client accepts, in bytes (u32, 0 to {@link MAX_LIMIT}); both ends then use the smaller of this and the server's. */
   readonly maxMessageBytes: number;
+  /** Largest unreliable message the client accepts, in bytes (u32, 0 to {@link MAX_LIMIT}); agreed like `maxMessageBytes`. */
   readonly maxUnreliableBytes: number;
+  /** The client's channels in order (at most 255, names at most 255 UTF-8 bytes); the server refuses a list that differs from its own. Decoded as sent, not validated. */
   readonly channels: readonly ChannelSpec[];
 }
 
 /** The decoded WELCOME frame: the server's receive limits. */
 export interface Welcome {
+  /** The server's frame-layout version (u8); the client closes with `protocol` unless it is its own {@link PROTOCOL_VERSION}. Set by the encoder. */
   readonly version: number;
+  /** Largest reliable message the server accepts, in bytes (u32, 0 to {@link MAX_LIMIT}); both ends then use the smaller of this and the client's. */
   readonly maxMessageBytes: number;
+  /** Largest unreliable message the server accepts, in bytes (u32, 0 to {@link MAX_LIMIT}); agreed like `maxMessageBytes`. */
   readonly maxUnreliableBytes: number;
 }
 

@@ -101,7 +101,9 @@ export class WsListener implements Listener {
   private readonly wss: WebSocketServer;
   private readonly parts: ListenerParts;
   private readonly offHttp: () => void;
+  /** The cap in force on open (HELLO-accepted) connections: `options.maxConnections` or 64. Fixed for the listener's life. */
   readonly maxConnections: number;
+  /** The cap in force on sockets from one host (port ignored, handshaking ones included): `options.maxConnectionsPerAddress` or 16. Fixed for the listener's life. */
   readonly maxConnectionsPerAddress: number;
 
   /** @internal Use {@link listen}. */

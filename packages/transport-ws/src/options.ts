@@ -49,16 +49,27 @@ export interface WsConnectionOptions {
 
 /** {@link WsConnectionOptions} with every default filled in. */
 export interface ResolvedOptions {
+  /** The channel list passed to {@link resolveOptions} (already validated by the caller), in the order sent in HELLO. */
   readonly channels: readonly ChannelSpec[];
+  /** Liveness timeouts in ms, each given one or `DEFAULT_TIMEOUTS`' (interrupt 750, disconnect 5000, connect 5000); all positive. */
   readonly timeouts: Timeouts;
+  /** This end's largest reliable message in bytes, an integer (default {@link DEFAULT_MAX_MESSAGE_BYTES}, at most `MAX_LIMIT − 16`); sent in HELLO/WELCOME, the smaller of both ends' applies. */
   readonly maxMessageBytes: number;
+  /** This end's largest unreliable message in bytes, an integer (default {@link DEFAULT_MAX_UNRELIABLE_BYTES}, at most `MAX_LIMIT − 16`); negotiated like `maxMessageBytes`. */
   readonly maxUnreliableBytes: number;
+  /** Socket `bufferedAmount` in bytes above which unreliable messages are held back, newest per channel kept (default 64 KiB; 0 allowed). */
   readonly highWaterBytes: number;
+  /** Socket buffer in bytes past which `send` on a reliable channel throws `TransportError('limit')` (default 64 MiB). */
   readonly maxBufferedBytes: number;
+  /** Ms between PING frames, which measure the RTT and keep the peer's liveness timer fed (default `max(1, min(1000, interruptMs / 3))`). */
   readonly pingIntervalMs: number;
+  /** Ms between polls of the socket's `bufferedAmount` while anything is queued behind it (default 5). */
   readonly pollMs: number;
+  /** Ms a local close waits for the WebSocket closing handshake before terminating the socket (default 1000). */
   readonly closeGraceMs: number;
+  /** Time source for timers, pings and liveness (default the system clock; tests pass a `ManualClock`). */
   readonly clock: Clock;
+  /** The budget applied to what the peer sends (`DEFAULT_RATE_LIMITS` with `bytesPerSecond` raised to `maxMessageBytes` when not given), or `false` when disabled. */
   readonly rateLimits: RateLimits | false;
 }
 
