@@ -6,9 +6,10 @@ import { ExitCode } from '../src/exit-codes.js';
 import { type Child, spawnCli } from './child.js';
 
 // The lockstep helper's CLI end-to-end tests (issue 15): real `netplay host` / `netplay join`
-// processes over UDP on loopback. A spectator joins a running lockstep-cs game; at the end its
-// `--finals` file (the CRC-32 of each final frame's state) is compared with the host's and the
-// player's, read by the documented format, not by the code that writes it.
+// processes over UDP on loopback. A spectator joins a running lockstep-cs game; a frame-advance
+// join is killed and restarted with its nick. At the end every `--finals` file (the CRC-32 of each
+// final frame's state) is compared with the others', read by the documented format, not by the
+// code that writes it.
 
 const dir = mkdtempSync(join(tmpdir(), 'netplay-cli-rejoin-lockstep-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -67,7 +68,7 @@ describe('netplay host --mode lockstep-cs: a spectator joins mid-game', () => {
       '0',
       '--bot',
       '--seconds',
-      '8',
+      '15',
       '--finals',
       finalsPath('host'),
     ]);
@@ -112,6 +113,69 @@ describe('netplay host --mode lockstep-cs: a spectator joins mid-game', () => {
       const c = compare(x, y);
       expect(c.differing, name).toEqual([]);
       expect(c.common, name).toBeGreaterThan(100);
+    }
+  }, 40_000);
+});
+
+describe('netplay host --mode frame-advance --players 3: a killed join comes back', () => {
+  it('restarted with the same nick, it is back in its slot within 3 s; all three agree at the end', async () => {
+    const host = cli([
+      'host',
+      '--mode',
+      'frame-advance',
+      '--players',
+      '3',
+      '--bind',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--bot',
+      '--seconds',
+      '12',
+      '--finals',
+      finalsPath('fa-host'),
+    ]);
+    const port = (await host.waitFor(/hosting on udp 127\.0\.0\.1:(\d+)/))[1]!;
+    const target = `127.0.0.1:${port}`;
+    const ann = cli(['join', target, '--bot', '--nick', 'ann', '--players', '3', '--finals', finalsPath('fa-ann')]);
+    const vic = cli(['join', target, '--bot', '--nick', 'vic', '--players', '3']);
+    const slot = (await vic.waitFor(/joined 127\.0\.0\.1:\d+ as vic \(P(\d)\), frame-advance/))[1]!;
+    await ann.waitFor(/as ann \(P\d\), frame-advance/);
+    await host.waitFor(/all players are in/);
+    await new Promise((r) => setTimeout(r, 1500));
+    vic.kill();
+    expect(await vic.exit).toBe(null); // killed by the signal
+
+    const restartedAt = Date.now();
+    const back = cli(['join', target, '--bot', '--nick', 'vic', '--players', '3', '--finals', finalsPath('fa-vic')]);
+    await host.waitFor(new RegExp(`vic is back as P${slot}`), 10_000);
+    const backAt = Date.now() - restartedAt;
+    await back.waitFor(new RegExp(`joined 127\\.0\\.0\\.1:\\d+ as vic \\(P${slot}\\), frame-advance`), 10_000);
+    console.log(`frame-advance rejoin: host saw "vic is back as P${slot}" ${backAt} ms after the restart`);
+    expect(backAt, output(host, back)).toBeLessThan(3000);
+    expect(host.stdout()).toMatch(
+      /vic left \(P\d; the game goes on without it\): closed: replaced: vic reconnected from the same address/,
+    );
+
+    expect(await host.exit, output(host)).toBe(ExitCode.Ok);
+    expect(await back.exit, output(back)).toBe(ExitCode.PeerLost);
+    expect(await ann.exit, output(ann)).toBe(ExitCode.PeerLost);
+
+    const h = readFinals(finalsPath('fa-host'));
+    const a = readFinals(finalsPath('fa-ann'));
+    const v = readFinals(finalsPath('fa-vic'));
+    const entry = Math.min(...v.keys());
+    console.log(`finals: host ${h.size}, ann ${a.size}, vic from frame ${entry}: ${v.size}`);
+    expect(entry).toBeGreaterThan(60);
+    expect(v.get(entry)).toBe(h.get(entry));
+    for (const [name, x, y, least] of [
+      ['host vs ann', h, a, 300],
+      ['host vs vic', h, v, 100],
+      ['ann vs vic', a, v, 100],
+    ] as const) {
+      const c = compare(x, y);
+      expect(c.differing, name).toEqual([]);
+      expect(c.common, name).toBeGreaterThan(least);
     }
   }, 40_000);
 });
