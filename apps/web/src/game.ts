@@ -1,6 +1,13 @@
 import { Chip8Core } from '@netplay/core-wasm';
 import { crc32 } from '@netplay/protocol';
-import { type JoinInfo, NetplayClient, NetplayHost, SESSION_CHANNELS, SessionError } from '@netplay/session';
+import {
+  type JoinInfo,
+  type LinkOptions,
+  NetplayClient,
+  NetplayHost,
+  SESSION_CHANNELS,
+  SessionError,
+} from '@netplay/session';
 import { type Connection, systemClock } from '@netplay/transport';
 import { connectWebRtc, listenWebRtc, type RtcSetup } from '@netplay/transport-webrtc';
 import { connect, waitOpen } from '@netplay/transport-ws';
@@ -74,6 +81,31 @@ interface Route {
   open(): Promise<Connection>;
   /** Whether a player refused with `server-full` comes back as a spectator (the share link). */
   readonly spectateWhenFull: boolean;
+  /** Direct links to the other players (WebRTC: in the same room), used when the host chooses them. */
+  readonly links?: LinkOptions;
+}
+
+/**
+ * A page's direct links to the other players of a rollback game (3+ players): it listens in the
+ * session's room under a second peer name and dials the others' (@netplay/session, "Direct links
+ * and host hand-over"), so the game outlives the hosting page.
+ */
+function webRtcLinks(signal: string, room: string, params: PageParams): LinkOptions {
+  const rtc = rtcOf(params);
+  const peer = `${newPeerName()}-l`;
+  return {
+    listen: async () => ({
+      listener: await listenWebRtc({ signaling: { url: signal, room, peer }, channels: SESSION_CHANNELS, rtc }),
+      address: peer,
+    }),
+    connect: (address) =>
+      connectWebRtc({
+        signaling: { url: signal, room, peer: newPeerName() },
+        to: address,
+        channels: SESSION_CHANNELS,
+        rtc,
+      }),
+  };
 }
 
 /** Joins as a client (over WebSocket with `?host=`, over WebRTC with `?room=`) and plays. */
@@ -102,6 +134,7 @@ export async function play(rom: Uint8Array, params: PageParams, state: NetplaySt
           channels: SESSION_CHANNELS,
           rtc: rtcOf(params),
         }),
+      links: webRtcLinks(signal, room, params),
     };
   } else throw new Error('no ?host=ws://HOST:PORT or ?signal=…&room=… in the URL');
 
@@ -116,6 +149,7 @@ export async function play(rom: Uint8Array, params: PageParams, state: NetplaySt
       nick: params.nick,
       spectate,
       ...(params.password !== undefined ? { password: params.password } : {}),
+      ...(route.links !== undefined && !spectate ? { links: route.links } : {}),
     });
     try {
       return { client, info: await client.joined() };
@@ -139,6 +173,15 @@ export async function play(rom: Uint8Array, params: PageParams, state: NetplaySt
   const role = info.slot === undefined ? 'spectator' : `P${info.slot + 1}`;
   view.status(`joined ${route.label} as ${info.nick} (${role}), ${info.mode}, host ${info.hostNick}`);
 
+  // The hosting page left: the players linked to each other play on under the one they elect.
+  let elected = false;
+  client.on('host-left', ({ nick }) => {
+    if (!elected) view.status(`host left: ${nick} is gone; the players choose a new host`);
+  });
+  client.on('host-changed', ({ nick, self }) => {
+    elected = true;
+    view.status(`host left: ${self ? `you (${nick}) are` : `${nick} is`} the new host`);
+  });
   let closedError: string | undefined;
   client.on('closed', ({ error }) => {
     closedError = error === undefined ? 'the session closed' : `${error.code}: ${error.message}`;
@@ -209,6 +252,9 @@ export async function hostGame(
     clock: systemClock,
     mode: 'rollback',
     players: params.players,
+    // 3+ players: the guests link to each other directly (their messages skip this page, and the
+    // game goes on under a new host when it closes).
+    links: true,
     nick: params.nick,
     ...(params.password !== undefined ? { password: params.password } : {}),
   });

@@ -89,11 +89,15 @@ export class ClientMesh {
   /**
    * The host's connection closed while the game runs: with at least one direct link, the game
    * goes on (true): the scheduler learns the host is gone (`left` if it closed, else `lost`) and
-   * its migration elects the new host or ends the game by the quorum rule.
+   * its migration elects the new host or ends the game by the quorum rule. `hostLeft` runs just
+   * before (the client's `host-left` event). The scheduler may have elected one already, when its
+   * own liveness rule dropped the host before the transport did.
    */
-  takeOver(s: P2PSession, hostNick: string, left: boolean): boolean {
+  takeOver(s: P2PSession, hostNick: string, left: boolean, hostLeft: () => void): boolean {
     if (this.handOver === undefined || this.links.linkedNicks().length === 0) return false;
     this.hostGone = true;
+    // `host-left` first: telling the scheduler may elect the new host (`host-changed`) at once.
+    hostLeft();
     s.disconnectPeer(hostNick, left ? 'left' : 'lost');
     return true;
   }

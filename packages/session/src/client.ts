@@ -662,9 +662,9 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
     const s = this.p2p;
     const host = this.challenge?.hostNick;
     if (this.stage !== 'playing' || s === undefined || host === undefined || this.failure !== undefined) return false;
-    if (this.mesh?.takeOver(s, host, remote) !== true) return false;
+    const left = () => this.emitter.emit('host-left', { nick: host, frame: s.currentFrame });
+    if (this.mesh?.takeOver(s, host, remote, left) !== true) return false;
     for (const off of this.offs.splice(0, 2)) off(); // the host connection's handlers
-    this.emitter.emit('host-left', { nick: host, frame: s.currentFrame });
     return true;
   }
 
