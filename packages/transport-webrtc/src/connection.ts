@@ -101,6 +101,7 @@ export class WebRtcConnection implements Connection {
 
   constructor(
     private readonly pc: RtcPeerConnectionLike,
+    /** `client` (made by `connectWebRtc`: creates the offer, sends HELLO) or `server` (made by a `WebRtcListener`: answers, replies WELCOME). Fixed for the connection's life. */
     readonly role: WebRtcRole,
     /** The address until the selected candidate pair is known, and the fallback: `webrtc:<peer>`. */
     fallbackAddress: string,

@@ -47,16 +47,27 @@ export interface WebRtcConnectionOptions {
 
 /** {@link WebRtcConnectionOptions} with every default filled in. */
 export interface ResolvedOptions {
+  /** The channel list passed to {@link resolveOptions} (at most 250), in declaration order: channel i rides data channel id `2 + i`. */
   readonly channels: readonly ChannelSpec[];
+  /** Liveness timeouts in ms, each given one or `DEFAULT_TIMEOUTS`' (interrupt 750, disconnect 5000, connect 5000, the last covering ICE, DTLS, SCTP and the HELLO); all positive. */
   readonly timeouts: Timeouts;
+  /** This end's largest reliable message in bytes, an integer (default {@link DEFAULT_MAX_MESSAGE_BYTES}, at most `MAX_LIMIT`, 2^32 − 1); sent in HELLO/WELCOME, the smaller of both ends' applies. */
   readonly maxMessageBytes: number;
+  /** This end's largest unreliable message in bytes, an integer (default {@link DEFAULT_MAX_UNRELIABLE_BYTES}, at most `MAX_LIMIT`, 2^32 − 1); the agreed limit is also capped by the SCTP chunk size less the 4-byte header. */
   readonly maxUnreliableBytes: number;
+  /** A data channel's `bufferedAmount` in bytes past which a reliable `send` throws `TransportError('limit')` (default 16 MiB). */
   readonly maxBufferedBytes: number;
+  /** `bufferedAmount` in bytes above which unreliable messages are held back, newest per channel kept (default 256 KiB). */
   readonly highWaterBytes: number;
+  /** Ms between PINGs on the ping channel, which measure RTT and loss and feed the peer's liveness (default `max(1, min(250, interruptMs / 3))`). */
   readonly pingIntervalMs: number;
+  /** Ms between polls of `bufferedAmount` while anything is queued (default 5). */
   readonly pollMs: number;
+  /** Ms to wait after a close for the reliable messages the peer's CLOSE announced, and that a closing side keeps its peer connection for its CLOSE to get through (default 2000). */
   readonly closeGraceMs: number;
+  /** The budget applied to the data-channel messages and bytes the peer sends (default `DEFAULT_RATE_LIMITS`), or `false` when disabled; over it the peer is closed with `flood`. */
   readonly rateLimits: RateLimits | false;
+  /** Time source for timers, pings and RTT (default the system clock; tests pass a `ManualClock`). */
   readonly clock: Clock;
 }
 

@@ -11,6 +11,7 @@ export type SignalingTarget =
   | {
       /** `ws://` / `wss://` URL of the signaling server. */
       readonly url: string;
+      /** The room to join (1–64 characters of `A–Z a–z 0–9 . _ ~ -`); the listener and its clients must name the same one. */
       readonly room: string;
       /** This peer's name in the room. */
       readonly peer: string;
@@ -121,6 +122,7 @@ export class WebRtcListener implements Listener {
   private readonly hooks: WebRtcServerHooks;
   private readonly offs: Unsubscribe[];
   private closed = false;
+  /** The cap in force on connections at once, handshaking ones included: `options.maxConnections` or 16; further offers get no answer (their client times out) and the listener emits `error` (`limit`). Fixed for the listener's life. */
   readonly maxConnections: number;
 
   /** @internal Use {@link listenWebRtc}. */

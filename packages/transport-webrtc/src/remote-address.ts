@@ -17,6 +17,7 @@ export interface RtcStatsReportLike {
 export interface RemoteCandidate {
   /** `address` (or the older `ip`): an IP literal, an mDNS `.local` name, or absent when redacted. */
   readonly address: string | undefined;
+  /** The candidate's UDP/TCP port (an integer), or `undefined` when the stats give none or a non-integer. */
   readonly port: number | undefined;
   /** `host`, `srflx`, `prflx` or `relay`. */
   readonly candidateType: string | undefined;
@@ -97,7 +98,12 @@ export function chooseRemoteAddress(
   candidate: RemoteCandidate | undefined,
   signaled: string | undefined,
   fallback: string,
-): { readonly address: string; readonly source: RemoteAddressSource } {
+): {
+  /** The chosen address: `ip:port` / `[ipv6]:port` for an ICE or relay candidate, the bare IP from signaling, or `fallback` as given. IPs lower-cased. */
+  readonly address: string;
+  /** Which rule chose it: `ice` (1), `signaling` (2), `relay` or `unknown` (3); never `pending`. */
+  readonly source: RemoteAddressSource;
+} {
   const ip = candidate?.address !== undefined && isIpLiteral(candidate.address) ? candidate.address : undefined;
   if (ip !== undefined && candidate?.candidateType !== 'relay') {
     return { address: formatAddress(ip, candidate?.port), source: 'ice' };

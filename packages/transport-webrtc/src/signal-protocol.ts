@@ -50,8 +50,10 @@ export type SignalingErrorCode =
 
 /** An error of the signaling protocol, with a {@link SignalingErrorCode}. */
 export class SignalingError extends Error {
+  /** Always `'SignalingError'`; tell kinds apart by `code`. */
   override readonly name = 'SignalingError';
   constructor(
+    /** What went wrong: the server's refusal code (from a `refused` message or a failed parse), or `closed` / `timeout` on the client's side. */
     readonly code: SignalingErrorCode,
     message: string,
   ) {
@@ -61,33 +63,83 @@ export class SignalingError extends Error {
 
 /** Messages a client sends. */
 export type ClientMessage =
-  | { readonly v: 1; readonly type: 'join'; readonly room: string; readonly peer: string }
-  | { readonly v: 1; readonly type: 'signal'; readonly to: string; readonly signal: PeerSignal }
-  | { readonly v: 1; readonly type: 'leave' };
+  | {
+      /** Protocol version: always {@link SIGNALING_VERSION} (1); any other value is refused with `version`. */
+      readonly v: 1;
+      /** `join`: enter `room` (created if it does not exist) under the name `peer`; must be the socket's first message, once. */
+      readonly type: 'join';
+      /** Room to join, matching {@link NAME_PATTERN}; peers of one room can signal each other. */
+      readonly room: string;
+      /** This peer's name in the room, matching {@link NAME_PATTERN} and unique in it (else `name-taken`). */
+      readonly peer: string;
+    }
+  | {
+      /** Protocol version: always {@link SIGNALING_VERSION} (1). */
+      readonly v: 1;
+      /** `signal`: relay `signal` to the peer `to` of the sender's room (only after `join`). */
+      readonly type: 'signal';
+      /** Name of the receiving peer in the sender's room; an absent one or the sender itself gets a non-fatal `unknown-peer`. */
+      readonly to: string;
+      /** The SDP offer/answer or ICE candidate to relay, passed on unchanged (SDP at most {@link MAX_SDP_CHARS}, candidate at most {@link MAX_CANDIDATE_CHARS} characters). */
+      readonly signal: PeerSignal;
+    }
+  | {
+      /** Protocol version: always {@link SIGNALING_VERSION} (1). */
+      readonly v: 1;
+      /** `leave`: quit the room; the server tells the other peers (`peer-left`) and closes the socket with 1000. */
+      readonly type: 'leave';
+    };
 
 /** Messages the server sends. */
 export type ServerMessage =
   | {
+      /** Protocol version: always {@link SIGNALING_VERSION} (1). */
       readonly v: 1;
+      /** `joined`: the answer to a successful `join`. */
       readonly type: 'joined';
+      /** The room joined, as the client named it. */
       readonly room: string;
+      /** The name this client now has in the room, as it asked. */
       readonly peer: string;
+      /** The other peers already in the room (on this node and, with a router, on others), not including this one; at most 1024 are accepted by the parser. */
       readonly peers: readonly string[];
     }
-  | { readonly v: 1; readonly type: 'peer-joined'; readonly peer: string }
-  | { readonly v: 1; readonly type: 'peer-left'; readonly peer: string }
   | {
+      /** Protocol version: always {@link SIGNALING_VERSION} (1). */
       readonly v: 1;
+      /** `peer-joined`: another peer entered this client's room. */
+      readonly type: 'peer-joined';
+      /** The newcomer's name; it can be signalled from now on. */
+      readonly peer: string;
+    }
+  | {
+      /** Protocol version: always {@link SIGNALING_VERSION} (1). */
+      readonly v: 1;
+      /** `peer-left`: a peer of this client's room sent `leave` or its socket closed. */
+      readonly type: 'peer-left';
+      /** The departed peer's name; signals to it now get `unknown-peer`. */
+      readonly peer: string;
+    }
+  | {
+      /** Protocol version: always {@link SIGNALING_VERSION} (1). */
+      readonly v: 1;
+      /** `signal`: a signal another peer of the room sent to this client. */
       readonly type: 'signal';
+      /** The sender's name in the room (set by the server from the sender's `join`, not by the sender). */
       readonly from: string;
+      /** The sender's offer, answer or ICE candidate, as it sent it. */
       readonly signal: PeerSignal;
       /** The IP the server saw the sender's socket come from (set by the server, never by a peer). */
       readonly address?: string;
     }
   | {
+      /** Protocol version: always {@link SIGNALING_VERSION} (1). */
       readonly v: 1;
+      /** `refused`: the server rejected the client's last message or its socket (limits, flood, timeout). */
       readonly type: 'refused';
+      /** Why, as a {@link SignalingErrorCode}; the client raises it as a {@link SignalingError} with this code. */
       readonly code: SignalingErrorCode;
+      /** Human-readable detail naming the field or limit (the parser keeps at most 200 characters; empty if absent). */
       readonly reason: string;
       /** Whether the server closes the socket after this message. */
       readonly fatal: boolean;

@@ -10,6 +10,7 @@ import {
 
 /** The `WebSocket` surface the signaling client uses (the browser's, or `ws`'s in Node). */
 export interface SignalingSocket {
+  /** The WebSocket state (0 connecting, 1 open, 2 closing, 3 closed); part of the shape for compatibility, the client itself tracks open/closed through the events. */
   readonly readyState: number;
   /** Called once the socket is open. */
   onopen: ((ev: unknown) => void) | null;
@@ -32,12 +33,16 @@ export type SignalingSocketConstructor = new (url: string) => SignalingSocket;
 export interface SignalingEventMap {
   /** A signal from another peer of the room. */
   signal: {
+    /** The sending peer's name in the room, as the server named it (reply to it with `send(from, …)`). */
     readonly from: string;
+    /** The offer, answer or ICE candidate it sent, already checked by `parseSignal`. */
     readonly signal: PeerSignal;
     /** The sender's IP as the signaling server saw it (servers of this package stamp it). */
     readonly address?: string;
   };
+  /** The name of a peer that entered the room (it is in {@link SignalingClient.peers} from now on). */
   'peer-joined': string;
+  /** The name of a peer that left the room or lost its signaling socket (removed from {@link SignalingClient.peers}). */
   'peer-left': string;
   /** A refusal the server sent (non-fatal ones leave the client joined). */
   refused: SignalingError;

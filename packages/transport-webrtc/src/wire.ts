@@ -22,10 +22,15 @@ export const FIRST_DATA_CHANNEL_ID = 2;
 
 /** Control frame types (first byte of a frame on `np-control` and `np-ping`). */
 export const ControlType = {
+  /** HELLO (client → server, on `np-control`, once the channel opens): magic, version, the client's two message limits, its channel signature. A mismatch is answered with CLOSE `refused`. */
   hello: 0x10,
+  /** WELCOME (server → client, on `np-control`): magic, version, the server's two limits, empty signature; both ends are open after it and use the smaller limits. */
   welcome: 0x11,
+  /** PING (either end, on `np-ping`, every `pingIntervalMs` once open): the sender's clock reading, f64 ms. */
   ping: 0x12,
+  /** PONG (on `np-ping`): a PING's clock reading echoed, from which the sender measures the round-trip time. */
   pong: 0x13,
+  /** CLOSE (on `np-control`): a {@link CloseKind}, the messages sent per reliable channel (so the receiver waits for them) and the UTF-8 reason. */
   close: 0x14,
 } as const;
 
