@@ -261,6 +261,31 @@ describe.each(['lockstep-cs', 'lockstep-p2p', 'frame-advance'] as const)('%s spe
     expect(env.host.frame).toBeGreaterThan(before + 450);
   });
 
+  it('a spectator admitted before the game starts is synced when it starts and watches from its start', () => {
+    const env = setup(13, { mode, players: 2 });
+    const hostSums = new Map<number, bigint>();
+    env.host.on('frame', ({ frame }) => hostSums.set(frame, env.host.core.checksum()));
+    const s = env.join('s', { spectate: true });
+    env.net.runUntil(() => s.state !== 'handshaking', 10_000);
+    expect(s.state).toBe('spectating');
+    expect(env.host.started).toBe(false);
+    const seen = new Map<number, bigint>();
+    s.on('frame', ({ frame }) => seen.set(frame, s.core.checksum()));
+    const a = env.join('a');
+    for (let i = 0; i < 200; i++) {
+      env.host.tick(Uint8Array.of(i & 0xff, 1));
+      a.tick(Uint8Array.of(2, i & 0x7f));
+      s.tick();
+      env.net.advance(FRAME_MS);
+    }
+    expect(env.host.started).toBe(true);
+    // lockstep-cs: the server runs frame 0 as it starts (with the first player), so a watcher added
+    // then enters at frame 1; the P2P hosts stream from frame 0.
+    expect(Math.min(...seen.keys())).toBe(mode === 'lockstep-cs' ? 1 : 0);
+    expect(seen.size).toBeGreaterThan(100);
+    for (const [f, h] of seen) expect(h, `frame ${f}`).toBe(hostSums.get(f));
+  });
+
   it('caps spectators at maxSpectators with the exact reason', () => {
     const env = setup(12, { mode, players: 2, maxSpectators: 1 });
     const a = env.join('a');
