@@ -21,6 +21,7 @@ export type StateErrorCode =
 
 /** Thrown by {@link StateRegistry} when it is used against its rules. The message names the signature involved. */
 export class StateError extends Error {
+  /** Always `'StateError'`; tell kinds apart by `code`. */
   override readonly name = 'StateError';
   constructor(
     /** What kind of problem it is. */
@@ -58,6 +59,7 @@ export type SnapshotErrorCode =
  * problem was found.
  */
 export class SnapshotError extends Error {
+  /** Always `'SnapshotError'`; tell kinds apart by `code`, locate the fault by `offset`. */
   override readonly name = 'SnapshotError';
   constructor(
     /** What kind of problem it is. */
@@ -85,6 +87,7 @@ export type DeltaErrorCode =
 
 /** The one error delta decoding throws, on any input. */
 export class DeltaError extends Error {
+  /** Always `'DeltaError'`; tell kinds apart by `code`. */
   override readonly name = 'DeltaError';
   constructor(
     /** What kind of problem it is. */

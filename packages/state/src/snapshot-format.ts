@@ -15,24 +15,35 @@ export const MAX_SECTION_BYTES = 0xffff_ffff;
 
 /** One entry of a snapshot directory. */
 export interface DirectoryEntry {
+  /** The entry's module name (UTF-8, a u16 length then bytes in the directory record). */
   readonly module: string;
+  /** The entry's instance number (u32 in the record). */
   readonly instance: number;
+  /** The entry's data name (UTF-8, a u16 length then bytes in the record). */
   readonly name: string;
+  /** Element type (a u8 type code in the record); fixes the element size in the payload. */
   readonly type: StateType;
+  /** Number of elements (u32 in the record); the entry's payload is `count` × the type's size bytes. */
   readonly count: number;
+  /** The record's flag byte: true when the entry was registered as NVRAM (an NVRAM blob lists only these). */
   readonly nvram: boolean;
 }
 
 /** A parsed snapshot header and directory, as `describeSnapshot` returns them. */
 export interface SnapshotInfo {
+  /** Format version from header bytes 4–5; always {@link SNAPSHOT_VERSION} (1), since any other is rejected with `bad-version`. */
   readonly version: number;
   /** True for an NVRAM blob, false for a full snapshot. */
   readonly nvram: boolean;
+  /** `hash64` of the directory bytes (header bytes 16–23, checked): equal for snapshots of the same layout, whatever the state. */
   readonly layoutHash: bigint;
+  /** The directory, in payload order (the registry's registration order). */
   readonly entries: readonly DirectoryEntry[];
   /** Offset of each entry's data in the snapshot, parallel to `entries`. */
   readonly offsets: readonly number[];
+  /** Byte offset where the payload starts: the 32-byte header plus the directory. */
   readonly payloadOffset: number;
+  /** Payload size in bytes (header bytes 24–27), checked to equal the sum of the entries' sizes. */
   readonly payloadBytes: number;
   /** Header, directory and payload: the exact size of a valid snapshot. */
   readonly totalBytes: number;

@@ -88,15 +88,21 @@ export interface RegisterOptions {
 
 /** The identity of an entry, unique in a registry (MAME's module, instance and data name). */
 export interface Signature {
+  /** The owning component, e.g. `cpu` or `ppu` (non-empty, at most 65 535 UTF-8 bytes), as passed to `register`. */
   readonly module: string;
+  /** Which copy of that component, for machines with several (an integer 0 … 2^32 − 1; usually 0). */
   readonly instance: number;
+  /** The datum within the component, e.g. `pc` or `vram` (non-empty, at most 65 535 UTF-8 bytes). */
   readonly name: string;
 }
 
 /** What a registry knows about one entry, as listed by `StateRegistry.entries()`. */
 export interface EntryInfo extends Signature {
+  /** Element type: from the typed array's class, the accessor's or region's declared `type` (a region's default `u8`). */
   readonly type: StateType;
+  /** Number of elements: the array's length or the region's `count`; 1 for an accessor. */
   readonly count: number;
+  /** Whether it was registered with `{ nvram: true }`, so it is also in the NVRAM blob (`saveNvram` / `loadNvram`). */
   readonly nvram: boolean;
   /** Size of the entry's data in bytes (count × element size). */
   readonly byteLength: number;
