@@ -1,7 +1,22 @@
 import { ByteReader, DecodeError, EncodeError } from '@netplay/protocol';
 import { applyDelta, DeltaError, pageDelta } from '@netplay/state';
-import { type ChannelSpec, Prng } from '@netplay/transport';
+import { Prng } from '@netplay/transport';
 import { LockstepError } from './errors.js';
+import { DelayEstimate } from './frame-advance-delay.js';
+import { copyEvent, type Ev, EventQueue, type Remote } from './frame-advance-events.js';
+import {
+  encodeAdmit,
+  encodeJoinRequest,
+  encodeLeave,
+  encodeWelcome,
+  isJoinMessage,
+  readWelcome,
+  X_ADMIT,
+  X_JOIN,
+  X_LEAVE,
+  X_WELCOME,
+} from './frame-advance-join.js';
+import { checkFrameAdvanceShape, type FrameAdvanceOptions } from './frame-advance-options.js';
 import {
   decodeFaMessageInto,
   encodeFaAdvance,
@@ -15,106 +30,16 @@ import {
   FA_HOST_PROGRESS_SIZE,
   FA_LATENCY_INFO_SIZE,
   FaType,
-  type FrameAdvanceEvent,
   faEventSize,
   faMessageScratch,
 } from './frame-advance-wire.js';
 import { PingHistory, type PingHistoryOptions } from './latency.js';
-import { type EndReason, Liveness, type LivenessOptions, type LockstepEvent, p2pVerdict } from './liveness.js';
+import { type EndReason, Liveness, type LockstepEvent, p2pVerdict } from './liveness.js';
 import { type BufferPool, OutboxPool, Ring } from './pool.js';
 import type { Envelope, FrameRequest, LockstepScheduler, StatefulScheduler } from './types.js';
 import { HostWatermark } from './watermark.js';
 
-/** Channels of the frame-advance mode: events and advances reliable and ordered (seed 004), pings apart. */
-export const FRAME_ADVANCE_CHANNELS: readonly ChannelSpec[] = Object.freeze([
-  { name: 'sched', kind: 'reliable' },
-  { name: 'ping', kind: 'unreliable' },
-]);
-
-/** Options of {@link FrameAdvancePeer}. */
-export interface FrameAdvanceOptions {
-  /** This peer's client id, 0..65535: unique, known to every peer (the event-order tie-breaker). */
-  readonly id: number;
-  /** The port this peer's local input drives (-1 for none). */
-  readonly port: number;
-  /** Ids of the other peers. */
-  readonly peers: readonly number[];
-  /** Ports of the core. */
-  readonly ports: number;
-  /** Input bytes per port. */
-  readonly inputBytes: number;
-  /** Frame duration in ms (seed 004: 20 ms Amiga PAL frames). */
-  readonly frameMs: number;
-  /** Time frame 0 starts on this peer's clock (every peer starts a frame at the same time; default 0). */
-  readonly startMs?: number;
-  /** Seed of the PRNG that draws the events' random order keys. */
-  readonly seed: number;
-  /** Extra delay in ms added to the latency estimate (seed 004: "a configurable delay"; default 0). */
-  readonly extraDelayMs?: number;
-  /** Use the largest one-way estimate of the whole session, so every player gets the same latency (default false). */
-  readonly equalize?: boolean;
-  /** Ms between pings to each peer (default 100). */
-  readonly pingIntervalMs?: number;
-  /** Ping history options (size, percentile, initial estimate). */
-  readonly history?: PingHistoryOptions;
-  /** Known one-way times (ms) per peer id, used until pings measure them (seed 004's "complete knowledge"). */
-  readonly initialOneWayMs?: Readonly<Record<number, number>>;
-  /**
-   * Late join (our addition): `true` for a peer joining a running session. Its shell connects it to
-   * every peer first; it then asks `host`, gets a port, the state and every event since, and catches up.
-   */
-  readonly candidate?: boolean;
-  /** The peer that admits late joiners (default: the smallest id of the session, i.e. of `peers` and, for a member, this one). */
-  readonly host?: number;
-  /** Frames of its own events a peer keeps for late joiners (default 600). */
-  readonly retainFrames?: number;
-  /** State layout hash of late-join deltas (default 0). */
-  readonly layoutHash?: bigint;
-  /**
-   * Liveness by progress (defaults 750 / 5000 ms, as `DEFAULT_TIMEOUTS` of @netplay/transport): a
-   * peer whose advance stops while a frame waits on it is `interrupted`, then removed by the host
-   * (with quorum); see the README, "Finality and partitions".
-   */
-  readonly liveness?: LivenessOptions;
-}
-
-const X_ADMIT = 0x11;
-const X_WELCOME = 0x12;
-const X_JOIN = 0x13;
-/** Host → members on `sched`: `0x14, u16 leaver, u32 from (first frame without it), u8 port (255: none)`. */
-const X_LEAVE = 0x14;
-/** Frames ahead of `next` whose events live in the ring (events further ahead go to a map). */
-const EVENT_RING = 256;
-
-/** A reused event (its `input` is its own buffer). */
-interface Ev {
-  frame: number;
-  key: number;
-  client: number;
-  port: number;
-  readonly input: Uint8Array;
-}
-
-/** The events of one frame, in the ring. */
-interface FrameSlot {
-  frame: number;
-  readonly list: Ev[];
-}
-
-interface Remote {
-  readonly id: number;
-  readonly history: PingHistory;
-  advanced: number;
-  maxOneWay: number;
-  /** The port it drives (-1 if unknown). */
-  port: number;
-  /** The port of its events (-1 before the first one). */
-  portSeen: number;
-  /** After a departure: the last frame its events count for (`Infinity` while it plays). */
-  cut: number;
-  /** After a departure: the port that reads neutral from frame `cut + 1` on (-1: none). */
-  neutralPort: number;
-}
+export { FRAME_ADVANCE_CHANNELS, type FrameAdvanceOptions } from './frame-advance-options.js';
 
 /**
  * FS-UAE's peer-to-peer frame-advance scheduler (seed 004). An input event made at time t is
@@ -147,8 +72,6 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
   private readonly inputBytes: number;
   private readonly frameMs: number;
   private startMs: number;
-  private readonly extraDelayMs: number;
-  private readonly equalize: boolean;
   private readonly pingIntervalMs: number;
   private readonly historyOptions: PingHistoryOptions;
   private readonly prng: Prng;
@@ -161,11 +84,8 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
   private readonly remotes = new Map<number, Remote>();
   /** The remotes again, for iteration without an iterator object. */
   private readonly remoteList: Remote[] = [];
-  /** Events of frame f at `f % EVENT_RING` while f < next + EVENT_RING. */
-  private readonly slots: FrameSlot[] = [];
-  /** Events of frames further ahead (rare; a map of arrays). */
-  private readonly farEvents = new Map<number, Ev[]>();
-  private readonly freeEvents: Ev[] = [];
+  /** Events queued for coming frames. */
+  private readonly queue: EventQueue;
   private readonly msg = faMessageScratch();
   private readonly pool: OutboxPool;
   private readonly eventPool: BufferPool;
@@ -184,9 +104,8 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
   private promised = -1;
   private pingSeq = 0;
   private nextPingAt: number;
-  private delayDirty = true;
-  private delay = 0.5;
-  private ownMaxMs = 0.5;
+  /** The delay of this peer's inputs, from the ping histories (cached). */
+  private readonly timing: DelayEstimate;
   /** Departed peers still in `remotes` (dropped once frame `cut + 1` is assembled). */
   private cuts = 0;
   /** Departed peers dropped: what still comes from them is ignored (until one is admitted again). */
@@ -197,15 +116,7 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
 
   constructor(options: FrameAdvanceOptions) {
     const { ports, inputBytes, frameMs } = options;
-    if (!Number.isInteger(ports) || ports < 1 || ports > 255)
-      throw new LockstepError('bad-argument', `ports must be 1..255, got ${ports}`);
-    if (!Number.isInteger(inputBytes) || inputBytes < 1 || inputBytes > 1024)
-      throw new LockstepError('bad-argument', `inputBytes must be 1..1024, got ${inputBytes}`);
-    if (!(frameMs > 0)) throw new LockstepError('bad-argument', `frameMs must be > 0, got ${frameMs}`);
-    if (!Number.isInteger(options.port) || options.port < -1 || options.port >= ports)
-      throw new LockstepError('bad-argument', `port ${options.port} is not -1..${ports - 1}`);
-    if (!Number.isInteger(options.id) || options.id < 0 || options.id > 0xffff)
-      throw new LockstepError('bad-argument', `id must be 0..65535 (an FS-UAE client id), got ${options.id}`);
+    checkFrameAdvanceShape(options);
     this.id = options.id;
     this.myPort = options.port;
     this.joined = options.candidate !== true;
@@ -219,9 +130,9 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
     this.inputBytes = inputBytes;
     this.frameMs = frameMs;
     this.startMs = options.startMs ?? 0;
-    this.extraDelayMs = options.extraDelayMs ?? 0;
-    if (!(this.extraDelayMs >= 0)) throw new LockstepError('bad-argument', 'extraDelayMs must be >= 0');
-    this.equalize = options.equalize === true;
+    const extraDelayMs = options.extraDelayMs ?? 0;
+    if (!(extraDelayMs >= 0)) throw new LockstepError('bad-argument', 'extraDelayMs must be >= 0');
+    this.timing = new DelayEstimate(this.remoteList, options.equalize === true, extraDelayMs);
     this.pingIntervalMs = options.pingIntervalMs ?? 100;
     if (!(this.pingIntervalMs > 0)) throw new LockstepError('bad-argument', 'pingIntervalMs must be > 0');
     this.prng = new Prng(options.seed);
@@ -230,8 +141,8 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
     this.local = new Uint8Array(inputBytes);
     this.sentLocal = new Uint8Array(inputBytes);
     this.historyOptions = options.history ?? {};
-    this.ownLog = new Ring(() => this.newEvent());
-    for (let i = 0; i < EVENT_RING; i++) this.slots.push({ frame: -1, list: [] });
+    this.queue = new EventQueue(inputBytes);
+    this.ownLog = new Ring(() => this.queue.newEvent());
     this.pool = new OutboxPool(this.outbox);
     this.eventPool = this.pool.buffers(faEventSize(inputBytes));
     this.advancePool = this.pool.buffers(5);
@@ -326,12 +237,7 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
     if (!r || r.cut !== Infinity) return;
     const last = r.advanced;
     const port = r.port >= 0 ? r.port : r.portSeen;
-    const msg = new Uint8Array(8);
-    msg[0] = X_LEAVE;
-    const dv = new DataView(msg.buffer);
-    dv.setUint16(1, id);
-    dv.setUint32(3, last + 1);
-    msg[7] = port >= 0 ? port : 255;
+    const msg = encodeLeave(id, last + 1, port);
     // Everyone, the leaver included: it learns it was removed (and where its finals stop).
     for (const m of this.remotes.keys()) this.outbox.push({ to: m, channel: 'sched', data: msg });
     this.cut(r, last, port);
@@ -345,22 +251,7 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
     // It left the membership: no longer watched nor counted for quorum.
     this.live.remove(r.id);
     // Events of the leaver already queued for later frames are discarded.
-    for (const slot of this.slots) if (slot.frame > last) this.discardEvents(slot.list, r.id, last);
-    for (const [frame, list] of this.farEvents) {
-      this.discardEvents(list, r.id, last);
-      if (list.length === 0) this.farEvents.delete(frame);
-    }
-  }
-
-  /** Removes `client`'s events for frames after `last` from `list` (they go back to the free list). */
-  private discardEvents(list: Ev[], client: number, last: number): void {
-    let k = 0;
-    for (let i = 0; i < list.length; i++) {
-      const e = list[i]!;
-      if (e.client === client && e.frame > last) this.freeEvents.push(e);
-      else list[k++] = e;
-    }
-    list.length = k;
+    this.queue.discardAfter(r.id, last);
   }
 
   /**
@@ -377,7 +268,7 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
       this.remotes.delete(r.id);
       this.departed.add(r.id);
       this.cuts--;
-      this.delayDirty = true;
+      this.timing.dirty = true;
     }
   }
 
@@ -395,29 +286,9 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
 
   /** The delay an input of this peer gets before every peer can have it: largest estimate (or the session's, equalized) + extra. */
   delayMs(): number {
-    if (this.delayDirty) this.refreshDelay();
-    return this.delay;
-  }
-
-  /**
-   * Recomputes the cached delay and largest own estimate. They change only with a ping sample,
-   * a peer's latency info or a new peer, so frames read the cached numbers instead of sorting the
-   * histories (and boxing their results) every time.
-   */
-  private refreshDelay(): void {
-    this.delayDirty = false;
-    // One loop with both results stored here: a helper returning a fractional double would box it.
-    let own = 0;
-    let d = 0;
-    for (let i = 0; i < this.remoteList.length; i++) {
-      const r = this.remoteList[i]!;
-      const oneWay = r.history.oneWayMs();
-      own = Math.max(own, oneWay);
-      d = Math.max(d, oneWay);
-      if (this.equalize) d = Math.max(d, r.maxOneWay);
-    }
-    this.ownMaxMs = own;
-    this.delay = d + this.extraDelayMs;
+    const t = this.timing;
+    if (t.dirty) t.refresh();
+    return t.delay;
   }
 
   /** The frame an input made at `now` would be scheduled for. */
@@ -431,7 +302,7 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
       this.dropped++;
       return;
     }
-    if (channel === 'sched' && data.length > 0 && data[0]! >= X_ADMIT && data[0]! <= X_LEAVE) {
+    if (channel === 'sched' && isJoinMessage(data)) {
       try {
         this.onJoinMessage(from, data, now);
       } catch (e) {
@@ -477,13 +348,13 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
       r.portSeen = m.port;
       // A departed peer's events after its cut never count.
       if (m.frame > r.cut) return;
-      const e = this.takeEvent();
+      const e = this.queue.takeEvent();
       e.frame = m.frame;
       e.key = m.key;
       e.client = m.client;
       e.port = m.port;
       for (let i = 0; i < this.inputBytes; i++) e.input[i] = data[m.inputAt + i]!;
-      this.addEvent(e);
+      this.queue.addEvent(e, this.next);
     } else if (m.type === FaType.Advance && sched) {
       // Progress: a later advance (a replayed or older one is no life while we wait on it).
       if (m.frame > r.advanced) {
@@ -503,11 +374,11 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
       const rtt = now - m.pingSentAtUs / 1000;
       if (rtt >= 0) {
         r.history.add(rtt);
-        this.delayDirty = true;
+        this.timing.dirty = true;
       }
     } else if (m.type === FaType.Latency && !sched) {
       r.maxOneWay = m.maxOneWayMs;
-      this.delayDirty = true;
+      this.timing.dirty = true;
     } else if (m.type === FaType.Progress && !sched && from === this.host) {
       this.watermark.heard(m.frame);
     } else {
@@ -527,7 +398,7 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
     if (!changed) return;
     this.sentLocal.set(input);
     this.tick(now);
-    const e = this.takeEvent();
+    const e = this.queue.takeEvent();
     e.frame = this.promised + 1;
     // = this.prng.nextU32(), without boxing it (see `keyBytes`).
     const kb = this.prng.fill(this.keyBytes);
@@ -535,7 +406,7 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
     e.client = this.id;
     e.port = this.myPort;
     e.input.set(input);
-    this.addEvent(e);
+    this.queue.addEvent(e, this.next);
     // The log keeps its own copy (the event itself goes back to the free list once applied).
     while (this.ownLog.length > 0 && this.ownLog.at(0).frame < this.next - this.retainFrames) this.ownLog.shift();
     copyEvent(e, this.ownLog.push());
@@ -550,12 +421,7 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
       // Ask the host, again every second until welcomed (the connection may not be there yet).
       if (now >= this.nextJoinAt) {
         this.nextJoinAt = now + 1000;
-        const m = new Uint8Array(4);
-        m[0] = X_JOIN;
-        m[1] = this.id >>> 8;
-        m[2] = this.id;
-        m[3] = this.myPort & 0xff;
-        this.outbox.push({ to: this.host, channel: 'sched', data: m });
+        this.outbox.push({ to: this.host, channel: 'sched', data: encodeJoinRequest(this.id, this.myPort) });
       }
       return;
     }
@@ -581,8 +447,8 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
       const data = this.pingPool.take();
       encodeFaPingInto(this.pingSeq++, now, data);
       const info = this.latencyPool.take();
-      if (this.delayDirty) this.refreshDelay();
-      encodeFaLatencyInfoInto(this.ownMaxMs, info);
+      if (this.timing.dirty) this.timing.refresh();
+      encodeFaLatencyInfoInto(this.timing.ownMaxMs, info);
       const progress = this.watermark.isHost ? this.progressPool.take() : undefined;
       if (progress) encodeFaHostProgressInto(this.next, progress);
       for (let i = 0; i < this.remoteList.length; i++) {
@@ -639,24 +505,7 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
     }
     live.ran();
     if (this.cuts > 0) this.settleCuts(f);
-    const slot = this.slots[f % EVENT_RING]!;
-    if (this.farEvents.size > 0) {
-      const far = this.farEvents.get(f);
-      if (far) {
-        this.farEvents.delete(f);
-        if (slot.frame !== f) this.resetSlot(slot, f);
-        for (const e of far) slot.list.push(e);
-      }
-    }
-    if (slot.frame === f) {
-      const list = slot.list;
-      sortEvents(list);
-      for (let i = 0; i < list.length; i++) {
-        const e = list[i]!;
-        this.inputs.set(e.input, e.port * this.inputBytes);
-      }
-      this.resetSlot(slot, -1);
-    }
+    this.queue.applyFrame(f, this.inputs);
     this.next++;
     const r = this.request;
     r.frame = f;
@@ -669,31 +518,15 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
     // The candidate's events count from the first frame this host has not promised yet, so every
     // member reads this admission (it precedes the host's advance for that frame) before it matters.
     const from = this.promised + 1;
-    const members = [this.id, ...this.remotes.keys()];
-    const admitMsg = new Uint8Array(8);
-    admitMsg[0] = X_ADMIT;
-    const av = new DataView(admitMsg.buffer);
-    av.setUint16(1, cand);
-    admitMsg[3] = port;
-    av.setUint32(4, from);
+    const members = [this.id, ...this.remotes.keys()].map((m) => ({
+      id: m,
+      port: m === this.id ? this.myPort : this.remotes.get(m)!.port,
+    }));
+    const admitMsg = encodeAdmit(cand, port, from);
     for (const p of this.remotes.keys()) this.outbox.push({ to: p, channel: 'sched', data: admitMsg });
     const delta = pageDelta(this.initialState!, state, { layoutHash: this.layoutHash });
     // The port inputs in force (events before `sync` set them) travel with the state.
-    const head = 16 + 3 * members.length + this.inputs.length;
-    const w = new Uint8Array(head + delta.length);
-    const wv = new DataView(w.buffer);
-    w[0] = X_WELCOME;
-    w[1] = port;
-    wv.setUint32(2, from);
-    wv.setUint32(6, sync);
-    wv.setUint32(10, this.next);
-    wv.setUint16(14, members.length);
-    members.forEach((m, i) => {
-      wv.setUint16(16 + 3 * i, m);
-      w[18 + 3 * i] = m === this.id ? this.myPort : this.remotes.get(m)!.port;
-    });
-    w.set(this.inputs, 16 + 3 * members.length);
-    w.set(delta, head);
+    const w = encodeWelcome({ port, from, sync, hostNext: this.next, members, inputs: this.inputs, delta });
     this.outbox.push({ to: cand, channel: 'sched', data: w });
     this.welcome(cand, port, from, sync);
   }
@@ -720,7 +553,7 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
     });
     const r: Remote = { id, history, advanced, maxOneWay: 0, port, portSeen: -1, cut: Infinity, neutralPort: -1 };
     this.remotes.set(id, r);
-    this.delayDirty = true;
+    this.timing.dirty = true;
     this.remoteList.push(r);
     this.live?.add(id);
   }
@@ -750,17 +583,9 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
     }
     if (type === X_WELCOME) {
       if (from !== this.host || this.joined || !this.initialState) throw new DecodeError('bad-value', 0, 'welcome');
-      const port = r.u8('port');
-      const fromFrame = r.u32('from');
-      const sync = r.u32('sync');
-      const hostNext = r.u32('hostNext');
-      const count = r.u16('members');
-      r.need(count * 3, 'members');
-      const members: { id: number; port: number }[] = [];
-      for (let i = 0; i < count; i++) members.push({ id: r.u16('member'), port: r.u8('port') });
-      const inputs = r.bytesView(this.inputs.length, 'inputs');
+      const { port, from: fromFrame, sync, hostNext, members, inputs, delta } = readWelcome(r, this.inputs.length);
       // Capped at the core's state size (the power-on state's): a hostile host cannot make us allocate more.
-      const state = applyDelta(this.initialState, r.bytesView(r.remaining, 'delta'), {
+      const state = applyDelta(this.initialState, delta, {
         layoutHash: this.layoutHash,
         maxTargetBytes: this.initialState.length,
       });
@@ -799,77 +624,6 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
   }
 
   private bound(now: number): number {
-    // The last frame an input made now can no longer reach everyone in time for.
-    // Computed so that `now >= startMs + (bound + 1) * frameMs - delay` never holds afterwards,
-    // the same expression nextWakeAt uses (no float disagreement, no zero-delay wake loop).
-    if (this.delayDirty) this.refreshDelay();
-    const d = this.delay;
-    let b = Math.floor((now - this.startMs + d) / this.frameMs);
-    while (this.startMs + (b + 1) * this.frameMs - d <= now) b++;
-    return b;
+    return this.timing.bound(now, this.startMs, this.frameMs);
   }
-
-  private newEvent(): Ev {
-    return { frame: 0, key: 0, client: 0, port: 0, input: new Uint8Array(this.inputBytes) };
-  }
-
-  private takeEvent(): Ev {
-    return this.freeEvents.pop() ?? this.newEvent();
-  }
-
-  /** Empties `slot` (its events go back to the free list) and gives it to `frame`. */
-  private resetSlot(slot: FrameSlot, frame: number): void {
-    const list = slot.list;
-    while (list.length > 0) this.freeEvents.push(list.pop()!);
-    slot.frame = frame;
-  }
-
-  private addEvent(e: Ev): void {
-    if (e.frame < this.next + EVENT_RING) {
-      const slot = this.slots[e.frame % EVENT_RING]!;
-      // A slot still holding an older frame (not run: a late joiner's jump) is stale.
-      if (slot.frame !== e.frame && slot.frame < this.next) this.resetSlot(slot, e.frame);
-      if (slot.frame === e.frame) {
-        slot.list.push(e);
-        return;
-      }
-    }
-    let list = this.farEvents.get(e.frame);
-    if (!list) {
-      list = [];
-      this.farEvents.set(e.frame, list);
-    }
-    list.push(e);
-  }
-}
-
-function copyEvent(from: Ev, to: Ev): void {
-  to.frame = from.frame;
-  to.key = from.key;
-  to.client = from.client;
-  to.port = from.port;
-  to.input.set(from.input);
-}
-
-/** Insertion sort by {@link compareEvents} (few events per frame; `Array.prototype.sort` allocates). */
-function sortEvents(list: Ev[]): void {
-  for (let i = 1; i < list.length; i++) {
-    const e = list[i]!;
-    let j = i - 1;
-    while (j >= 0 && compareEvents(list[j]!, e) > 0) {
-      list[j + 1] = list[j]!;
-      j--;
-    }
-    list[j + 1] = e;
-  }
-}
-
-/** (random key, client id), then port and input bytes: the order of `compareFsUaeInputEvents`. */
-function compareEvents(a: FrameAdvanceEvent, b: FrameAdvanceEvent): number {
-  if (a.key !== b.key) return a.key - b.key;
-  if (a.client !== b.client) return a.client - b.client;
-  if (a.port !== b.port) return a.port - b.port;
-  const n = Math.min(a.input.length, b.input.length);
-  for (let i = 0; i < n; i++) if (a.input[i] !== b.input[i]) return a.input[i]! - b.input[i]!;
-  return a.input.length - b.input.length;
 }
