@@ -14,6 +14,7 @@ import {
   encodeLinkAddress,
   encodeLinkHello,
   encodeLinkSlots,
+  LINK_TOKEN_BYTES,
   type LinkEntry,
   LinkMessageType,
   type LinkSlotsMessage,
@@ -79,6 +80,9 @@ interface Link {
   /** Messages that came over it before LINK_SET (the peer got its LINK_SET and SYNC first). */
   early: Array<{ channel: string; data: Uint8Array }>;
 }
+
+/** Bytes of a LINK_HELLO: type, round, two slots, the token. */
+const LINK_HELLO_BYTES = 4 + LINK_TOKEN_BYTES;
 
 /** Messages of a player that arrive over its link before this client started its game. */
 const MAX_EARLY_LINK_MESSAGES = 1024;
@@ -302,7 +306,13 @@ export class ClientLinks {
     p.offs.push(
       conn.on('message', ({ channel, data }) => {
         if (!this.pending.has(p)) return;
-        if (channel !== SESSION_CONTROL_CHANNEL || data[0] !== LinkMessageType.LinkHello || p.hello !== undefined) {
+        // Exactly one LINK_HELLO (12 bytes) first: an unauthenticated dialer gets nothing else held.
+        if (
+          channel !== SESSION_CONTROL_CHANNEL ||
+          data[0] !== LinkMessageType.LinkHello ||
+          data.length !== LINK_HELLO_BYTES ||
+          p.hello !== undefined
+        ) {
           this.dropPending(p, 'protocol: a link must start with a valid LINK_HELLO');
           return;
         }

@@ -90,7 +90,7 @@ describe('direct links: unauthenticated dialers', () => {
     return env;
   }
 
-  it('a dialer with a wrong token, or a message that is no LINK_HELLO, is closed with protocol; the players still link and play', () => {
+  it('a dialer with a wrong token, a message that is no LINK_HELLO or an oversized one is closed with protocol; the players still link and play', () => {
     const env = linking();
     env.net.runUntil(() => env.net.listenerAt('p1') !== undefined, 5000);
     const bad = env.net.connect('evil', 'p1', { channels: SESSION_CHANNELS, timeouts: LINK_TIMEOUTS });
@@ -104,10 +104,15 @@ describe('direct links: unauthenticated dialers', () => {
     const junk = env.net.connect('evil2', 'p1', { channels: SESSION_CHANNELS, timeouts: LINK_TIMEOUTS });
     const junkBox = closeOf(junk);
     junk.on('open', () => junk.send('rb-input', new Uint8Array([0x11, 0, 0, 0])));
+    // A message that starts like LINK_HELLO but is 64 kB: never held (a hello is 12 bytes).
+    const big = env.net.connect('evil3', 'p1', { channels: SESSION_CHANNELS, timeouts: LINK_TIMEOUTS });
+    const bigBox = closeOf(big);
+    big.on('open', () => big.send(SESSION_CONTROL_CHANNEL, new Uint8Array(65_536).fill(17)));
     env.net.runUntil(() => env.watched.every((w) => w.client.state !== 'handshaking'), 30_000);
     expect(env.watched.map((w) => w.client.state)).toEqual(['playing', 'playing']);
     expect(badBox.reason).toMatch(/^protocol/);
     expect(junkBox.reason).toMatch(/^protocol/);
+    expect(bigBox.reason).toMatch(/^protocol/);
     play(env, 2000, 6, () => true);
   });
 
