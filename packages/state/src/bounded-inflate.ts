@@ -47,3 +47,21 @@ export function inflateBounded(src: Uint8Array, dst: Uint8Array<ArrayBuffer>): n
   if (strm.avail_in !== 0) throw new DeltaError('corrupt', `${strm.avail_in} bytes after the compressed data`);
   return strm.total_out;
 }
+
+/**
+ * A bounded zlib inflater for {@link applyDelta}: the stream `src` inflated into a new buffer of at
+ * most `maxBytes` bytes, which the caller keeps. A stream that is malformed, ends early, is followed
+ * by extra bytes or would inflate to more than `maxBytes` fails with `DeltaError('corrupt')`, and
+ * what it allocates is bounded by `maxBytes` (plus zlib's fixed state), whatever the input.
+ */
+export type InflateBounded = (src: Uint8Array, maxBytes: number) => Uint8Array<ArrayBuffer>;
+
+/**
+ * pako's inflate into a buffer of `maxBytes` ({@link inflateBounded}): every platform, the default
+ * of `applyDelta`. `nodeInflateBounded` from `@netplay/state/node` is node:zlib's.
+ */
+export const pakoInflateBounded: InflateBounded = (src, maxBytes) => {
+  const dst = new Uint8Array(maxBytes);
+  const n = inflateBounded(src, dst);
+  return n === maxBytes ? dst : dst.subarray(0, n);
+};

@@ -1,4 +1,4 @@
-import { inflateBounded, maxInflatedBytes } from './bounded-inflate.js';
+import { type InflateBounded, maxInflatedBytes, pakoInflateBounded } from './bounded-inflate.js';
 import { type DeflateAsync, type DeflateSync, defaultDeflateAsync, pakoDeflate } from './deflate.js';
 import { pageDeltaBody, sameRange, wordViews, xorRange } from './delta-body.js';
 import { DeltaError } from './errors.js';
@@ -86,6 +86,11 @@ export interface ApplyDeltaOptions {
    * (`DeltaBase.hash`); saves one pass over the base. Must be that hash of `base`.
    */
   readonly basePagedHash?: bigint;
+  /**
+   * The inflater (default pako, `pakoInflateBounded`). `nodeInflateBounded` from
+   * `@netplay/state/node` is node:zlib's, several times faster; both keep the allocation bound.
+   */
+  readonly inflate?: InflateBounded;
 }
 
 /** A delta's header, as {@link describeDelta} returns it. */
@@ -367,16 +372,20 @@ export function applyDelta(
     throw new DeltaError('wrong-base', 'the base is not the one the delta was made from (hash differs)');
   const stream = delta.subarray(DELTA_HEADER_BYTES);
   const common = Math.min(n, base.length);
-  const result = new Uint8Array(n);
+  const inflate = options.inflate ?? pakoInflateBounded;
+  let result: Uint8Array<ArrayBuffer>;
   if (info.kind === 'xor') {
-    const produced = inflateBounded(stream, result);
-    if (produced !== n) throw new DeltaError('corrupt', `XOR data of ${produced} bytes, the target has ${n}`);
+    // The inflater's buffer of at most n bytes becomes the result.
+    result = inflate(stream, n);
+    if (result.length !== n) throw new DeltaError('corrupt', `XOR data of ${result.length} bytes, the target has ${n}`);
     xorRange(base, result, 0, common, result);
   } else {
     // The indexes and every listed page at full size (never more than the target plus one page).
-    const body = new Uint8Array(most);
-    const produced = inflateBounded(stream, body);
-    if (produced < indexBytes) throw new DeltaError('corrupt', 'page list cut short');
+    const body = inflate(stream, most);
+    const produced = body.length;
+    if (produced < indexBytes || produced > most)
+      throw new DeltaError('corrupt', `page list cut short or page data over ${most} bytes`);
+    result = new Uint8Array(n);
     result.set(base.subarray(0, common));
     let o = indexBytes;
     let previous = -1;

@@ -2,7 +2,13 @@
  * @netplay/state: the savestate registry, snapshots, deltas, checksums and the `Core` contract.
  * @packageDocumentation
  */
-export { inflateBounded, MAX_INFLATE_RATIO, maxInflatedBytes } from './bounded-inflate.js';
+export {
+  type InflateBounded,
+  inflateBounded,
+  MAX_INFLATE_RATIO,
+  maxInflatedBytes,
+  pakoInflateBounded,
+} from './bounded-inflate.js';
 export type { Core } from './core.js';
 export {
   compressionStreamDeflate,

@@ -5,9 +5,11 @@
  * @packageDocumentation
  */
 import { readFile, rename, writeFile } from 'node:fs/promises';
-import { deflate, deflateSync } from 'node:zlib';
+import { deflate, deflateSync, inflateSync } from 'node:zlib';
+import type { InflateBounded } from './bounded-inflate.js';
 import type { DeflateAsync, DeflateSync } from './deflate.js';
 import type { RangeCompare } from './delta-body.js';
+import { DeltaError } from './errors.js';
 import type { StateRegistry } from './registry.js';
 
 /**
@@ -21,6 +23,36 @@ export const nodeDeflateAsync: DeflateAsync = (data, level) =>
   new Promise((resolve, reject) => {
     deflate(data, { level }, (err, out) => (err ? reject(err) : resolve(out)));
   });
+
+/**
+ * node:zlib's inflate for `applyDelta` (`applyDelta(base, delta, { inflate: nodeInflateBounded })`),
+ * several times faster than pako's. Bounded like it: the output is one buffer of `maxBytes + 1`
+ * bytes (node:zlib's `chunkSize`), the stream fails as soon as it would pass `maxBytes`
+ * (`maxOutputLength`), and a stream that is malformed, ends early or is followed by extra bytes is
+ * `DeltaError('corrupt')`. Outputs small enough to come from Node's shared Buffer pool are copied
+ * out, so the result never shares memory with other Buffers.
+ */
+export const nodeInflateBounded: InflateBounded = (src, maxBytes) => {
+  let r: { buffer: Buffer; engine: { bytesWritten: number } };
+  try {
+    r = inflateSync(src, {
+      chunkSize: Math.max(64, maxBytes + 1),
+      maxOutputLength: Math.max(1, maxBytes),
+      info: true,
+    }) as unknown as { buffer: Buffer; engine: { bytesWritten: number } };
+  } catch (e) {
+    throw new DeltaError(
+      'corrupt',
+      `compressed data is malformed, ends early or inflates to more than ${maxBytes} bytes (${(e as Error).message})`,
+    );
+  }
+  const out = r.buffer;
+  if (out.length > maxBytes) throw new DeltaError('corrupt', `compressed data inflates to more than ${maxBytes} bytes`);
+  if (r.engine.bytesWritten !== src.length)
+    throw new DeltaError('corrupt', `${src.length - r.engine.bytesWritten} bytes after the compressed data`);
+  if (out.byteOffset !== 0 || out.buffer.byteLength > out.length + 1) return new Uint8Array(out);
+  return new Uint8Array(out.buffer as ArrayBuffer, 0, out.length);
+};
 
 /**
  * Writes the registry's NVRAM blob to `path`, atomically: it is written to `path + '.tmp'` and

@@ -18,6 +18,7 @@ import {
   pagedHash64,
   xorDelta,
 } from '../src/index.js';
+import { nodeInflateBounded } from '../src/node.js';
 
 /** Bytes (JS heap and `ArrayBuffer` backing stores, garbage included) allocated while `fn` runs once. */
 function allocatedBytes(fn: () => void): number {
@@ -256,18 +257,52 @@ const hostileInput = fc.oneof(
   fc.record({ base: fc.uint8Array({ maxLength: 200 }), delta: fc.uint8Array({ maxLength: 200 }) }),
 );
 
-describe('applyDelta on any bytes', () => {
+/**
+ * node:zlib's fixed cost is larger than pako's: each call builds a zlib handle, and each refusal a
+ * Node error (about 25 KB of garbage), and the first error of each kind loads code (up to about
+ * 0.75 MB, measured). Still a constant: what grows with the input is bounded by the limit as with pako.
+ */
+const NODE_FIXED_SLACK = 1024 * 1024;
+
+describe.each([
+  ['pako (default)', undefined, 0],
+  ['node:zlib (nodeInflateBounded)', nodeInflateBounded, NODE_FIXED_SLACK - FIXED_SLACK],
+] as const)('applyDelta on any bytes, inflating with %s', (_name, inflate, extraSlack) => {
   test.prop([hostileInput, fc.oneof(fc.constant(undefined), fc.integer({ min: 0, max: 1 << 20 }))], { numRuns: 120 })(
     'returns a state within the limit or throws DeltaError, and allocates no more than the limit bounds',
     ({ base, delta }, maxTargetBytes) => {
       const limit = maxTargetBytes ?? base.length;
       let got: { result?: Uint8Array; error?: unknown } = {};
       const bytes = allocatedBytes(() => {
-        got = outcome(() => applyDelta(base, delta, { maxTargetBytes }));
+        got = outcome(() => applyDelta(base, delta, { maxTargetBytes, inflate }));
       });
       if (got.error !== undefined) expect(got.error).toBeInstanceOf(DeltaError);
       else expect(got.result!.length).toBeLessThanOrEqual(limit);
-      expect(bytes).toBeLessThanOrEqual(allocationBound(limit));
+      expect(bytes).toBeLessThanOrEqual(allocationBound(limit) + extraSlack);
     },
   );
+});
+
+describe('nodeInflateBounded', () => {
+  it('agrees with pako on real deltas, and refuses a bomb, trailing bytes and a cut stream as corrupt', () => {
+    const base = new Uint8Array(50_000).map((_, i) => (i * 31) & 0xff);
+    const x = base.slice();
+    for (let i = 0; i < x.length; i += 999) x[i]! ^= 0x5a;
+    for (const d of [xorDelta(base, x, { layoutHash: 0n }), pageDelta(base, x, { layoutHash: 0n, pageSize: 256 })])
+      expect(applyDelta(base, d, { inflate: nodeInflateBounded })).toEqual(x);
+    const bomb = deflate(new Uint8Array(4 << 20));
+    const code = (f: () => Uint8Array) => (outcome(f).error as DeltaError).code;
+    expect(code(() => nodeInflateBounded(bomb, 1 << 20))).toBe('corrupt');
+    const z = deflate(x);
+    expect(nodeInflateBounded(z, x.length)).toEqual(x);
+    const trailing = new Uint8Array(z.length + 2);
+    trailing.set(z);
+    expect(code(() => nodeInflateBounded(trailing, x.length))).toBe('corrupt');
+    expect(code(() => nodeInflateBounded(z.subarray(0, z.length - 3), x.length))).toBe('corrupt');
+    expect(code(() => nodeInflateBounded(z, x.length - 1))).toBe('corrupt');
+    expect(nodeInflateBounded(deflate(new Uint8Array(0)), 0)).toEqual(new Uint8Array(0));
+    // A small output is copied out of Node's shared Buffer pool.
+    const small = nodeInflateBounded(deflate(Uint8Array.of(1, 2, 3)), 3);
+    expect(small.buffer.byteLength).toBe(3);
+  });
 });
