@@ -1,5 +1,5 @@
 import { ByteReader, DecodeError, EncodeError } from '@netplay/protocol';
-import { applyDelta, DeltaError, pageDelta } from '@netplay/state';
+import { applyDelta, DeltaError, type DirtyPageSet } from '@netplay/state';
 import { Prng } from '@netplay/transport';
 import { LockstepError } from './errors.js';
 import { DelayEstimate } from './frame-advance-delay.js';
@@ -33,6 +33,7 @@ import {
   faEventSize,
   faMessageScratch,
 } from './frame-advance-wire.js';
+import { LateJoinDelta } from './late-join-delta.js';
 import { PingHistory, type PingHistoryOptions } from './latency.js';
 import { type EndReason, Liveness, type LockstepEvent, p2pVerdict } from './liveness.js';
 import { type BufferPool, OutboxPool, Ring } from './pool.js';
@@ -59,6 +60,8 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
   private readonly host: number;
   private readonly retainFrames: number;
   private readonly layoutHash: bigint;
+  /** Late joiners' page deltas against the power-on state (issue 16: `DeltaBase`, dirty pages). */
+  private readonly deltas: LateJoinDelta;
   private joined: boolean;
   private nextJoinAt = -Infinity;
   private initialState: Uint8Array | undefined;
@@ -126,6 +129,7 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
     this.host = options.host ?? Math.min(...(this.joined ? [options.id] : []), ...options.peers);
     this.retainFrames = options.retainFrames ?? 600;
     this.layoutHash = options.layoutHash ?? 0n;
+    this.deltas = new LateJoinDelta(this.layoutHash, 4096);
     this.ports = ports;
     this.inputBytes = inputBytes;
     this.frameMs = frameMs;
@@ -200,12 +204,15 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
     );
   }
 
-  storeState(frame: number, state: Uint8Array): void {
-    if (frame === 0 && this.initialState === undefined) this.initialState = state;
+  storeState(frame: number, state: Uint8Array, dirty?: DirtyPageSet): void {
+    if (frame === 0 && this.initialState === undefined) {
+      this.initialState = state;
+      this.deltas.setBase(state);
+    }
     // Admissions wait until every departure is settled (a welcome must not list a leaver).
     if (frame !== this.next || this.admitQueue.length === 0 || !this.initialState || !this.joined || this.cuts > 0)
       return;
-    for (const { id, port } of this.admitQueue.splice(0)) this.admit(id, port, frame, state);
+    for (const { id, port } of this.admitQueue.splice(0)) this.admit(id, port, frame, state, dirty);
   }
 
   takeLoad(): { frame: number; state: Uint8Array } | undefined {
@@ -513,7 +520,7 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
   }
 
   /** Host: admit `cand` (on the port it asked for; the shell hands out free ports) with the state at the start of frame `sync`. */
-  private admit(cand: number, port: number, sync: number, state: Uint8Array): void {
+  private admit(cand: number, port: number, sync: number, state: Uint8Array, dirty?: DirtyPageSet): void {
     if (this.remotes.has(cand) || cand === this.id) return;
     // The candidate's events count from the first frame this host has not promised yet, so every
     // member reads this admission (it precedes the host's advance for that frame) before it matters.
@@ -524,7 +531,7 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
     }));
     const admitMsg = encodeAdmit(cand, port, from);
     for (const p of this.remotes.keys()) this.outbox.push({ to: p, channel: 'sched', data: admitMsg });
-    const delta = pageDelta(this.initialState!, state, { layoutHash: this.layoutHash });
+    const delta = this.deltas.delta(state, dirty);
     // The port inputs in force (events before `sync` set them) travel with the state.
     const w = encodeWelcome({ port, from, sync, hostNext: this.next, members, inputs: this.inputs, delta });
     this.outbox.push({ to: cand, channel: 'sched', data: w });

@@ -57,6 +57,8 @@ function faSession(
     shared?: boolean;
     /** Ports of the core (default n). */
     ports?: number;
+    /** The host's core (peer 0) tracks its savestate pages (default false). */
+    trackPages?: boolean;
   } = {},
 ): FaSession {
   const names = Array.from({ length: n }, (_, i) => String.fromCharCode(65 + i));
@@ -81,7 +83,12 @@ function faSession(
       initialOneWayMs,
       liveness: PATIENT,
     });
-    const core = new TestCore({ players: opts.ports ?? n, inputBytes: 1 });
+    // The host's core may track its pages: the runner hands them to the late-join delta.
+    const core = new TestCore({
+      players: opts.ports ?? n,
+      inputBytes: 1,
+      ...(opts.trackPages && i === 0 ? { trackPages: 4096 } : {}),
+    });
     const runner = new LockstepRunner({ clock: net.clock, scheduler, core, log: true });
     for (const [j, c] of conns[i]!) runner.addPeer(j, c);
     peers.push({ name: names[i]!, scheduler, core, runner });
@@ -342,9 +349,10 @@ function faJoin(
   n: number,
   joinAtFrame: number,
   conditions: Parameters<typeof network>[0]['link'],
+  trackPages = false,
 ): LockstepRunner<TestCore> {
   const net = network({ seed, link: conditions });
-  const s = faSession(net, n, { seed, ports: n + 1 });
+  const s = faSession(net, n, { seed, ports: n + 1, trackPages });
   const until = s.t0 + (joinAtFrame + 300) * F;
   const joinAt = s.t0 + joinAtFrame * F;
   const scripts = Array.from({ length: n + 1 }, (_, i) =>
@@ -413,12 +421,13 @@ describe('frame-advance late join (our addition)', () => {
         loss: fc.double({ min: 0, max: 0.1, noNaN: true }),
         reorder: fc.double({ min: 0, max: 0.3, noNaN: true }),
       }),
+      trackPages: fc.boolean(),
     },
     { numRuns: 10, endOnFailure: true },
   )(
     'a peer joining at any frame gets the state and every event since, and stays in step',
-    ({ seed, n, joinAtFrame, link: conditions }) => {
-      faJoin(seed, n, joinAtFrame, conditions);
+    ({ seed, n, joinAtFrame, link: conditions, trackPages }) => {
+      faJoin(seed, n, joinAtFrame, conditions, trackPages);
     },
   );
 
