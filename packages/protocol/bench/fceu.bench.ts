@@ -27,35 +27,18 @@ import {
   readFceuServerTcpMessage,
   readFceuServerTcpMessageInto,
 } from '../src/index.js';
+import { PAIRED_ROUNDS, pairedRatio } from './paired.js';
 
 const BATCH = 256;
-const ROUNDS = 41;
 const suite = new BenchSuite('protocol/fceu');
 
-/**
- * Median over ROUNDS of time(baseline) / time(subject), each round timing both back to back:
- * steadier on a loaded machine than two separate measurements (as in input-stream.bench.ts).
- */
-function pairedRatio(baseline: () => void, subject: () => void): number {
-  const ratios: number[] = [];
-  for (let r = 0; r < ROUNDS; r++) {
-    const t0 = process.hrtime.bigint();
-    for (let k = 0; k < 20; k++) baseline();
-    const t1 = process.hrtime.bigint();
-    for (let k = 0; k < 20; k++) subject();
-    const t2 = process.hrtime.bigint();
-    ratios.push(Number(t1 - t0) / Number(t2 - t1));
-  }
-  ratios.sort((a, b) => a - b);
-  return ratios[ROUNDS >> 1]!;
-}
 /** Records the paired ratio of a decode-into row to its raw baseline. */
 function paired(name: string, baseline: () => void, subject: () => void): void {
   suite.record({
     name: `${name} paired`,
     value: pairedRatio(baseline, subject),
     unit: 'ratio',
-    note: 'raw time / decode-into time, median of back-to-back rounds; goal ≥ 0.7',
+    note: `raw time / decode-into time, median of ${PAIRED_ROUNDS} back-to-back rounds (paired.ts); goal ≥ 0.7`,
   });
 }
 /** Folds results in as int32 so the harness itself allocates no heap numbers. */
