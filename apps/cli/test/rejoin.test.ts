@@ -39,7 +39,12 @@ function readFinals(path: string): Map<number, number> {
   return hashes;
 }
 
-/** Frames two peers both hold, and those of them where their hashes differ. */
+/**
+ * Frames two peers both hold, those of them where their hashes differ, and the span both cover
+ * (from the later first frame to the earlier last one): every frame of it is final on both, so
+ * `common` must equal `span` (how many frames that is depends on the machine's speed; that none is
+ * missing does not).
+ */
 function compare(a: ReadonlyMap<number, number>, b: ReadonlyMap<number, number>) {
   let common = 0;
   const differing: number[] = [];
@@ -49,7 +54,22 @@ function compare(a: ReadonlyMap<number, number>, b: ReadonlyMap<number, number>)
     common++;
     if (other !== h) differing.push(f);
   }
-  return { common, differing };
+  const first = Math.max(Math.min(...a.keys()), Math.min(...b.keys()));
+  const last = Math.min(Math.max(...a.keys()), Math.max(...b.keys()));
+  return { common, differing, span: Math.max(0, last - first + 1), last };
+}
+
+/**
+ * How long a `netplay` process takes to start (node, tsx, the CLI's modules) and exit on this
+ * machine now: `netplay join --help`. A rejoin's "back within 3 s" is measured from the restart of
+ * the process, so the start-up, which is the machine's and not the session's, is measured in the
+ * same run and allowed on top (it was 2.0-2.4 s of the 2.5 s under load; a slower CI took longer).
+ */
+async function startupMs(): Promise<number> {
+  const t0 = Date.now();
+  const c = cli(['join', '--help']);
+  expect(await c.exit, output(c)).toBe(ExitCode.Ok);
+  return Date.now() - t0;
 }
 
 const output = (...cs: Child[]) => cs.map((c) => `${c.stdout()}${c.stderr()}`).join('\n----\n');
@@ -82,8 +102,9 @@ describe('netplay host --mode lockstep-cs --players 3: a killed join comes back'
     const slot = (await vic.waitFor(/joined 127\.0\.0\.1:\d+ as vic \(P(\d)\), lockstep-cs/))[1]!;
     await ann.waitFor(/as ann \(P\d\), lockstep-cs/);
     await host.waitFor(new RegExp(`vic joined as P${slot}`));
-    // Play a while, then kill it: no goodbye, its connection just goes silent.
-    await new Promise((r) => setTimeout(r, 1500));
+    // Play a while (meanwhile, time a process start-up), then kill it: no goodbye, its connection
+    // just goes silent.
+    const [startup] = await Promise.all([startupMs(), new Promise((r) => setTimeout(r, 1500))]);
     vic.kill();
     expect(await vic.exit).toBe(null); // killed by the signal
 
@@ -94,10 +115,11 @@ describe('netplay host --mode lockstep-cs --players 3: a killed join comes back'
     await back.waitFor(new RegExp(`joined 127\\.0\\.0\\.1:\\d+ as vic \\(P${slot}\\), lockstep-cs`), 10_000);
     const joinedAt = Date.now() - restartedAt;
     console.log(
-      `lockstep-cs rejoin: host saw "vic is back as P${slot}" ${backAt} ms after the restart; the join printed "joined" at ${joinedAt} ms`,
+      `lockstep-cs rejoin: host saw "vic is back as P${slot}" ${backAt} ms after the restart (a process start-up: ${startup} ms); the join printed "joined" at ${joinedAt} ms`,
     );
-    // From the restart of the process (node + tsx start-up included) to the host's `peer-joined` with `rejoined`.
-    expect(backAt, output(host, back)).toBeLessThan(3000);
+    // From the restart of the process to the host's `peer-joined` with `rejoined`, less the
+    // machine's process start-up (node, tsx, the CLI's modules) measured in this run.
+    expect(backAt - startup, output(host, back)).toBeLessThan(3000);
     // The old connection was replaced at admission (same nick, same address, silent ≥ 400 ms), not
     // left to the transport's 5 s disconnect timeout.
     expect(host.stdout()).toMatch(
@@ -118,17 +140,18 @@ describe('netplay host --mode lockstep-cs --players 3: a killed join comes back'
     expect(v.get(entry)).toBe(h.get(entry));
     console.log(`finals: host ${h.size}, ann ${a.size}, vic from frame ${entry}: ${v.size}`);
     expect(entry).toBeGreaterThan(60);
-    for (const [name, other, least] of [
-      ['ann', a, 300],
-      ['vic', v, 100],
+    // Every frame two peers both cover is final on both and agrees; the game went on past the
+    // re-entry (more than a second of frames: how many more is the machine's speed).
+    for (const [name, x, y] of [
+      ['host vs ann', h, a],
+      ['host vs vic', h, v],
+      ['ann vs vic', a, v],
     ] as const) {
-      const c = compare(h, other);
-      expect(c.differing, `host vs ${name}`).toEqual([]);
-      expect(c.common, `host vs ${name}`).toBeGreaterThan(least);
+      const c = compare(x, y);
+      expect(c.differing, name).toEqual([]);
+      expect(c.common, name).toBe(c.span);
+      expect(c.last - entry, name).toBeGreaterThan(60);
     }
-    const av = compare(a, v);
-    expect(av.differing, 'ann vs vic').toEqual([]);
-    expect(av.common, 'ann vs vic').toBeGreaterThan(100);
   }, 40_000);
 });
 
@@ -141,7 +164,7 @@ describe('netplay host (rollback) --players 3: a killed join comes back', () => 
     const vic = cli(['join', target, '--bot', '--nick', 'vic', '--players', '3']);
     const slot = (await vic.waitFor(/joined 127\.0\.0\.1:\d+ as vic \(P(\d)\), rollback/))[1]!;
     await host.waitFor(/all players are in/);
-    await new Promise((r) => setTimeout(r, 1500));
+    const [startup] = await Promise.all([startupMs(), new Promise((r) => setTimeout(r, 1500))]);
     vic.kill();
     expect(await vic.exit).toBe(null); // killed by the signal
 
@@ -150,11 +173,13 @@ describe('netplay host (rollback) --players 3: a killed join comes back', () => 
     await host.waitFor(new RegExp(`vic is back as P${slot}`), 10_000);
     const backAt = Date.now() - restartedAt;
     await back.waitFor(new RegExp(`joined 127\\.0\\.0\\.1:\\d+ as vic \\(P${slot}\\), rollback`), 10_000);
-    console.log(`rollback rejoin: host saw "vic is back as P${slot}" ${backAt} ms after the restart`);
-    // From the restart of the process (node + tsx start-up included): the old connection is replaced
-    // at admission (same nick and address, silent ≥ 400 ms), its player removed at an agreed frame,
-    // and the new incarnation enters at another (rollback's ENTER).
-    expect(backAt, output(host, back)).toBeLessThan(3000);
+    console.log(
+      `rollback rejoin: host saw "vic is back as P${slot}" ${backAt} ms after the restart (a process start-up: ${startup} ms)`,
+    );
+    // From the restart of the process, less the machine's process start-up measured in this run:
+    // the old connection is replaced at admission (same nick and address, silent ≥ 400 ms), its
+    // player removed at an agreed frame, and the new incarnation enters at another (rollback's ENTER).
+    expect(backAt - startup, output(host, back)).toBeLessThan(3000);
     expect(host.stdout()).toMatch(
       /vic left \(P\d; the game goes on without it\): closed: replaced: vic reconnected from the same address/,
     );
@@ -173,21 +198,31 @@ describe('netplay host (rollback) --players 3: a killed join comes back', () => 
     console.log(`finals: host ${h.size}, ann ${a.size}, vic from frame ${entry}: ${v.size}`);
     expect(entry).toBeGreaterThan(60);
     expect(v.get(entry)).toBe(h.get(entry));
-    for (const [name, x, y, least] of [
-      ['host vs ann', h, a, 300],
-      ['host vs vic', h, v, 100],
-      ['ann vs vic', a, v, 100],
+    // Every frame two peers both cover is final on both and agrees; the game went on past the
+    // re-entry (more than a second of frames: how many more is the machine's speed; a loaded
+    // machine gave the host 281 finals in its 14 s).
+    for (const [name, x, y] of [
+      ['host vs ann', h, a],
+      ['host vs vic', h, v],
+      ['ann vs vic', a, v],
     ] as const) {
       const c = compare(x, y);
       expect(c.differing, name).toEqual([]);
-      expect(c.common, name).toBeGreaterThan(least);
+      expect(c.common, name).toBe(c.span);
+      expect(c.last - entry, name).toBeGreaterThan(60);
     }
   }, 40_000);
 });
 
 describe('netplay host (rollback) --players 3: a spectator after a leave', () => {
   it('a join is killed; a spectator that joins after the leave gets frames that agree with the host', async () => {
-    const host = cli(hostArgs('rollback', 14, finalsPath('rb-host')));
+    // The host plays a fixed time from its start, which must hold the joins' start-up, a second of
+    // play, the transport's 5 s disconnect timeout, the spectator's start-up and seconds of
+    // watching: the start-ups are this machine's (they took the whole of a fixed 14 s under load,
+    // and the spectator found no host), so they are measured here and added.
+    const startup = await startupMs();
+    const seconds = Math.ceil(10 + (3 * startup) / 1000);
+    const host = cli(hostArgs('rollback', seconds, finalsPath('rb-host')), (seconds + 20) * 1000);
     const port = (await host.waitFor(/hosting on udp 127\.0\.0\.1:(\d+)/))[1]!;
     const target = `127.0.0.1:${port}`;
     // ann and the spectator play until the host stops (then they lose it: exit PeerLost, files written).
@@ -225,5 +260,5 @@ describe('netplay host (rollback) --players 3: a spectator after a leave', () =>
       expect(c.differing, name).toEqual([]);
       expect(c.common, name).toBeGreaterThan(60);
     }
-  }, 40_000);
+  }, 60_000);
 });
