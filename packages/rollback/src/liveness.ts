@@ -18,7 +18,9 @@ import type { Timeline } from './timeline.js';
  * give: header-only INPUT), or that sent no new INPUT message for `interruptMs` (silent, paused,
  * withholding or replaying old messages). A peer that lags only because it is itself stalled (it gave
  * every input it has) is excused while a suspect exists, so an honest peer stuck behind a stalling
- * one is not blamed for it. With no suspect, the peers whose inputs block the window are waited on.
+ * one is not blamed for it. With no suspect, the peers whose inputs block the window are waited on,
+ * after `interruptMs` of grace for one that is itself stalled by an input this peer holds (it was
+ * starved by a peer that fed this one: the peers it waits on blame that one).
  * A peer that has not applied the same host decisions as this one (a LEAVE on its way) is excused,
  * for `disconnectMs` at most.
  * @internal
@@ -129,6 +131,31 @@ export class Liveness {
     if (q.disconnectFrame !== Number.POSITIVE_INFINITY || r.excused) return false;
     const next = q.lastFrame + 1;
     if (anySuspect) return this.suspect(r, next, now);
-    return next <= unread;
+    return next <= unread && !this.blockedElsewhere(r, unread, now);
+  }
+
+  /**
+   * Whether `r` is stalled by an input this peer holds: the first frame it lacks an input of (its
+   * `held`) is below this peer's unread frame, and the frame it reports is its `held` plus the window.
+   */
+  starvedHere(r: Remote, unread = this.timeline.unreadFrame): boolean {
+    return r.held < unread && r.remoteFrame >= r.held + this.timeline.maxPrediction;
+  }
+
+  /**
+   * Whether `r`, which blocks this peer's window, is itself stalled by an input this peer holds (its
+   * `held` is below this peer's unread frame, and the frame it reports is at its `held` plus the
+   * window): the one it waits on fed this peer but starved it, so the blame is for the peers it
+   * waits on to give (the host among them decides); waiting on `r` here would remove an honest peer
+   * (the starved host, which then ends `partitioned`). For `interruptMs` at most, so a peer that
+   * claims so forever is waited on after that.
+   */
+  private blockedElsewhere(r: Remote, unread: number, now: number): boolean {
+    if (!this.starvedHere(r, unread)) {
+      r.blockedSince = -1;
+      return false;
+    }
+    if (r.blockedSince < 0) r.blockedSince = now;
+    return now - r.blockedSince < this.interruptMs;
   }
 }

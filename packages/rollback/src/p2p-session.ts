@@ -422,8 +422,10 @@ export class P2PSession implements EventSource<SessionEventMap> {
         case MessageType.ReportRequest:
           // A host this peer itself finds without life may not remove, through this peer, a
           // player that is alive here (stalled behind that same host, like this peer): the request
-          // waits until the host delivers again (answered then) or is dropped (void).
-          if (this.fromHost(peer) && !(r.interrupted && this.aliveHere(data[1]!))) this.leaves.onReportRequest(r, data);
+          // waits until the host delivers again (answered then) or is dropped (void), unless the
+          // host is stalled by an input this peer holds (a player starved it: README, rule 5).
+          if (this.fromHost(peer) && !(r.interrupted && this.aliveHere(data[1]!) && !this.liveness.starvedHere(r)))
+            this.leaves.onReportRequest(r, data);
           else this.leaves.deferReportRequest(r, data);
           break;
         case MessageType.Report:
@@ -590,7 +592,8 @@ export class P2PSession implements EventSource<SessionEventMap> {
     // Rare (a report request kept while the host had no life here): no lookup, no closure per frame.
     if (this.leaves.hasDeferred)
       for (const p of this.peers.list)
-        if (p.connected && !p.interrupted && this.role.isFrom(p.peer)) this.leaves.answerDeferred(p);
+        if (p.connected && (!p.interrupted || this.liveness.starvedHere(p)) && this.role.isFrom(p.peer))
+          this.leaves.answerDeferred(p);
     this.migration.retry();
     this.finality.check(now);
     this.peers.updateRates(now);

@@ -205,6 +205,21 @@ describe('finality under pauses and partitions (issue 13)', () => {
             fromMs: 1917,
           },
         ],
+        // A client truncating its INPUT starved only the host (a lost packet): the other two, stalled
+        // behind the host, deferred its report request and removed it (seed 770523124, 4 players).
+        [
+          {
+            players: 4,
+            seed: 770523124,
+            inputSeed: 0,
+            link: { latencyMs: 16, jitterMs: 1, loss: 0.04202143219299615 },
+            delay: 1,
+            maxPrediction: 2,
+            adversary: 26,
+            mode: 'truncate',
+            fromMs: 0,
+          },
+        ],
       ],
     },
   )(
