@@ -21,8 +21,8 @@ import {
 } from '@netplay/transport';
 import { SESSION_CONTROL_CHANNEL } from './channels.js';
 import { ClientControl } from './client-control.js';
-import { clientRoutes, startClientRunner } from './client-lockstep.js';
 import { hostGone } from './client-handover.js';
+import { clientRoutes, startClientRunner } from './client-lockstep.js';
 import { ClientMesh, linkMessageFromHost } from './client-mesh.js';
 import type { JoinInfo, NetplayClientEventMap, NetplayClientOptions, NetplayClientState } from './client-options.js';
 import { isRollbackEntry, readRollbackEntry, trackEntries } from './client-rollback-join.js';
