@@ -149,6 +149,16 @@ export async function pageReport(page: Page): Promise<PageReport & { link: strin
   });
 }
 
+/** A page's status and stats lines (for a failure's message: where the session stood). */
+export async function pageLines(page: Page): Promise<string> {
+  return page
+    .evaluate(
+      () =>
+        `status "${document.getElementById('status')?.textContent ?? ''}", stats "${document.getElementById('stats')?.textContent ?? ''}", longest stall ${Math.round((window as unknown as { __stallMs: number }).__stallMs)} ms`,
+    )
+    .catch((e: Error) => `no lines: ${e.message}`);
+}
+
 /** Waits (60 s) until `page` reports done; a timeout's error says how far the page got. */
 export async function waitDone(page: Page, name: string): Promise<PageReport> {
   try {
@@ -174,6 +184,17 @@ export function pageOpener(
   return async (url, name) => {
     const context = await browser.newContext();
     cleanups.push(() => context.close());
+    // The page's longest event-loop stall (a 50 ms timer's lateness), for a failure's message.
+    await context.addInitScript(() => {
+      const w = window as unknown as { __stallMs: number };
+      w.__stallMs = 0;
+      let last = performance.now();
+      setInterval(() => {
+        const now = performance.now();
+        w.__stallMs = Math.max(w.__stallMs, now - last - 50);
+        last = now;
+      }, 50);
+    });
     const page = await context.newPage();
     page.on('pageerror', (e) => errors.push(`${name}: ${e.message}`));
     await page.goto(url, { timeout: 30_000 });

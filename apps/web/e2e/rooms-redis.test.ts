@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   compareFinals,
   type PageRig,
+  pageLines,
   pageOpener,
   startPageRig,
   waitDone,
@@ -123,6 +124,8 @@ describe('rooms page: two lobby nodes on one Redis, in Chromium', () => {
       const [h, g] = await Promise.all([waitDone(hostPage, 'host'), waitDone(guest, 'guest')]);
       const playedMs = performance.now() - t0;
       expect(errors).toEqual([]);
+      if (h.error !== undefined || g.error !== undefined)
+        console.log(`rooms-redis: host ${await pageLines(hostPage)}; guest ${await pageLines(guest)}`);
       expect([h.error, g.error]).toEqual([undefined, undefined]);
       expect([h.slot, g.slot]).toEqual([0, 1]);
       expect(await guest.textContent('#status')).toContain(`joined room ${id} on ${b.signalingUrl} as beta (P2)`);
