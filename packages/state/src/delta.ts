@@ -95,18 +95,22 @@ export interface ApplyDeltaOptions {
 
 /** A delta's header, as {@link describeDelta} returns it. */
 export interface DeltaInfo {
+  /** Header byte 5: `xor` (the whole target XOR the base, deflated: `xorDelta`) or `pages` (the changed pages only: `pageDelta`, `DeltaBase`). */
   readonly kind: DeltaKind;
   /**
    * The format version: 1, hashes are `hash64` of the whole states; 2 (page deltas from a
    * `DeltaBase`), hashes are `pagedHash64` with the delta's page size.
    */
   readonly version: number;
+  /** The `layoutHash` the maker passed (a `StateRegistry.layoutHash`), as an unsigned 64-bit value; `applyDelta` refuses the delta (`wrong-layout`) when given another. */
   readonly layoutHash: bigint;
   /** `hash64` of the base the delta was made from. */
   readonly baseHash: bigint;
   /** `hash64` of the state the delta rebuilds. */
   readonly targetHash: bigint;
+  /** Length of the base in bytes (u32); `applyDelta` refuses a base of another length (`wrong-base`). */
   readonly baseBytes: number;
+  /** Length of the rebuilt state in bytes (u32, up to {@link MAX_DELTA_TARGET_BYTES}); `applyDelta` refuses it (`too-large`) above its `maxTargetBytes`, by default the base's length. */
   readonly targetBytes: number;
   /** Page size of a page delta; 0 for an XOR delta. */
   readonly pageSize: number;
