@@ -56,10 +56,15 @@ export enum RetroArchCommand {
 
 /** Reasons carried by MODE_REFUSED. */
 export enum RetroArchModeRefusedReason {
+  /** Any other reason, or none given. */
   Other = 0,
+  /** The client is not allowed to play (for instance it has not given the play password). */
   Unprivileged = 1,
+  /** No player slot is free. */
   NoSlots = 2,
+  /** The client changed modes too often; it may ask again later. */
   TooFast = 3,
+  /** The device the client asked for in PLAY is taken or does not exist. */
   NotAvailable = 4,
 }
 

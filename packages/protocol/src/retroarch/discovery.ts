@@ -13,6 +13,7 @@ export const RETROARCH_DISCOVERY_REPLY_SIZE = 688;
 
 /** A host's answer to a LAN discovery query. */
 export interface RetroArchDiscoveryReply {
+  /** Offset 4, u32: CRC-32 of the content the host is running, which a client compares with its own. */
   readonly contentCrc: number;
   /** The host's TCP port. */
   readonly port: number;

@@ -33,6 +33,10 @@ const MAGICS = new Set<number>([
 
 /** Fields both ends send. */
 interface HeaderCommon {
+  /**
+   * Word 0: `Ranp` for a normal header; a host may answer `Full` or `Deny` instead, and a client sending `Poke` gets
+   * the host's header and is dropped.
+   */
   readonly magic: RetroArchHeaderMagic;
   /** See {@link retroArchPlatformMagic}. */
   readonly platformMagic: number;
@@ -44,6 +48,7 @@ interface HeaderCommon {
 
 /** The header a client sends first. */
 export interface RetroArchClientHeader extends HeaderCommon {
+  /** The connection's client wrote it: words 3 and 4 are its protocol range. */
   readonly sender: 'client';
   /** The client's highest protocol version (6). */
   readonly highProtocol: number;
@@ -53,6 +58,7 @@ export interface RetroArchClientHeader extends HeaderCommon {
 
 /** The host's answer (or a FULL / DENY refusal, whose other words are 0 and protocol 6). */
 export interface RetroArchHostHeader extends HeaderCommon {
+  /** The host wrote it: words 3 and 4 are the password salt and the chosen protocol. */
   readonly sender: 'host';
   /** The password salt; 0 = no password. */
   readonly salt: number;
@@ -84,8 +90,11 @@ export function retroArchPlatformMagic(platform: {
 
 /** Splits a platform magic into its fields (bit 31 is ignored, as RetroArch does). */
 export function parseRetroArchPlatformMagic(magic: number): {
+  /** Bit 30: the sender's machine is big-endian. */
   bigEndian: boolean;
+  /** Bits 29–15: the sender's `sizeof(size_t)` in bytes (8 on 64-bit machines). */
   sizeofSizeT: number;
+  /** Bits 14–0: the sender's `sizeof(long)` in bytes (8 on LP64 Unix, 4 on Windows). */
   sizeofLong: number;
 } {
   return { bigEndian: (magic & (1 << 30)) !== 0, sizeofSizeT: (magic >>> 15) & 0x7fff, sizeofLong: magic & 0x7fff };
@@ -123,11 +132,20 @@ export function chooseRetroArchProtocol(high: number, low: number): number | und
 
 /** Options of {@link retroArchClientHeader}; every field has RetroArch 1.14's x86-64 default. */
 export interface ClientHeaderOptions {
+  /** Word 0; default `Ranp` (`Poke` asks only for the host's header). */
   magic?: RetroArchHeaderMagic;
+  /** Word 1; default {@link RETROARCH_PLATFORM_LP64} (0x00040008, x86-64). */
   platformMagic?: number;
+  /**
+   * Word 2, the compression bits offered; default {@link RETROARCH_COMPRESSION_ZLIB} (1). Keep zlib: RetroArch 1.14
+   * crashes sending a savestate to a client that offered 0.
+   */
   compression?: number;
+  /** Word 3, the highest protocol the client speaks; default 6. */
   highProtocol?: number;
+  /** Word 4, the lowest protocol the client speaks; default 5. */
   lowProtocol?: number;
+  /** Word 5; default 0x469, RetroArch 1.14.0's (see {@link retroArchImplementationMagic}). */
   implementationMagic?: number;
 }
 
@@ -146,11 +164,17 @@ export function retroArchClientHeader(options: ClientHeaderOptions = {}): RetroA
 
 /** Options of {@link retroArchHostHeader}. */
 export interface HostHeaderOptions {
+  /** Word 0; default `Ranp` (a refusal is built with {@link retroArchRefusalHeader}). */
   magic?: RetroArchHeaderMagic;
+  /** Word 1; default {@link RETROARCH_PLATFORM_LP64} (0x00040008, x86-64). */
   platformMagic?: number;
+  /** Word 2, the compression bits the host supports; default {@link RETROARCH_COMPRESSION_ZLIB} (1). */
   compression?: number;
+  /** Word 3, the u32 salt the client hashes its password with; default 0, no password asked. */
   salt?: number;
+  /** Word 4, the protocol chosen for this client (see {@link chooseRetroArchProtocol}); default 6. */
   protocol?: number;
+  /** Word 5; default 0x469, RetroArch 1.14.0's (see {@link retroArchImplementationMagic}). */
   implementationMagic?: number;
 }
 
