@@ -18,6 +18,7 @@ export class ByteReader {
   readonly end: number;
 
   constructor(
+    /** The buffer read from; reads stay within `[start, end)` of it, and offsets are absolute indices into it. */
     readonly bytes: Uint8Array,
     start = 0,
     end: number = bytes.length,

@@ -28,6 +28,7 @@ export type DecodeErrorCode =
  * message naming what was wrong. Decoders never throw anything else on any input.
  */
 export class DecodeError extends Error {
+  /** Always `'DecodeError'`: starts `String(error)` and the stack, and identifies it where `instanceof` fails. */
   override readonly name = 'DecodeError';
   constructor(
     /** What kind of problem it is. */
@@ -51,8 +52,10 @@ export type EncodeErrorCode =
 
 /** Thrown by encoders when a value cannot be written as asked. */
 export class EncodeError extends Error {
+  /** Always `'EncodeError'`: starts `String(error)` and the stack, and identifies it where `instanceof` fails. */
   override readonly name = 'EncodeError';
   constructor(
+    /** What kind of problem it is: a value outside its field's range, a text or array too long, a buffer too small. */
     readonly code: EncodeErrorCode,
     message: string,
   ) {

@@ -28,6 +28,7 @@ export enum FsUaeMessageType {
 
 /** An input event scheduled for a frame; all peers apply a frame's events in {@link compareFsUaeInputEvents} order. */
 export interface FsUaeInputEvent {
+  /** Discriminant; type byte 0x01 on the wire, a message of 12 bytes plus the payload. */
   readonly kind: 'input-event';
   /** The frame the event applies at (uint32). */
   targetFrame: number;
@@ -41,6 +42,7 @@ export interface FsUaeInputEvent {
 
 /** "I will schedule no more events for frames up to and including `frame`." */
 export interface FsUaeFrameAdvance {
+  /** Discriminant; type byte 0x02 on the wire, a 5-byte message. */
   readonly kind: 'frame-advance';
   /** uint32. */
   frame: number;
@@ -48,6 +50,7 @@ export interface FsUaeFrameAdvance {
 
 /** A latency probe. */
 export interface FsUaePing {
+  /** Discriminant; type byte 0x03 on the wire, a 13-byte message. */
   readonly kind: 'ping';
   /** Identifies the probe (uint32). */
   sequence: number;
@@ -57,6 +60,7 @@ export interface FsUaePing {
 
 /** The answer to a ping: echoes its sequence and time, adds the responder's clock. */
 export interface FsUaePong {
+  /** Discriminant; type byte 0x04 on the wire, a 21-byte message. */
   readonly kind: 'pong';
   /** The ping's sequence. */
   sequence: number;
@@ -195,7 +199,15 @@ function need(bytes: Uint8Array, o: number, n: number, what: string): void {
  * at `offset + size`. An input event's payload is a view into `bytes`. Throws only `DecodeError`
  * (`bad-range` for an offset that is not an integer 0..2^32−1).
  */
-export function readFsUaeMessage(bytes: Uint8Array, offset = 0): { message: FsUaeMessage; size: number } {
+export function readFsUaeMessage(
+  bytes: Uint8Array,
+  offset = 0,
+): {
+  /** The message read; an input event's payload is a view into `bytes`. */
+  message: FsUaeMessage;
+  /** The bytes it took on the wire, from `offset`: the next message of the packet starts at `offset + size`. */
+  size: number;
+} {
   checkOffset(offset, 'FS-UAE message');
   need(bytes, offset, 1, 'FS-UAE message type');
   const type = bytes[offset]!;

@@ -37,6 +37,7 @@ export type MameInputShape = readonly number[];
 
 /** Thrown when input states of different shapes are combined. */
 export class MameInputShapeError extends Error {
+  /** Always `'MameInputShapeError'`: starts `String(error)` and the stack, and identifies it where `instanceof` fails. */
   override readonly name = 'MameInputShapeError';
   /** Always `shape-mismatch`. */
   readonly code = 'shape-mismatch';
