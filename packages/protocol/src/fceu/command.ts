@@ -76,17 +76,54 @@ export function fceuSelectSlotCommand(slot: number): number {
 
 /** A command code split into what it means; ranges carry their index. */
 export type FceuCommandInfo =
-  | { readonly kind: 'none' }
-  | { readonly kind: 'fds-select-side' }
-  | { readonly kind: 'fds-insert-eject' }
-  | { readonly kind: 'vs-dip-switch-editing' }
-  | { readonly kind: 'vs-dip-switch'; readonly index: number }
-  | { readonly kind: 'vs-insert-coin' }
-  | { readonly kind: 'reset' }
-  | { readonly kind: 'power-toggle' }
-  | { readonly kind: 'save-state' }
-  | { readonly kind: 'load-state' }
-  | { readonly kind: 'select-slot'; readonly slot: number };
+  | {
+      /** Code 0: no command this frame. */
+      readonly kind: 'none';
+    }
+  | {
+      /** Code 1: select the Famicom Disk System disk side. */
+      readonly kind: 'fds-select-side';
+    }
+  | {
+      /** Code 2: insert or eject the Famicom Disk System disk. */
+      readonly kind: 'fds-insert-eject';
+    }
+  | {
+      /** Code 10: toggle VS Unisystem dip switch editing. */
+      readonly kind: 'vs-dip-switch-editing';
+    }
+  | {
+      /** Codes 11–18: toggle one VS Unisystem dip switch. */
+      readonly kind: 'vs-dip-switch';
+      /** The dip switch toggled, 0–7 (the code − 11). */
+      readonly index: number;
+    }
+  | {
+      /** Code 19: insert a VS Unisystem coin. */
+      readonly kind: 'vs-insert-coin';
+    }
+  | {
+      /** Code 30: reset the NES. */
+      readonly kind: 'reset';
+    }
+  | {
+      /** Code 31: toggle the NES's power. */
+      readonly kind: 'power-toggle';
+    }
+  | {
+      /** Code 40: save a state (not implemented correctly in FCE Ultra, says the seed). */
+      readonly kind: 'save-state';
+    }
+  | {
+      /** Code 41: load a state (not implemented correctly in FCE Ultra, says the seed). */
+      readonly kind: 'load-state';
+    }
+  | {
+      /** Codes 42–50: select a save-state slot. */
+      readonly kind: 'select-slot';
+      /** The slot selected, 0–8 (the code − 42). */
+      readonly slot: number;
+    };
 
 /** Describes a command code, or returns `undefined` for a code the seed does not define. */
 export function describeFceuCommand(code: number): FceuCommandInfo | undefined {

@@ -258,7 +258,12 @@ export function encodeFceuTcpPacket(counter: number, data: Uint8Array, target: U
 }
 
 /** Decodes a whole TCP packet of known extent: the counter and the data (a view). */
-export function decodeFceuTcpPacket(bytes: Uint8Array): { counter: number; data: Uint8Array } {
+export function decodeFceuTcpPacket(bytes: Uint8Array): {
+  /** u32 LE at offset 0: the packet counter, linear from 0 (never 0xFFFFFFFF, which announces a text). */
+  counter: number;
+  /** The bytes after the counter, a view into `bytes`: for a server frame, 4 controller bytes and a command byte. */
+  data: Uint8Array;
+} {
   if (bytes.length < FCEU_TCP_HEADER_SIZE) {
     throw new DecodeError('truncated', bytes.length, `FCEU TCP packet needs 4 bytes, got ${bytes.length}`);
   }

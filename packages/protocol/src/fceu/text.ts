@@ -37,12 +37,26 @@ export interface FceuTextOptions {
 
 /** One message read from the server→client TCP stream. */
 export type FceuServerTcpMessage =
-  | { readonly kind: 'frame'; readonly counter: number; readonly frame: FceuFrameData }
-  | { readonly kind: 'text'; readonly text: string };
+  | {
+      /** A 9-byte frame packet: a counter other than 0xFFFFFFFF, then the frame data. */
+      readonly kind: 'frame';
+      /** u32 LE at offset 0: the packet counter, linear from 0. */
+      readonly counter: number;
+      /** The 4 controller bytes and the command byte at offsets 4–8. */
+      readonly frame: FceuFrameData;
+    }
+  | {
+      /** A text message: the counter 0xFFFFFFFF, a u32 LE length, the text and its NUL. */
+      readonly kind: 'text';
+      /** The text as sent, one Latin-1 character per byte, NUL excluded (see {@link fceuDisplayText} to show it). */
+      readonly text: string;
+    };
 
 /** A message read from a stream, with the number of bytes it took. */
 export interface FceuRead<T> {
+  /** The message: a frame or a text from the server's stream, a text (without its NUL) from a client's. */
   readonly message: T;
+  /** The bytes it took in the stream, NUL and header included: the next message starts at `offset + size`. */
   readonly size: number;
 }
 
