@@ -1,5 +1,10 @@
-import type { MameInputState } from '@netplay/protocol';
-import type { Ring } from './pool.js';
+import {
+  DecodeError,
+  MAMEHUB_PACKET_HEADER_SIZE,
+  MAMEHUB_PORT_HEADER_SIZE,
+  type MameInputState,
+} from '@netplay/protocol';
+import { type Ring, readU32BE } from './pool.js';
 
 /** Helpers of the mesh mode: packets, masks and the join messages' framing. */
 
@@ -53,4 +58,28 @@ export function orPick(packets: Ring<Packet>, frame: number, out: MameInputState
 /** Drops packets superseded before `frame` (keeps the last one at or before it; times never go back). */
 export function prune(packets: Ring<Packet>, frame: number): void {
   while (packets.length >= 2 && packets.at(1).time <= frame) packets.shift();
+}
+
+/**
+ * Checks input packet `data` (kind byte first) and returns its future input time. The session's
+ * packets have one shape (every port, no analog device), so they are read in place: the MAMEHub
+ * layout (seed 000, as `decodeMameHubInputPacket` reads it), every other shape or length a
+ * `DecodeError`. (`decodeMameHubInputPacketInto` of @netplay/protocol would do, but it has no
+ * offset for our kind byte and builds its error texts on every call, ~100 B per packet.)
+ */
+export function packetTime(data: Uint8Array, ports: number): number {
+  const n = 1 + MAMEHUB_PACKET_HEADER_SIZE + ports * MAMEHUB_PORT_HEADER_SIZE;
+  if (data.length !== n) throw new DecodeError('bad-length', 1, 'packet shape');
+  if (data[13] !== ports) throw new DecodeError('bad-value', 13, 'packet ports');
+  for (let i = 0; i < ports; i++)
+    if (data[22 + i * MAMEHUB_PORT_HEADER_SIZE] !== 0) throw new DecodeError('bad-value', 1, 'packet shape');
+  const high = readU32BE(data, 5);
+  if (high > 0x1fffff) throw new DecodeError('bad-value', 5, 'futureInputTime exceeds 2^53 − 1');
+  return high * 0x100000000 + readU32BE(data, 9);
+}
+
+/** Reads a checked packet's id and masks into `slot` (its time set by the caller). */
+export function readPacketMasks(data: Uint8Array, ports: number, slot: Packet): void {
+  slot.id = readU32BE(data, 1);
+  for (let i = 0; i < ports; i++) slot.masks[i] = readU32BE(data, 18 + i * MAMEHUB_PORT_HEADER_SIZE);
 }

@@ -1,154 +1,36 @@
-import {
-  ByteReader,
-  DecodeError,
-  encodeMameHubInputPacket,
-  MAMEHUB_PACKET_HEADER_SIZE,
-  MAMEHUB_PORT_HEADER_SIZE,
-  type MameHubInputPacket,
-  type MameInputState,
-  mameHubInputPacketSize,
-} from '@netplay/protocol';
+import { ByteReader, DecodeError, type MameInputState, mameHubInputPacketSize } from '@netplay/protocol';
 import { applyDelta, DeltaError, pageDelta } from '@netplay/state';
-import type { ChannelSpec } from '@netplay/transport';
 import { LockstepError } from './errors.js';
+import type { PingHistoryOptions } from './latency.js';
+import { type EndReason, Liveness, type LockstepEvent, p2pVerdict } from './liveness.js';
+import { MeshAdmission } from './mesh-admission.js';
 import {
-  decodeFaMessageInto,
-  encodeFaHostProgressInto,
-  encodeFaPingInto,
-  encodeFaPongInto,
-  FA_HOST_PROGRESS_SIZE,
-  FaType,
-  faMessageScratch,
-} from './frame-advance-wire.js';
-import { PingHistory, type PingHistoryOptions } from './latency.js';
-import { type EndReason, Liveness, type LivenessOptions, type LockstepEvent, p2pVerdict } from './liveness.js';
-import { blankState, bytesToMask, orPick, type Packet, prune, stateToBytes, u32msg } from './mesh-packets.js';
-import { type BufferPool, OutboxPool, Ring, readU32BE } from './pool.js';
+  decodeNotice,
+  encodeAccepted,
+  encodeAddressed,
+  encodeLeave,
+  encodeNotice,
+  encodeReport,
+  J_ACCEPTED,
+  J_CANDIDATE,
+  J_HELLO,
+  J_LEAVE,
+  J_REJECT,
+  J_REPORT,
+  K_PACKET,
+  readAccepted,
+  readAddressed,
+} from './mesh-join.js';
+import type { MeshAction, MeshMember, MeshOptions } from './mesh-options.js';
+import { OwnStream } from './mesh-own.js';
+import { blankState, bytesToMask, orPick, stateToBytes } from './mesh-packets.js';
+import { MeshPings } from './mesh-pings.js';
+import { addPacket, createRemote, type Remote, takeInput } from './mesh-remote.js';
+import { type BufferPool, OutboxPool } from './pool.js';
 import type { Envelope, FrameRequest, LockstepScheduler, StatefulScheduler } from './types.js';
 import { HostWatermark } from './watermark.js';
 
-/**
- * Channels of the mesh mode. Input packets travel reliably (`input`, ordered: join notices share
- * the packet id sequence) and again unreliably (`input-u`, whichever copy arrives first counts;
- * receivers put packets back in id order, as MAMEHub v2 does).
- */
-export const MESH_CHANNELS: readonly ChannelSpec[] = Object.freeze([
-  { name: 'input', kind: 'reliable' },
-  { name: 'input-u', kind: 'unreliable' },
-  { name: 'join', kind: 'reliable' },
-  { name: 'ping', kind: 'unreliable' },
-]);
-
-/** A member of the session: peer id and the port (player) it drives. */
-export interface MeshMember {
-  readonly id: number;
-  readonly port: number;
-}
-
-/** What the mesh asks its shell to do (connections are the shell's business). */
-export type MeshAction =
-  /** Try to connect to candidate `peer` at `address`, then call `reportConnect`. */
-  | { readonly type: 'connect'; readonly peer: number; readonly address: string }
-  /** The candidate was rejected: close the connection to `peer`. */
-  | { readonly type: 'disconnect'; readonly peer: number }
-  /** (Candidate) this peer was accepted on `port`. */
-  | { readonly type: 'accepted'; readonly port: number }
-  /** (Candidate) this peer was rejected. */
-  | { readonly type: 'rejected' };
-
-/** Options of {@link MeshPeer}. */
-export interface MeshOptions {
-  /** This peer's id. */
-  readonly id: number;
-  /** The members at the start (this peer included unless it is a candidate). The first one is the host. */
-  readonly members: readonly MeshMember[];
-  /** `true` for a candidate that joins a running session through `members[0]`. */
-  readonly candidate?: boolean;
-  /** A candidate's address, as members should connect to it (default: its id in decimal). */
-  readonly address?: string;
-  /** Ports of the core. */
-  readonly ports: number;
-  /** Input bytes per port, 1..4 (a port's input is one MAMEHub digital mask). */
-  readonly inputBytes: number;
-  /** Frame duration in ms. */
-  readonly frameMs: number;
-  /** Time frame 0 is due (default 0). Candidates align themselves on the host. */
-  readonly startMs?: number;
-  /** Extra delay in ms added to the latency estimate (default 0). */
-  readonly extraDelayMs?: number;
-  /** Ms between pings (default 100). */
-  readonly pingIntervalMs?: number;
-  /** Ping history options. */
-  readonly history?: PingHistoryOptions;
-  /** Frames a new peer's input counts as neutral and is not waited for (MAMEHub: one second; default `round(1000 / frameMs)`). */
-  readonly neutralFrames?: number;
-  /** Frames between sync blocks (MAMEHub: 30 s; default `round(30000 / frameMs)`). */
-  readonly syncIntervalFrames?: number;
-  /** The state layout hash written into deltas and checked by joiners (default 0). */
-  readonly layoutHash?: bigint;
-  /** Page size of the late-join delta (default 4096). */
-  readonly pageSize?: number;
-  /** How long the host waits for every member's report on a candidate (default 5000 ms). */
-  readonly joinTimeoutMs?: number;
-  /** Called for every {@link MeshAction}. */
-  readonly onAction?: (action: MeshAction) => void;
-  /**
-   * Liveness by progress (defaults 750 / 5000 ms, as `DEFAULT_TIMEOUTS` of @netplay/transport): a
-   * member whose packets stop reaching beyond the frame waited on is `interrupted`, then removed by
-   * the host (with quorum); see the README, "Finality and partitions".
-   */
-  readonly liveness?: LivenessOptions;
-}
-
-interface Remote {
-  readonly id: number;
-  port: number;
-  readonly history: PingHistory;
-  /** Next packet id expected; -1 until a joiner learns the base. */
-  expected: number;
-  /** Input messages ahead of `expected` (copies), put back in id order. */
-  readonly early: Map<number, Uint8Array>;
-  /** The packets still needed: the last one at or before the next frame, and every later one. */
-  readonly packets: Ring<Packet>;
-  /** First frame this peer's input counts and is waited for. */
-  activeFrom: number;
-  /** After a departure (LEAVE): the first packet id that no longer counts (`Infinity` while it plays). */
-  end: number;
-  /** After a departure: the first frame its input is neutral and not waited for (`Infinity` while it plays). */
-  cutAt: number;
-  /** The next id expected on the reliable `input` channel (it delivers in order). */
-  reliableNext: number;
-  /**
-   * Host only: copies of the packets used before their reliable copy arrived (an `input-u` copy
-   * came first), in id order. A LEAVE carries them: a member may have lost the unreliable copy
-   * the host forwarded, and the reliable one will never come.
-   */
-  readonly unconfirmed: Ring<OwnItem> | undefined;
-}
-
-/** An item of this peer's input stream, kept for late joiners (a reused ring slot). */
-interface OwnItem {
-  id: number;
-  time: number;
-  bytes: Uint8Array;
-}
-
-const K_PACKET = 1;
-const K_NOTICE = 2;
-const K_BASE = 3;
-const J_HELLO = 1;
-const J_CANDIDATE = 2;
-const J_REPORT = 3;
-const J_ACCEPTED = 4;
-const J_REJECT = 5;
-/**
- * Host → members: `6, u32 leaver, u32 end (first packet id ignored), u32 cutAt (first neutral frame)`,
- * then zero or more of the leaver's packets (kind byte included) the host got only unreliably.
- */
-const J_LEAVE = 6;
-
-const utf8 = new TextEncoder();
-const utf8d = new TextDecoder();
+export { MESH_CHANNELS, type MeshAction, type MeshMember, type MeshOptions } from './mesh-options.js';
 
 /**
  * MAMEHub's peer-to-peer full-mesh lockstep (seed 000). Every frame each peer broadcasts an input
@@ -170,36 +52,25 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
   private readonly frameMs: number;
   private startMs: number;
   private readonly extraDelayMs: number;
-  private readonly pingIntervalMs: number;
   private readonly historyOptions: PingHistoryOptions;
   private readonly neutralFrames: number;
   private readonly syncInterval: number;
   private readonly layoutHash: bigint;
   private readonly pageSize: number;
-  private readonly joinTimeoutMs: number;
   private readonly onAction: ((a: MeshAction) => void) | undefined;
   private readonly host: number;
   private myPort: number;
   private joined: boolean;
   private activeFrom = 0;
   private readonly remotes = new Map<number, Remote>();
-  /**
-   * This peer's input stream since the oldest sync block a late joiner can still be sent: items
-   * older than `retainFrames` before the next frame are dropped (the last one at or before that
-   * point stays: it sets the input in force there).
-   */
-  private readonly own: Ring<OwnItem>;
-  private readonly ownPackets: Ring<Packet>;
-  private readonly retainFrames: number;
+  /** This peer's input stream: the packets in force and the items kept for late joiners. */
+  private readonly own: OwnStream;
   private readonly remoteList: Remote[] = [];
   private readonly packetSize: number;
-  private readonly packetOut: MameHubInputPacket;
-  private readonly msg = faMessageScratch();
+  private readonly shape: { readonly ports: number; readonly packetSize: number; readonly history: PingHistoryOptions };
   private readonly pool: OutboxPool;
   private readonly inputPool: BufferPool;
-  private readonly pingPool: BufferPool;
-  private readonly pongPool: BufferPool;
-  private readonly progressPool: BufferPool;
+  private readonly pings: MeshPings;
   /** How far the host has run (see {@link HostWatermark}): a non-host's finals stop there. */
   private readonly watermark: HostWatermark;
   private readonly request: { frame: number; inputs: Uint8Array; command: number };
@@ -212,15 +83,13 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
   private readonly local: Uint8Array;
   private readonly merged: MameInputState;
   private readonly inputs: Uint8Array;
-  private pingSeq = 0;
-  private nextPingAt = -Infinity;
   private initialState: Uint8Array | undefined;
   private syncFrame = -1;
   private syncState: Uint8Array | undefined;
   private lastStored = -1;
   private load: { frame: number; state: Uint8Array } | undefined;
-  private pending: { id: number; address: string; waiting: Set<number>; deadline: number } | undefined;
-  private pendingNotice: { cand: number; port: number } | undefined;
+  /** Host: the candidate being admitted. */
+  private readonly admission: MeshAdmission;
   private hello: Uint8Array | undefined;
   /** Input messages that reached a candidate before its acceptance (channels are not ordered between each other). */
   private early: { from: number; channel: string; data: Uint8Array }[] = [];
@@ -245,17 +114,17 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     this.frameMs = frameMs;
     this.startMs = options.startMs ?? 0;
     this.extraDelayMs = options.extraDelayMs ?? 0;
-    this.pingIntervalMs = options.pingIntervalMs ?? 100;
     this.historyOptions = options.history ?? {};
     this.neutralFrames = options.neutralFrames ?? Math.round(1000 / frameMs);
     this.syncInterval = options.syncIntervalFrames ?? Math.round(30_000 / frameMs);
     if (!(this.syncInterval >= 1)) throw new LockstepError('bad-argument', 'syncIntervalFrames must be >= 1');
     this.layoutHash = options.layoutHash ?? 0n;
     this.pageSize = options.pageSize ?? 4096;
-    this.joinTimeoutMs = options.joinTimeoutMs ?? 5000;
     this.onAction = options.onAction;
     this.host = options.members[0]!.id;
     this.joined = options.candidate !== true;
+    this.packetSize = mameHubInputPacketSize(blankState(ports));
+    this.shape = { ports, packetSize: this.packetSize, history: this.historyOptions };
     this.myPort = -1;
     const usedPorts = new Set<number>();
     for (const m of options.members) {
@@ -270,25 +139,17 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     if (this.joined && this.myPort < 0) throw new LockstepError('bad-argument', 'members must include this peer');
     if (!this.joined) {
       // The candidate contacts the first peer (the host), again every second until it has an answer.
-      const a = utf8.encode(options.address ?? `${this.id}`);
-      this.hello = new Uint8Array(5 + a.length);
-      this.hello.set(u32msg(J_HELLO, this.id));
-      this.hello.set(a, 5);
+      this.hello = encodeAddressed(J_HELLO, this.id, options.address ?? `${this.id}`);
     }
     this.local = new Uint8Array(inputBytes);
     this.merged = blankState(ports);
     this.inputs = new Uint8Array(ports * inputBytes);
-    this.packetOut = { inputId: 0, futureInputTime: 0, state: blankState(ports) };
-    this.packetSize = mameHubInputPacketSize(this.packetOut.state);
-    this.retainFrames = 2 * this.syncInterval + 120;
-    this.own = new Ring(() => ({ id: 0, time: 0, bytes: new Uint8Array(1 + this.packetSize) }));
-    this.ownPackets = new Ring(() => ({ id: 0, time: 0, masks: new Uint32Array(ports) }));
+    this.own = new OwnStream(ports, this.packetSize, 2 * this.syncInterval + 120);
+    this.admission = new MeshAdmission(this.outbox, options.joinTimeoutMs ?? 5000, ports);
     this.pool = new OutboxPool(this.outbox);
     this.inputPool = this.pool.buffers(1 + this.packetSize);
-    this.pingPool = this.pool.buffers(13);
-    this.pongPool = this.pool.buffers(21);
-    this.progressPool = this.pool.buffers(FA_HOST_PROGRESS_SIZE);
     this.watermark = new HostWatermark(this.id === this.host);
+    this.pings = new MeshPings(this.pool, options.pingIntervalMs ?? 100, inputBytes, this.watermark);
     this.request = { frame: 0, inputs: this.inputs, command: 0 };
     this.live = new Liveness(options.liveness, this.events);
     for (const r of this.remoteList) this.live.add(r.id);
@@ -357,25 +218,10 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     const last = r.packets.last();
     const cutAt = last ? last.time : r.activeFrom;
     if (cutAt > 0xffffffff) throw new LockstepError('bad-state', 'input time beyond u32');
-    const cand = this.pending?.id ?? this.pendingNotice?.cand;
-    if (cand !== undefined) {
-      // The candidate's acceptance would list the leaver as a member: turn it down.
-      this.pending = undefined;
-      this.pendingNotice = undefined;
-      const msg = u32msg(J_REJECT, cand);
-      for (const m of this.remotes.keys()) if (m !== id) this.outbox.push({ to: m, channel: 'join', data: msg });
-      this.outbox.push({ to: cand, channel: 'join', data: msg });
-    }
+    // A candidate's acceptance would list the leaver as a member: turn it down.
+    this.admission.abort([...this.remotes.keys()].filter((m) => m !== id));
     // The packets held only through their unreliable copy go along (ids below `end`: all consumed).
-    const tail = r.unconfirmed!;
-    const each = 1 + this.packetSize;
-    const msg = new Uint8Array(13 + tail.length * each);
-    const dv = new DataView(msg.buffer);
-    msg[0] = J_LEAVE;
-    dv.setUint32(1, id);
-    dv.setUint32(5, end);
-    dv.setUint32(9, cutAt);
-    for (let i = 0; i < tail.length; i++) msg.set(tail.at(i).bytes, 13 + i * each);
+    const msg = encodeLeave(id, end, cutAt, r.unconfirmed!, 1 + this.packetSize);
     // Everyone, the leaver included: it learns it was removed (and where its finals stop).
     for (const m of this.remotes.keys()) this.outbox.push({ to: m, channel: 'join', data: msg });
     this.cut(r, end, cutAt);
@@ -421,29 +267,17 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
   /** Host: a candidate contacted us at `address` (the shell calls this, or the candidate's hello does). */
   private onCandidate(cand: number, address: string, now: number): void {
     if (this.id !== this.host || !this.joined) return;
-    if (this.pending?.id === cand || this.pendingNotice?.cand === cand) return;
-    if (this.pending || this.pendingNotice || this.cuts > 0 || this.remotes.has(cand) || cand === this.id) {
-      this.outbox.push({ to: cand, channel: 'join', data: u32msg(J_REJECT, cand) });
-      return;
-    }
-    const waiting = new Set(this.remotes.keys());
-    this.pending = { id: cand, address, waiting, deadline: now + this.joinTimeoutMs };
-    const a = utf8.encode(address);
-    const msg = new Uint8Array(5 + a.length);
-    msg[0] = J_CANDIDATE;
-    new DataView(msg.buffer).setUint32(1, cand);
-    msg.set(a, 5);
-    for (const p of waiting) this.outbox.push({ to: p, channel: 'join', data: msg });
-    this.settleCandidate();
+    const refuse = this.cuts > 0 || this.remotes.has(cand) || cand === this.id;
+    this.admission.offer(cand, address, now, this.remotes.keys(), refuse, this.usedPorts());
+  }
+
+  private usedPorts(): number[] {
+    return [this.myPort, ...[...this.remotes.values()].map((r) => r.port)];
   }
 
   /** Member: the result of the connection attempt to candidate `cand` the shell made for a `connect` action. */
   reportConnect(cand: number, ok: boolean): void {
-    const msg = new Uint8Array(6);
-    msg[0] = J_REPORT;
-    new DataView(msg.buffer).setUint32(1, cand);
-    msg[5] = ok ? 1 : 0;
-    this.outbox.push({ to: this.host, channel: 'join', data: msg });
+    this.outbox.push({ to: this.host, channel: 'join', data: encodeReport(cand, ok) });
   }
 
   receive(from: number, channel: string, data: Uint8Array, now: number): void {
@@ -454,8 +288,9 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     }
     try {
       if (channel === 'join') this.onJoin(from, data, now);
-      else if (channel === 'ping') this.onPing(from, data, now);
-      else if (channel === 'input' || channel === 'input-u') {
+      else if (channel === 'ping') {
+        if (this.pings.receive(from, this.remotes.get(from), from === this.host, data, now)) this.oneWayDirty = true;
+      } else if (channel === 'input' || channel === 'input-u') {
         if (!this.joined && this.hello) {
           if (this.early.length >= 100_000) throw new DecodeError('too-large', 0, 'too many inputs before acceptance');
           this.early.push({ from, channel, data: data.slice() });
@@ -498,18 +333,8 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
       this.nextHelloAt = now + 1000;
       this.outbox.push({ to: this.host, channel: 'join', data: this.hello });
     }
-    if (now >= this.nextPingAt && this.remotes.size > 0) {
-      this.nextPingAt = now + this.pingIntervalMs;
-      const data = this.pingPool.take();
-      encodeFaPingInto(this.pingSeq++, now, data);
-      for (let i = 0; i < this.remoteList.length; i++) this.pool.push(this.remoteList[i]!.id, 'ping', data);
-      if (this.watermark.isHost) {
-        const progress = this.progressPool.take();
-        encodeFaHostProgressInto(this.next, progress);
-        for (let i = 0; i < this.remoteList.length; i++) this.pool.push(this.remoteList[i]!.id, 'ping', progress);
-      }
-    }
-    if (this.pending && now >= this.pending.deadline) this.reject(this.pending.id);
+    this.pings.tick(now, this.remoteList, this.next);
+    this.admission.expire(now, this.remotes.keys());
   }
 
   dueAt(): number {
@@ -520,12 +345,7 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     if (this.live.ended) return Infinity;
     const hello = this.hello ? this.nextHelloAt : Infinity;
     const live = this.joined && this.live.enabled ? Math.max(this.live.wakeAt(now), this.startMs) : Infinity;
-    return Math.min(
-      this.remotes.size > 0 ? this.nextPingAt : Infinity,
-      this.pending?.deadline ?? Infinity,
-      hello,
-      live,
-    );
+    return Math.min(this.remotes.size > 0 ? this.pings.nextAt : Infinity, this.admission.deadline, hello, live);
   }
 
   wantsState(frame: number): boolean {
@@ -586,7 +406,7 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     // before f, on the current masks (the only field a frame's inputs come from).
     const masks = this.merged;
     for (let p = 0; p < this.ports; p++) masks[p]!.currentMask = 0;
-    if (f >= this.activeFrom) orPick(this.ownPackets, f, masks);
+    if (f >= this.activeFrom) orPick(this.own.packets, f, masks);
     for (let i = 0; i < remotes.length; i++) {
       const r = remotes[i]!;
       if (f >= r.activeFrom && f < r.cutAt) orPick(r.packets, f, masks);
@@ -600,7 +420,7 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
 
   private sendPacket(f: number): void {
     this.sentFor = f;
-    if (this.pendingNotice) this.emitNotice();
+    if (this.admission.hasDue) this.emitNotice();
     // MAMEHub: future input time = now + latency; if it went back, previous + 1.
     let time = f + this.latencyFrames();
     if (time < this.lastTime) time = this.lastTime + 1;
@@ -608,22 +428,7 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     this.lastTime = time;
     const id = this.nextId++;
     const mask = this.myPort >= 0 ? bytesToMask(this.local) : 0;
-    const packet = this.ownPackets.push();
-    packet.id = id;
-    packet.time = time;
-    packet.masks.fill(0);
-    if (this.myPort >= 0) packet.masks[this.myPort] = mask;
-    prune(this.ownPackets, f);
-    // Encoded once into the history slot, copied into a pooled buffer for the outbox.
-    const out = this.packetOut;
-    out.inputId = id;
-    out.futureInputTime = time;
-    for (let p = 0; p < this.ports; p++) out.state[p]!.currentMask = p === this.myPort ? mask : 0;
-    const item = this.pushOwn(id, time);
-    if (item.bytes.length !== 1 + this.packetSize) item.bytes = new Uint8Array(1 + this.packetSize);
-    const bytes = item.bytes;
-    bytes[0] = K_PACKET;
-    encodeMameHubInputPacket(out, bytes, 1);
+    const bytes = this.own.packet(id, time, f, this.myPort, mask);
     const data = this.inputPool.take();
     data.set(bytes);
     for (let i = 0; i < this.remoteList.length; i++) {
@@ -633,19 +438,8 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     }
   }
 
-  /** Appends an item to the own stream (dropping what no late joiner can need any more). */
-  private pushOwn(id: number, time: number): OwnItem {
-    const limit = this.next - this.retainFrames;
-    while (this.own.length >= 2 && this.own.at(1).time <= limit) this.own.shift();
-    const item = this.own.push();
-    item.id = id;
-    item.time = time;
-    return item;
-  }
-
   private emitNotice(): void {
-    const n = this.pendingNotice!;
-    this.pendingNotice = undefined;
+    const n = this.admission.takeDue()!;
     const id = this.nextId++;
     // The new peer joins at this notice's time (the time of the packet that follows it) and
     // counts from one second later.
@@ -653,15 +447,8 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     if (time < this.lastTime) time = this.lastTime + 1;
     const activeFrom = time + this.neutralFrames;
     const sync = this.syncFrame;
-    const bytes = new Uint8Array(18);
-    const dv = new DataView(bytes.buffer);
-    bytes[0] = K_NOTICE;
-    dv.setUint32(1, id);
-    dv.setUint32(5, n.cand);
-    bytes[9] = n.port;
-    dv.setUint32(10, activeFrom);
-    dv.setUint32(14, sync);
-    this.pushOwn(id, time).bytes = bytes;
+    const bytes = encodeNotice(id, { cand: n.cand, port: n.port, activeFrom, sync });
+    this.own.push(id, time, this.next).bytes = bytes;
     for (const p of this.remotes.keys()) {
       this.outbox.push({ to: p, channel: 'input', data: bytes });
       this.outbox.push({ to: p, channel: 'input-u', data: bytes });
@@ -672,21 +459,9 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
       layoutHash: this.layoutHash,
       pageSize: this.pageSize,
     });
-    const members = [this.id, ...this.remotes.keys()];
-    const head = 21 + 8 * members.length;
-    const acc = new Uint8Array(head + delta.length);
-    const av = new DataView(acc.buffer);
-    acc[0] = J_ACCEPTED;
-    av.setUint32(1, n.port);
-    av.setUint32(5, activeFrom);
-    av.setUint32(9, sync);
-    av.setUint32(13, this.next);
-    av.setUint32(17, members.length);
-    members.forEach((m, i) => {
-      av.setUint32(21 + 8 * i, m);
-      av.setUint32(25 + 8 * i, m === this.id ? this.myPort : this.remotes.get(m)!.port);
-    });
-    acc.set(delta, head);
+    const members: MeshMember[] = [{ id: this.id, port: this.myPort }];
+    for (const r of this.remotes.values()) members.push({ id: r.id, port: r.port });
+    const acc = encodeAccepted({ port: n.port, activeFrom, sync, hostFrame: this.next, members, delta });
     this.outbox.push({ to: n.cand, channel: 'join', data: acc });
     this.admit(n.cand, n.port, activeFrom, sync);
   }
@@ -696,75 +471,28 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     if (cand === this.id || this.remotes.has(cand)) return;
     // The new peer's packets are numbered from 0.
     this.addRemote(cand, port, activeFrom, 0);
-    // From the last item at or before the sync frame (it sets the input in force there) onwards.
-    let from = 0;
-    for (let i = 0; i < this.own.length; i++) if (this.own.at(i).time <= sync) from = i;
-    const firstId = this.own.length > 0 ? this.own.at(from).id : this.nextId;
-    this.outbox.push({ to: cand, channel: 'input', data: u32msg(K_BASE, firstId) });
-    // Copies: the history's slots are reused.
-    for (let i = from; i < this.own.length; i++)
-      this.outbox.push({ to: cand, channel: 'input', data: this.own.at(i).bytes.slice() });
+    this.own.sendSince(cand, sync, this.nextId, this.outbox);
   }
 
   private addRemote(id: number, port: number, activeFrom: number, expected: number): void {
-    const ports = this.ports;
-    const r: Remote = {
-      id,
-      port,
-      history: new PingHistory(this.historyOptions),
-      expected,
-      early: new Map(),
-      packets: new Ring(() => ({ id: 0, time: 0, masks: new Uint32Array(ports) })),
-      activeFrom,
-      end: Infinity,
-      cutAt: Infinity,
-      reliableNext: expected,
-      unconfirmed:
-        this.id === this.host
-          ? new Ring(() => ({ id: 0, time: 0, bytes: new Uint8Array(1 + this.packetSize) }))
-          : undefined,
-    };
+    const r = createRemote(id, port, activeFrom, expected, this.shape, this.id === this.host);
     this.remotes.set(id, r);
     this.remoteList.push(r);
     this.oneWayDirty = true;
     this.live?.add(id);
   }
 
-  private settleCandidate(): void {
-    const p = this.pending;
-    if (!p || p.waiting.size > 0) return;
-    this.pending = undefined;
-    const used = new Set<number>([this.myPort, ...[...this.remotes.values()].map((r) => r.port)]);
-    let port = 0;
-    while (used.has(port)) port++;
-    if (port >= this.ports) {
-      this.reject(p.id);
-      return;
-    }
-    this.pendingNotice = { cand: p.id, port };
-  }
-
-  private reject(cand: number): void {
-    const members = this.pending?.id === cand ? [...this.remotes.keys()] : [];
-    this.pending = undefined;
-    const msg = u32msg(J_REJECT, cand);
-    for (const m of members) this.outbox.push({ to: m, channel: 'join', data: msg });
-    this.outbox.push({ to: cand, channel: 'join', data: msg });
-  }
-
   private onJoin(from: number, data: Uint8Array, now: number): void {
     const r = new ByteReader(data);
     const type = r.u8('type');
     if (type === J_HELLO) {
-      const cand = r.u32('candidate');
-      const address = utf8d.decode(r.bytesView(r.remaining, 'address'));
+      const { id: cand, address } = readAddressed(r);
       if (cand !== from) throw new DecodeError('bad-value', 1, 'hello from another id');
       this.onCandidate(cand, address, now);
       return;
     }
     if (type === J_CANDIDATE) {
-      const cand = r.u32('candidate');
-      const address = utf8d.decode(r.bytesView(r.remaining, 'address'));
+      const { id: cand, address } = readAddressed(r);
       if (from !== this.host || !this.joined) throw new DecodeError('bad-value', 0, 'candidate from a non-host');
       this.onAction?.({ type: 'connect', peer: cand, address });
       return;
@@ -773,14 +501,7 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
       const cand = r.u32('candidate');
       const ok = r.u8('ok');
       r.expectEnd('report');
-      const p = this.pending;
-      if (!p || p.id !== cand || !p.waiting.has(from)) return;
-      if (ok !== 1) {
-        this.reject(cand);
-        return;
-      }
-      p.waiting.delete(from);
-      this.settleCandidate();
+      this.admission.report(from, cand, ok === 1, this.remotes.keys(), this.usedPorts());
       return;
     }
     if (type === J_REJECT) {
@@ -796,15 +517,7 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     }
     if (type === J_ACCEPTED) {
       if (from !== this.host || this.joined) throw new DecodeError('bad-value', 0, 'unexpected accept');
-      const port = r.u32('port');
-      const activeFrom = r.u32('activeFrom');
-      const sync = r.u32('sync');
-      const hostFrame = r.u32('hostFrame');
-      const count = r.u32('members');
-      r.need(count * 8, 'members');
-      const members: MeshMember[] = [];
-      for (let i = 0; i < count; i++) members.push({ id: r.u32('member'), port: r.u32('port') });
-      const delta = r.bytesView(r.remaining, 'delta');
+      const { port, activeFrom, sync, hostFrame, members, delta } = readAccepted(r);
       if (port >= this.ports || !this.initialState) throw new DecodeError('bad-value', 1, 'port');
       // Capped at the core's state size (the initial state's): a hostile host cannot make us allocate more.
       const state = applyDelta(this.initialState, delta, {
@@ -859,107 +572,23 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     throw new DecodeError('unknown-type', 0, `join message ${type}`);
   }
 
-  private onPing(from: number, data: Uint8Array, now: number): void {
-    const r = this.remotes.get(from);
-    const m = decodeFaMessageInto(data, this.inputBytes, this.msg);
-    if (m.type === FaType.Ping) {
-      const out = this.pongPool.take();
-      encodeFaPongInto(m.seq, m.sentAtUs, now, out);
-      this.pool.push(from, 'ping', out);
-    } else if (m.type === FaType.Pong && r && m.pingSentAtUs / 1000 <= now) {
-      r.history.add(now - m.pingSentAtUs / 1000);
-      this.oneWayDirty = true;
-    } else if (m.type === FaType.Progress && from === this.host) this.watermark.heard(m.frame);
-    else if (m.type === FaType.Progress) throw new DecodeError('bad-value', 0, 'host progress from a non-host');
-  }
-
   private onInput(from: number, channel: string, data: Uint8Array): void {
     const r = this.remotes.get(from);
     if (!r || data.length < 5) {
       this.dropped++;
       return;
     }
-    const kind = data[0]!;
-    if (kind === K_BASE) {
-      if (channel !== 'input' || data.length !== 5) throw new DecodeError('bad-value', 0, 'base');
-      if (r.expected >= 0) return;
-      r.expected = readU32BE(data, 1);
-      for (const id of [...r.early.keys()]) if (id < r.expected) r.early.delete(id);
-      this.drain(r);
-      return;
-    }
-    const id = readU32BE(data, 1);
-    if (kind !== K_PACKET && kind !== K_NOTICE) throw new DecodeError('unknown-type', 0, `input kind ${kind}`);
-    if (channel === 'input' && id >= r.reliableNext) {
-      // The reliable copy of `id` (so of every id before it): those copies are no longer needed.
-      r.reliableNext = id + 1;
-      const u = r.unconfirmed;
-      if (u) while (u.length > 0 && u.at(0).id <= id) u.shift();
-    }
-    if (r.expected >= 0 && id < r.expected) return;
-    // A departed peer's stream ends before `end` (the host's cut): later packets never count.
-    if (id >= r.end) return;
-    if (id === r.expected && r.early.size === 0) {
-      // The steady state: the next message in order, used at once (nothing kept, nothing allocated).
-      r.expected++;
-      this.consume(r, data);
-      return;
-    }
-    if (r.early.size > 100_000) throw new DecodeError('too-large', 0, 'too many packets ahead');
-    if (!r.early.has(id)) r.early.set(id, data.slice());
-    this.drain(r);
-  }
-
-  private drain(r: Remote): void {
-    if (r.expected < 0) return;
-    for (;;) {
-      const data = r.early.get(r.expected);
-      if (!data) return;
-      r.early.delete(r.expected);
-      r.expected++;
-      this.consume(r, data);
-    }
+    takeInput(r, channel, data, this.consumeFn);
   }
 
   /** Applies the next message of `r`'s input stream (a packet or a join notice). */
+  private readonly consumeFn = (r: Remote, data: Uint8Array): void => this.consume(r, data);
+
   private consume(r: Remote, data: Uint8Array): void {
     if (data[0] === K_PACKET) {
-      // The session's packets have one shape (every port, no analog device), so they are read
-      // in place: the MAMEHub layout (seed 000, as `decodeMameHubInputPacket` reads it), every
-      // other shape or length a `DecodeError`. (`decodeMameHubInputPacketInto` of
-      // @netplay/protocol would do, but it has no offset for our kind byte and builds its error
-      // texts on every call, ~100 B per packet.)
-      const n = 1 + MAMEHUB_PACKET_HEADER_SIZE + this.ports * MAMEHUB_PORT_HEADER_SIZE;
-      if (data.length !== n) throw new DecodeError('bad-length', 1, 'packet shape');
-      if (data[13] !== this.ports) throw new DecodeError('bad-value', 13, 'packet ports');
-      for (let i = 0; i < this.ports; i++)
-        if (data[22 + i * MAMEHUB_PORT_HEADER_SIZE] !== 0) throw new DecodeError('bad-value', 1, 'packet shape');
-      const high = readU32BE(data, 5);
-      if (high > 0x1fffff) throw new DecodeError('bad-value', 5, 'futureInputTime exceeds 2^53 − 1');
-      const time = high * 0x100000000 + readU32BE(data, 9);
-      const last = r.packets.last();
-      // Assumption 1 of the seed: input times never go back.
-      if (last && time < last.time) throw new DecodeError('bad-value', 5, 'input time went back');
-      const slot = r.packets.push();
-      slot.id = readU32BE(data, 1);
-      slot.time = time;
-      for (let i = 0; i < this.ports; i++) slot.masks[i] = readU32BE(data, 18 + i * MAMEHUB_PORT_HEADER_SIZE);
-      prune(r.packets, this.next);
-      if (r.unconfirmed && slot.id >= r.reliableNext) {
-        // Used before its reliable copy came: keep it for a LEAVE (slots and their bytes are reused).
-        const c = r.unconfirmed.push();
-        c.id = slot.id;
-        c.time = time;
-        if (c.bytes.length !== n) c.bytes = new Uint8Array(n);
-        c.bytes.set(data);
-      }
+      addPacket(r, data, this.ports, this.next);
     } else {
-      const dv = new DataView(data.buffer, data.byteOffset, data.length);
-      if (data.length !== 18) throw new DecodeError('bad-length', 0, 'notice');
-      const cand = dv.getUint32(5);
-      const port = data[9]!;
-      const activeFrom = dv.getUint32(10);
-      const sync = dv.getUint32(14);
+      const { cand, port, activeFrom, sync } = decodeNotice(data);
       if (r.id === this.host && port < this.ports) this.admit(cand, port, activeFrom, sync);
     }
   }
