@@ -1,4 +1,5 @@
-import type { Connection, RateBudget, Timer, Unsubscribe } from '@netplay/transport';
+import { type Connection, type RateBudget, type Timer, TransportError, type Unsubscribe } from '@netplay/transport';
+import { SESSION_CONTROL_CHANNEL } from './channels.js';
 
 /** A connection as the host tracks it, from arrival to close. */
 export interface Peer {
@@ -39,4 +40,14 @@ export function newPeer(conn: Connection, address: string, budget: RateBudget | 
     replaces: undefined,
     heardAt: now,
   };
+}
+
+/** Sends a session message to `peer` on `np-session` (nothing if its connection is closed). */
+export function sendControl(peer: Peer, data: Uint8Array): void {
+  if (peer.conn.state === 'closed') return;
+  try {
+    peer.conn.send(SESSION_CONTROL_CHANNEL, data);
+  } catch (e) {
+    if (!(e instanceof TransportError)) throw e;
+  }
 }

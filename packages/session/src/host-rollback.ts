@@ -1,8 +1,12 @@
 import type { P2PSession, SendFn } from '@netplay/rollback';
 import { TransportError } from '@netplay/transport';
 import { SessionError } from './errors.js';
+import { endHostGame } from './host-close.js';
+import type { HostContext } from './host-context.js';
 import type { Peer } from './host-peer.js';
+import { syncPlayers } from './host-sync.js';
 import { type RelayFramer, rollbackChannelOf } from './relay.js';
+import { startRollback } from './rollback-start.js';
 
 /** Game messages a peer may send before the rollback game starts (a spectator's SPECTATE). */
 export const MAX_EARLY_MESSAGES = 64;
@@ -62,4 +66,43 @@ export function rollbackGameMessage(
   else if (peer.early.length < MAX_EARLY_MESSAGES) peer.early.push({ channel, data });
   else return new SessionError('protocol', 'too many game messages before the start');
   return undefined;
+}
+
+/**
+ * Rollback: every slot is filled (and the links set up, if any): starts the host's scheduler,
+ * SYNCs every player with the host's state, emits `started`, and hands the scheduler the
+ * SPECTATE requests of spectators admitted before the start.
+ */
+export function startHostRollback(h: HostContext): void {
+  const state = new Uint8Array(h.core.stateBytes);
+  const n = h.core.saveInto(state);
+  const { game, options } = h;
+  const { session, driver } = startRollback({
+    core: h.control.schedulerCore(h.initialState),
+    players: h.players,
+    localPlayer: 0,
+    remotes: [...h.bySlot].map(([player, p]) => ({ peer: p.nick ?? '', player })),
+    isHost: true,
+    hostPeer: h.nick,
+    clock: h.clock,
+    send: h.entering.sender(peerSender(h.byNick)),
+    inputDelay: h.inputDelay,
+    fps: options.fps,
+    maxPrediction: options.maxPrediction,
+    checksumInterval: options.checksumInterval,
+    wait: (frames) => {
+      game.wait = frames;
+    },
+    ended: (error, frame) => endHostGame(h, error, frame),
+  });
+  game.session = session;
+  game.driver = driver;
+  h.control.attachRollback(session);
+  const roster = syncPlayers(h, state.subarray(0, n));
+  h.emitter.emit('started', { frame: 0, roster });
+  for (const p of h.peers) {
+    const early = p.early.splice(0);
+    if (p.stage === 'spectating' && p.nick !== undefined)
+      for (const e of early) session.receive(p.nick, e.channel, e.data);
+  }
 }
