@@ -166,7 +166,7 @@ export async function waitDone(page: Page, name: string): Promise<PageReport> {
   } catch (e) {
     const r = await pageReport(page).catch(() => undefined);
     const state = r === undefined ? 'no report' : `frame ${r.frame}, ${r.finals.length} finals, error ${r.error}`;
-    throw new Error(`${name} did not finish (${state}): ${(e as Error).message}`);
+    throw new Error(`${name} did not finish (${state}; ${await pageLines(page)}): ${(e as Error).message}`);
   }
   return pageReport(page);
 }
