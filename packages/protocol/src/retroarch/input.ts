@@ -100,11 +100,14 @@ export function encodeRetroArchInput(
         const w = input[0]!;
         ok = w >>> 0 === w;
         if (ok) v.setUint32(offset + 16, w);
-      } else if ((ok = offset + size <= target.length && count <= input.length)) {
-        for (let i = 0, p = offset + 16; i < count; i++, p += 4) {
-          const w = input[i]!;
-          ok &&= w >>> 0 === w;
-          v.setUint32(p, w);
+      } else {
+        ok = offset + size <= target.length && count <= input.length;
+        if (ok) {
+          for (let i = 0, p = offset + 16; i < count; i++, p += 4) {
+            const w = input[i]!;
+            ok &&= w >>> 0 === w;
+            v.setUint32(p, w);
+          }
         }
       }
       if (ok) {
@@ -262,7 +265,9 @@ export function encodeRetroArchCrc(target: Uint8Array, offset: number, frame: nu
 
 /** A reusable CRC message for {@link decodeRetroArchCrcInto}. */
 export interface RetroArchCrcValue {
+  /** Payload offset 0, u32: the frame whose serialized state was hashed. */
   frame: number;
+  /** Payload offset 4, u32: CRC-32 of the core's serialized state at `frame`. */
   crc: number;
 }
 
