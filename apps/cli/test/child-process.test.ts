@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ExitCode } from '../src/exit-codes.js';
-import { spawnCli } from './child.js';
+import { hostSeconds, spawnCli, startupMs } from './child.js';
 
 async function runChild(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const c = spawnCli(args, 30_000);
@@ -28,18 +28,23 @@ describe('the netplay command in a child process', () => {
   });
 
   it('host, player and spectator as child processes: the player leaves, the spectator loses the host', async () => {
-    const host = spawnCli([
-      'host',
-      '--rom',
-      'assets/spaceracer.ch8',
-      '--bind',
-      '127.0.0.1',
-      '--port',
-      '0',
-      '--bot',
-      '--seconds',
-      '7',
-    ]);
+    // The host plays from its start: the joins' start-up (measured), the player's 2 s and margin.
+    const seconds = hostSeconds(4, await startupMs());
+    const host = spawnCli(
+      [
+        'host',
+        '--rom',
+        'assets/spaceracer.ch8',
+        '--bind',
+        '127.0.0.1',
+        '--port',
+        '0',
+        '--bot',
+        '--seconds',
+        String(seconds),
+      ],
+      (seconds + 30) * 1000,
+    );
     try {
       const port = (await host.waitFor(/hosting on udp 127\.0\.0\.1:(\d+)/))[1]!;
       const player = spawnCli(['join', `127.0.0.1:${port}`, '--bot', '--seconds', '2', '--nick', 'carol']);

@@ -69,3 +69,23 @@ export function spawnCli(args: readonly string[], timeoutMs = 40_000): Child {
     },
   };
 }
+
+/**
+ * How long a `netplay` process takes to start (node, tsx, the CLI's modules) and exit on this
+ * machine now (`netplay join --help`), in ms. A host that plays a fixed `--seconds` from its start
+ * must hold the start-up of the processes that join it, which is the machine's, not the session's:
+ * tests size it with {@link hostSeconds} from this (a fixed 7-8 s ran out before a join started
+ * on a loaded machine).
+ */
+export async function startupMs(): Promise<number> {
+  const t0 = Date.now();
+  const c = spawnCli(['join', '--help'], 60_000);
+  const code = await c.exit;
+  if (code !== 0) throw new Error(`netplay join --help exited ${code}: ${c.stderr()}`);
+  return Date.now() - t0;
+}
+
+/** Seconds a host plays from its start to hold `playSeconds` of play and `startups` process start-ups of `startup` ms. */
+export function hostSeconds(playSeconds: number, startup: number, startups = 2): number {
+  return Math.ceil(playSeconds + (startups * startup) / 1000);
+}

@@ -6,7 +6,7 @@ import { runCli } from '../src/cli.js';
 import { ExitCode } from '../src/exit-codes.js';
 import { memoryIo } from '../src/io.js';
 import { webrtcPeerName, webrtcRoom } from '../src/net.js';
-import { spawnCli } from './child.js';
+import { hostSeconds, spawnCli, startupMs } from './child.js';
 import { printed, spaceRacer } from './in-process.js';
 
 /** Starts `netplay signal` in-process on a free loopback port; resolves its URL. */
@@ -122,7 +122,9 @@ describe('netplay --transport webrtc', () => {
   });
 
   it('as three processes: netplay signal, host --transport webrtc and join --transport webrtc; both exit 0', async () => {
-    const signal = spawnCli(['signal', '--bind', '127.0.0.1', '--port', '0', '--seconds', '25']);
+    // The host plays from its start: the join's start-up (measured), its 2 s and margin.
+    const seconds = hostSeconds(6, await startupMs());
+    const signal = spawnCli(['signal', '--bind', '127.0.0.1', '--port', '0', '--seconds', String(seconds + 17)]);
     try {
       const [, url] = await signal.waitFor(/signaling on (ws:\/\/127\.0\.0\.1:\d+)/);
       const host = spawnCli([
@@ -137,7 +139,7 @@ describe('netplay --transport webrtc', () => {
         '127.0.0.1',
         '--bot',
         '--seconds',
-        '8',
+        String(seconds),
       ]);
       try {
         await host.waitFor(/hosting on webrtc in room "three-processes"/);
