@@ -68,13 +68,12 @@ export class ChecksumExchange {
     while (this.nextChecksumFrame < other) {
       const f = this.nextChecksumFrame;
       this.nextChecksumFrame += this.interval;
-      const sum = this.timeline.checksumOf(f);
-      if (sum === undefined) continue;
-      fresh = true;
+      // Copied as bytes: a bigint read from the timeline's ring would be a new heap object.
       const slot = this.ownAt;
+      if (!this.timeline.checksumInto(f, this.ownBytes, slot * 8)) continue;
+      fresh = true;
       this.ownAt = (this.ownAt + 1) % SUMS_KEPT;
       this.ownFrames[slot] = f;
-      this.ownWords[slot] = sum;
       if (this.role.isHost) this.keepCheckpoint(f);
       for (const r of this.peers.list) {
         if (!r.connected) continue;

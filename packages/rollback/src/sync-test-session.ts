@@ -91,7 +91,8 @@ export class SyncTestSession {
    * @throws RollbackError `desync` with `frame` when it differs from the first simulation's.
    */
   setChecksum(frame: number, checksum: bigint): void {
-    const prev = this.timeline.recordChecksum(frame, checksum);
+    const prev = this.timeline.checksumOf(frame);
+    this.timeline.recordChecksum(frame, checksum);
     if (prev !== undefined && prev !== checksum) {
       throw new RollbackError(
         'desync',

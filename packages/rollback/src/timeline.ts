@@ -26,6 +26,8 @@ export class Timeline {
   private readonly usedFrame: Float64Array;
   private readonly sumFrame: Float64Array;
   private readonly sums: BigUint64Array;
+  /** The bytes of {@link sums}. */
+  private readonly sumBytes: Uint8Array;
   private readonly scratch: Uint8Array;
   /** The next frame to simulate (RetroArch's self). */
   currentFrame = 0;
@@ -75,6 +77,7 @@ export class Timeline {
     this.usedFrame = new Float64Array(this.history).fill(-1);
     this.sumFrame = new Float64Array(this.history).fill(-1);
     this.sums = new BigUint64Array(this.history);
+    this.sumBytes = new Uint8Array(this.sums.buffer);
     this.scratch = new Uint8Array(inputBytes);
     this.rollbacksBy = new Uint32Array(players);
     this.maxDepthBy = new Uint32Array(players);
@@ -233,18 +236,34 @@ export class Timeline {
     for (const q of this.queues) q.restartAt(frame);
   }
 
-  /** Records the checksum reported for the state of `frame`; returns the previous one of that frame, if any. */
-  recordChecksum(frame: number, sum: bigint): bigint | undefined {
+  /**
+   * Records the checksum reported for the state of `frame` (replacing one of an earlier
+   * simulation of that frame). Reads nothing back: a `bigint` read from the ring is a new heap
+   * object, and this runs for every save of an exchange frame, resimulations included.
+   */
+  recordChecksum(frame: number, sum: bigint): void {
     const slot = frame % this.history;
-    const prev = this.sumFrame[slot] === frame ? this.sums[slot] : undefined;
     this.sumFrame[slot] = frame;
     this.sums[slot] = sum;
-    return prev;
   }
 
-  /** The checksum last reported for `frame`, if still held. */
+  /** The checksum last reported for `frame`, if still held (allocates the `bigint`). */
   checksumOf(frame: number): bigint | undefined {
     const slot = frame % this.history;
     return this.sumFrame[slot] === frame ? this.sums[slot] : undefined;
+  }
+
+  /**
+   * Copies the 8 bytes of the checksum last reported for `frame` (the ring's own layout: a
+   * `BigUint64Array` viewed over them holds the value) to `target[at, at + 8)`, allocating nothing.
+   * @returns false, with nothing written, when it is no longer (or not yet) held.
+   */
+  checksumInto(frame: number, target: Uint8Array, at: number): boolean {
+    const slot = frame % this.history;
+    if (this.sumFrame[slot] !== frame) return false;
+    const b = this.sumBytes;
+    const from = slot * 8;
+    for (let k = 0; k < 8; k++) target[at + k] = b[from + k]!;
+    return true;
   }
 }
