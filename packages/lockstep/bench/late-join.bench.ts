@@ -6,11 +6,13 @@
  * late-join delta now (`DeltaBase`: the base's pages hashed once, on the first join) without a
  * dirty-page set (compares every page, hashes nothing whole) and with the core's `pageTracker`
  * pages (what the runner hands `storeState`), and the first join, which builds the `DeltaBase`.
- * Every figure is the time of one delta, as a speed ratio to the baseline (higher is better).
+ * The mesh rows: a `MeshPeer` host admitting a candidate (hello, every member's report, the join
+ * notice, the acceptance with the delta of its sync block, its inputs since). Every figure is the
+ * time of one join, as a speed ratio to the baseline (higher is better).
  */
 import { BenchSuite } from '@netplay/bench-kit';
 import { applyDelta, PageTracker, pageDelta } from '@netplay/state';
-import { ClientServerServer } from '../src/index.js';
+import { ClientServerServer, MeshPeer } from '../src/index.js';
 
 const suite = new BenchSuite('lockstep/late-join');
 const MiB = 1 << 20;
@@ -104,6 +106,66 @@ for (const [name, withDirty] of [
     bytes = srv.join(withDirty);
   });
   // The joiner rebuilds the same state from it.
+  const back = applyDelta(initial, bytes, { layoutHash: 0n, maxTargetBytes: SIZE });
+  if (back.length !== SIZE || back.some((b, i) => b !== current[i])) throw new Error(`${name}: wrong state`);
+  suite.record({
+    name,
+    value: oldMs / ms,
+    unit: '× baseline speed',
+    note: `${ms.toFixed(1)} ms; ${bytes.length} bytes (old path ${old.length})`,
+  });
+}
+/**
+ * A mesh host (ports for every joiner) holding `initial` as its power-on state: each join admits a
+ * new candidate (the earlier ones are members and report for it) with `current` as the sync block.
+ */
+function meshHost(): { join(withDirty: boolean): Uint8Array } {
+  const host = new MeshPeer({
+    id: 0,
+    members: [{ id: 0, port: 0 }],
+    ports: 255,
+    inputBytes: 1,
+    frameMs: 16,
+    syncIntervalFrames: 1,
+    neutralFrames: 1_000_000,
+    pageSize: PAGE,
+  });
+  host.storeState(0, initial);
+  let cand = 100;
+  const members: number[] = [];
+  const report = new Uint8Array(6);
+  return {
+    join(withDirty) {
+      const id = cand++;
+      host.storeState(host.nextFrame, current, withDirty ? dirty : undefined);
+      const hello = new Uint8Array(5 + 3);
+      hello[0] = 1;
+      new DataView(hello.buffer).setUint32(1, id);
+      hello.set([49, 48, 48], 5);
+      host.receive(id, 'join', hello, 0);
+      report[0] = 3;
+      new DataView(report.buffer).setUint32(1, id);
+      report[5] = 1;
+      for (const m of members) host.receive(m, 'join', report, 0);
+      host.poll(1e12);
+      const acc = host.outbox.find((e) => e.channel === 'join' && e.to === id && e.data[0] === 4)!.data;
+      host.outbox.length = 0;
+      members.push(id);
+      return acc.subarray(21 + 8 * members.length);
+    },
+  };
+}
+
+const mh = meshHost();
+mh.join(false);
+for (const [name, withDirty] of [
+  ['mesh late join, DeltaBase, every page compared', false],
+  ['mesh late join, DeltaBase, dirty pages from the core pageTracker', true],
+] as const) {
+  let bytes: Uint8Array = new Uint8Array(0);
+  const ms = msPerCall(() => {
+    bytes = mh.join(withDirty);
+  });
   const back = applyDelta(initial, bytes, { layoutHash: 0n, maxTargetBytes: SIZE });
   if (back.length !== SIZE || back.some((b, i) => b !== current[i])) throw new Error(`${name}: wrong state`);
   suite.record({

@@ -1,6 +1,7 @@
 import { ByteReader, DecodeError, type MameInputState, mameHubInputPacketSize } from '@netplay/protocol';
-import { applyDelta, DeltaError, pageDelta } from '@netplay/state';
+import { applyDelta, DeltaError, type DirtyPageSet } from '@netplay/state';
 import { LockstepError } from './errors.js';
+import { LateJoinDelta } from './late-join-delta.js';
 import type { PingHistoryOptions } from './latency.js';
 import { type EndReason, Liveness, type LockstepEvent, p2pVerdict } from './liveness.js';
 import { MeshAdmission } from './mesh-admission.js';
@@ -56,7 +57,6 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
   private readonly neutralFrames: number;
   private readonly syncInterval: number;
   private readonly layoutHash: bigint;
-  private readonly pageSize: number;
   private readonly onAction: ((a: MeshAction) => void) | undefined;
   private readonly host: number;
   private myPort: number;
@@ -86,6 +86,9 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
   private initialState: Uint8Array | undefined;
   private syncFrame = -1;
   private syncState: Uint8Array | undefined;
+  private syncDirty: DirtyPageSet | undefined;
+  /** Late joiners' page deltas against the power-on state (issue 16: `DeltaBase`, dirty pages). */
+  private readonly deltas: LateJoinDelta;
   private lastStored = -1;
   private load: { frame: number; state: Uint8Array } | undefined;
   /** Host: the candidate being admitted. */
@@ -119,7 +122,7 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     this.syncInterval = options.syncIntervalFrames ?? Math.round(30_000 / frameMs);
     if (!(this.syncInterval >= 1)) throw new LockstepError('bad-argument', 'syncIntervalFrames must be >= 1');
     this.layoutHash = options.layoutHash ?? 0n;
-    this.pageSize = options.pageSize ?? 4096;
+    this.deltas = new LateJoinDelta(this.layoutHash, options.pageSize ?? 4096);
     this.onAction = options.onAction;
     this.host = options.members[0]!.id;
     this.joined = options.candidate !== true;
@@ -353,12 +356,17 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     return (frame === 0 && this.initialState === undefined) || (this.joined && frame % this.syncInterval === 0);
   }
 
-  storeState(frame: number, state: Uint8Array): void {
+  storeState(frame: number, state: Uint8Array, dirty?: DirtyPageSet): void {
     this.lastStored = frame;
-    if (frame === 0 && this.initialState === undefined) this.initialState = state;
+    if (frame === 0 && this.initialState === undefined) {
+      this.initialState = state;
+      this.deltas.setBase(state);
+    }
     if (this.joined && frame % this.syncInterval === 0) {
       this.syncFrame = frame;
       this.syncState = state;
+      // The pages written since the base: a live set, so a later delta reads a superset (still right).
+      this.syncDirty = dirty;
     }
   }
 
@@ -455,10 +463,7 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     }
     // The candidate gets its slot, the sync block as a page delta against the initial blocks,
     // and (below, like every member) this peer's inputs since the sync block.
-    const delta = pageDelta(this.initialState!, this.syncState!, {
-      layoutHash: this.layoutHash,
-      pageSize: this.pageSize,
-    });
+    const delta = this.deltas.delta(this.syncState!, this.syncDirty);
     const members: MeshMember[] = [{ id: this.id, port: this.myPort }];
     for (const r of this.remotes.values()) members.push({ id: r.id, port: r.port });
     const acc = encodeAccepted({ port: n.port, activeFrom, sync, hostFrame: this.next, members, delta });

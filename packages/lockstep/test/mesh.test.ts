@@ -38,7 +38,12 @@ function meshSession(
   net: SimulatedNetwork,
   n: number,
   ports: number,
-  opts: { syncIntervalFrames?: number; extraDelayMs?: number } = {},
+  opts: {
+    syncIntervalFrames?: number;
+    extraDelayMs?: number;
+    /** The host's core (peer 0) tracks its savestate pages (default false). */
+    trackPages?: boolean;
+  } = {},
 ): MeshSession {
   const names = Array.from({ length: n }, (_, i) => name(i));
   const conns = mesh(net, names, MESH_CHANNELS);
@@ -55,10 +60,17 @@ function meshSession(
       startMs: t0,
       syncIntervalFrames: opts.syncIntervalFrames ?? 500,
       extraDelayMs: opts.extraDelayMs ?? 0,
+      // 256-byte pages with a tracking host: the dirty set picks among several pages.
+      ...(opts.trackPages ? { pageSize: 256 } : {}),
       onAction: (action) => onAction(s, i, action),
       liveness: PATIENT,
     });
-    const core = new TestCore({ players: ports, inputBytes: 2 });
+    // The host's core may track its pages: the runner hands them to the late-join delta.
+    const core = new TestCore({
+      players: ports,
+      inputBytes: 2,
+      ...(opts.trackPages && i === 0 ? { trackPages: 256 } : {}),
+    });
     const runner = new LockstepRunner({ clock: net.clock, scheduler, core, log: true });
     for (const [j, c] of conns[i]!) runner.addPeer(j, c);
     s.peers.push({ name: names[i]!, scheduler, core, runner });
@@ -267,13 +279,14 @@ describe('P2P full mesh (seed 000)', () => {
         loss: fc.double({ min: 0, max: 0.1, noNaN: true }),
         reorder: fc.double({ min: 0, max: 0.3, noNaN: true }),
       }),
+      trackPages: fc.boolean(),
     },
     { numRuns: 10, endOnFailure: true },
   )(
     'a peer joining late at any frame ends in step with the others and a replay of the generated inputs',
-    ({ seed, n, joinAtFrame, syncIntervalFrames, link }) => {
+    ({ seed, n, joinAtFrame, syncIntervalFrames, link, trackPages }) => {
       const net = network({ seed, link });
-      const s = meshSession(net, n, n + 1, { syncIntervalFrames });
+      const s = meshSession(net, n, n + 1, { syncIntervalFrames, trackPages });
       hostAccepts(s);
       const until = s.t0 + (joinAtFrame + 400) * F;
       const joinAt = s.t0 + joinAtFrame * F;
