@@ -1,13 +1,12 @@
-import { ClientServerClient, LockstepError, type LockstepRunner, type PeerReport } from '@netplay/lockstep';
+import { LockstepError, type LockstepRunner, type PeerReport } from '@netplay/lockstep';
 import { DecodeError } from '@netplay/protocol';
 import {
-  CoreDriver,
+  type CoreDriver,
   type P2PSession,
   type PeerStats,
   RollbackError,
-  type SendFn,
   type SessionStats,
-  SpectatorSession,
+  type SpectatorSession,
 } from '@netplay/rollback';
 import type { Core } from '@netplay/state';
 import {
@@ -20,49 +19,30 @@ import {
   type Unsubscribe,
 } from '@netplay/transport';
 import { SESSION_CONTROL_CHANNEL } from './channels.js';
+import { type ClientContext, newClientGame } from './client-context.js';
 import { ClientControl } from './client-control.js';
+import { clientGameMessage } from './client-dispatch.js';
 import { hostGone } from './client-handover.js';
-import { clientRoutes, startClientRunner } from './client-lockstep.js';
-import { ClientMesh, linkMessageFromHost } from './client-mesh.js';
+import { answerChallenge } from './client-handshake.js';
+import { type ClientMesh, linkMessageFromHost } from './client-mesh.js';
 import type { JoinInfo, NetplayClientEventMap, NetplayClientOptions, NetplayClientState } from './client-options.js';
-import { isRollbackEntry, readRollbackEntry, trackEntries } from './client-rollback-join.js';
+import { isRollbackEntry, readRollbackEntry } from './client-rollback-join.js';
+import { startClientGame } from './client-start.js';
 import { SessionError } from './errors.js';
-import { encodeLinkAddress, isLinkMessage } from './link-messages.js';
-import type { FinalityScheduler, LockstepFinality } from './lockstep-finality.js';
+import { isLinkMessage } from './link-messages.js';
 import {
   decodeSessionMessage,
   encodeHello,
-  encodeInfo,
   encodeRefuse,
-  SESSION_MAGIC,
   SESSION_PROTOCOL_VERSION,
   SessionMessageType,
   SPECTATOR_SLOT,
   type SyncMessage,
 } from './messages.js';
 import { SUPPORTED_MODES } from './mode.js';
-import {
-  createP2PScheduler,
-  isP2PLockstep,
-  type P2PLockstepMode,
-  type P2PLockstepShape,
-  p2pShape,
-} from './p2p-lockstep.js';
-import { passwordProof } from './password.js';
-import { RelayFramer, relayChannelOf, rollbackChannelOf } from './relay.js';
-import { startRollback } from './rollback-start.js';
-import { ROUTE_HEADER_BYTES, type RoutedConnection, routedChannelIndex } from './routed-connection.js';
 import { unpackSyncState } from './sync-state.js';
 
 export type { JoinInfo, NetplayClientEventMap, NetplayClientOptions, NetplayClientState } from './client-options.js';
-
-const MAX_EARLY_MESSAGES = 1024;
-
-const defaultRandomU32 = (): number => {
-  const a = new Uint32Array(1);
-  globalThis.crypto.getRandomValues(a);
-  return a[0] ?? 0;
-};
 
 /**
  * A client of a netplay session over one `Connection` (declaring `SESSION_CHANNELS`): sends
@@ -75,7 +55,6 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
   /** The client's core. */
   readonly core: Core;
   private readonly emitter = new Emitter<NetplayClientEventMap>();
-  private readonly options: NetplayClientOptions;
   private readonly conn: Connection;
   private readonly offs: Unsubscribe[] = [];
   private timer: Timer | undefined;
@@ -83,31 +62,17 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
   private challenge: { nick: string; hostNick: string } | undefined;
   private joinInfo: JoinInfo | undefined;
   private failure: SessionError | undefined;
-  private p2p: P2PSession | undefined;
-  private watch: SpectatorSession | undefined;
-  private coreDriver: CoreDriver | undefined;
-  private runner: LockstepRunner | undefined;
-  private finality: LockstepFinality | undefined;
-  private readonly early: Array<{ channel: string; data: Uint8Array }> = [];
-  /** Rollback, entering a running game (ENTRY): the host's WELCOME and state, for the scheduler's `join`. */
-  private entry: { welcome: Uint8Array; state: Uint8Array } | undefined;
-  private wait = 0;
-  private readonly framer = new RelayFramer();
-  /** Rollback relay: peer nick → player slot, and back. */
-  private readonly slotOf = new Map<string, number>();
-  private readonly nickOf = new Map<number, string>();
-  /** lockstep-p2p and frame-advance: the mode's wire and one routed connection per other player's slot. */
-  private routed: { readonly shape: P2PLockstepShape; readonly routes: Map<number, RoutedConnection> } | undefined;
+  /** The running game (its mode's scheduler, once SYNC arrived). */
+  private readonly game = newClientGame();
   /** Local players, chat, pause requests, the host's commands (issue 15). */
   private readonly control: ClientControl;
-  /** Lockstep: the core the runner drives (a `SlotCore` unless the layout is the identity). */
-  private lockstepCore: Core | undefined;
   /** Rollback: direct links to the other players and the host hand-over (issues 17, 15), if `links` was given. */
   private mesh: ClientMesh | undefined;
+  /** What the modules that start the game and route its messages share of this client. */
+  private readonly ctx: ClientContext;
 
   constructor(connection: Connection, options: NetplayClientOptions) {
     this.conn = connection;
-    this.options = options;
     this.core = options.core;
     this.control = new ClientControl(
       {
@@ -118,6 +83,18 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
       options.core,
       options.spectate === true ? 1 : (options.localPlayers ?? 1),
     );
+    this.ctx = {
+      ...{ core: this.core, conn: connection, options, control: this.control, emitter: this.emitter },
+      ...{ game: this.game, offs: this.offs },
+      mesh: () => this.mesh,
+      hostNick: () => this.challenge?.hostNick,
+      enter: (stage, info) => {
+        this.stage = stage;
+        this.joinInfo = info;
+      },
+      fail: (error) => this.fail(error),
+      message: (channel, data) => this.onMessage(channel, data),
+    };
     const timeout = options.handshakeTimeoutMs ?? 10_000;
     this.timer = options.clock.setTimer(timeout, () => {
       this.timer = undefined;
@@ -185,47 +162,48 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
 
   /** The rollback scheduler of a player (after `joined`). */
   get rollback(): P2PSession | undefined {
-    return this.p2p;
+    return this.game.p2p;
   }
 
   /** The spectator scheduler (after `joined` as a spectator). */
   get spectator(): SpectatorSession | undefined {
-    return this.watch;
+    return this.game.watch;
   }
 
   /** The driver that runs the scheduler's requests on the core (after `joined`). */
   get driver(): CoreDriver | undefined {
-    return this.coreDriver;
+    return this.game.driver;
   }
 
   /** The lockstep runner (lockstep modes, after `joined`). */
   get lockstep(): LockstepRunner | undefined {
-    return this.runner;
+    return this.game.runner;
   }
 
   /** Lockstep report (latency, stalls, bytes/s); undefined in rollback or before `joined`. */
   lockstepReport(): PeerReport | undefined {
-    return this.runner?.report();
+    return this.game.runner?.report();
   }
 
   /** The next frame to simulate (undefined before the scheduler knows it). */
   get frame(): number | undefined {
-    return this.p2p?.currentFrame ?? this.watch?.currentFrame ?? this.runner?.schedulerRef.nextFrame;
+    const g = this.game;
+    return g.p2p?.currentFrame ?? g.watch?.currentFrame ?? g.runner?.schedulerRef.nextFrame;
   }
 
   /** Lockstep modes: the last final frame (as the last `final` event said; -1: none); undefined otherwise. */
   get finalFrame(): number | undefined {
-    return this.finality?.finalFrame;
+    return this.game.finality?.finalFrame;
   }
 
   /** Player scheduler stats (undefined for spectators and before `joined`). */
   get stats(): SessionStats | undefined {
-    return this.p2p?.stats;
+    return this.game.p2p?.stats;
   }
 
   /** Per-peer scheduler stats of a player (empty otherwise). */
   peerStats(): readonly PeerStats[] {
-    return this.p2p?.peerStats() ?? [];
+    return this.game.p2p?.peerStats() ?? [];
   }
 
   /**
@@ -258,24 +236,25 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
    * true when at least one frame was simulated.
    */
   tick(input?: Uint8Array | readonly Uint8Array[]): boolean {
-    if (this.runner !== undefined) {
+    const g = this.game;
+    if (g.runner !== undefined) {
       if (this.stage === 'closed') return false;
-      const before = this.runner.framesRun;
-      if (this.stage === 'spectating') this.runner.pump();
-      else this.runner.setLocalInput(this.control.localInput(input));
-      return this.runner.framesRun > before;
+      const before = g.runner.framesRun;
+      if (this.stage === 'spectating') g.runner.pump();
+      else g.runner.setLocalInput(this.control.localInput(input));
+      return g.runner.framesRun > before;
     }
-    const d = this.coreDriver;
+    const d = g.driver;
     if (d === undefined || this.stage === 'closed') return false;
-    if (this.watch !== undefined) {
-      const before = this.watch.currentFrame ?? -1;
-      d.run(this.watch.advanceFrame(), this.watch);
-      return (this.watch.currentFrame ?? -1) > before;
+    if (g.watch !== undefined) {
+      const before = g.watch.currentFrame ?? -1;
+      d.run(g.watch.advanceFrame(), g.watch);
+      return (g.watch.currentFrame ?? -1) > before;
     }
-    const s = this.p2p;
+    const s = g.p2p;
     if (s === undefined) return false;
-    if (this.wait > 0) {
-      this.wait--;
+    if (g.wait > 0) {
+      g.wait--;
       s.poll();
       return false;
     }
@@ -307,26 +286,6 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
     }
   }
 
-  private readonly send: SendFn = (peer, channel, data) => {
-    const direct = this.mesh?.connectionTo(peer);
-    if (direct !== undefined) {
-      try {
-        direct.send(channel, data);
-      } catch (e) {
-        if (!(e instanceof TransportError)) throw e;
-      }
-      return;
-    }
-    if (this.conn.state === 'closed') return;
-    try {
-      const slot = peer === this.challenge?.hostNick ? undefined : this.slotOf.get(peer);
-      if (slot === undefined) this.conn.send(channel, data);
-      else this.conn.send(relayChannelOf(channel), this.framer.frame(slot, data));
-    } catch (e) {
-      if (!(e instanceof TransportError)) throw e;
-    }
-  };
-
   private stopHandshakeTimer(): void {
     this.timer?.cancel();
     this.timer = undefined;
@@ -347,26 +306,14 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
   private onMessage(channel: string, data: Uint8Array): void {
     if (this.stage === 'closed') return;
     if (channel !== SESSION_CONTROL_CHANNEL) {
-      if (this.routed !== undefined) {
-        this.onRouted(this.routed, channel, data);
-        return;
-      }
-      if (this.runner !== undefined) return; // lockstep-cs: the runner reads them itself
-      const host = this.challenge?.hostNick ?? '';
-      const relayed = rollbackChannelOf(channel);
-      if (relayed !== undefined && this.p2p !== undefined) {
-        const from = data.length > 0 ? this.nickOf.get(data[0] ?? 0) : undefined;
-        if (from !== undefined) this.p2p.receive(from, relayed, data.subarray(1));
-      } else if (this.p2p !== undefined) this.p2p.receive(host, channel, data);
-      else if (this.watch !== undefined) this.watch.receive(host, channel, data);
-      else if (this.early.length < MAX_EARLY_MESSAGES) this.early.push({ channel, data });
+      clientGameMessage(this.ctx, channel, data);
       return;
     }
     if (isRollbackEntry(data) && this.stage === 'handshaking' && this.challenge !== undefined) {
       // A player entering a running rollback game: its SYNC, the scheduler's WELCOME and the state.
       try {
         const entry = readRollbackEntry(data, this.core.stateBytes);
-        this.entry = entry.join;
+        this.game.entry = entry.join;
         this.onSync(entry.sync, this.challenge);
       } catch (e) {
         if (!(e instanceof SessionError || e instanceof RollbackError)) throw e;
@@ -404,45 +351,17 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
       return;
     }
     if (this.stage === 'handshaking' && this.challenge === undefined && m.type === SessionMessageType.Challenge) {
-      const mine = this.options.protocolVersion ?? SESSION_PROTOCOL_VERSION;
-      if (m.magic !== SESSION_MAGIC) {
-        this.fail(new SessionError('version-mismatch', 'the host is not a netplay session host (bad magic)'));
-        return;
-      }
-      if (m.version !== mine) {
-        this.fail(
-          new SessionError(
-            'version-mismatch',
-            `version mismatch: host speaks session protocol ${m.version}, you speak ${mine}`,
-          ),
-        );
+      const answer = answerChallenge(this.ctx, m, (d) => this.sendControl(d));
+      if (answer instanceof SessionError) {
+        this.fail(answer);
         return;
       }
       this.challenge = { nick: m.nick, hostNick: m.hostNick };
-      const pw = this.options.password;
-      const c = this.options.content;
-      this.sendControl(
-        encodeInfo({
-          passwordHash:
-            m.passwordRequired && pw !== undefined && pw !== '' ? passwordProof(m.salt, pw) : new Uint8Array(0),
-          coreId: c.coreId,
-          coreVersion: c.coreVersion,
-          contentHash: c.contentHash,
-        }),
-      );
-      if (this.options.links !== undefined && this.options.spectate !== true) {
-        this.mesh = new ClientMesh(this.options.links, {
-          clock: this.options.clock,
-          sendHost: (d) => this.sendControl(d),
-          session: () => this.p2p,
-          hostMessage: (msg) => this.control.onMessage(msg),
-          slotOf: (n) => this.slotOf.get(n),
-          chat: (e) => this.emitter.emit('chat', e),
-          hostChanged: (e) => this.emitter.emit('host-changed', e),
-        });
+      if (answer !== undefined) {
+        this.mesh = answer;
         this.offs.push(this.on('chat', (e) => this.mesh?.sawChat(e.seq)));
-        this.mesh.links.announce();
-      } else if (this.options.spectate !== true) this.sendControl(encodeLinkAddress({ address: '', dials: false }));
+        answer.links.announce();
+      }
       return;
     }
     if (this.stage === 'handshaking' && this.challenge !== undefined && m.type === SessionMessageType.Sync) {
@@ -493,165 +412,7 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
       roster: m.roster,
       ports: this.control.ports,
     };
-    const o = this.options;
-    if (isP2PLockstep(m.mode) && !spectating) {
-      this.startP2P(m.mode, m, info);
-      return;
-    }
-    // lockstep-cs, and a spectator of any lockstep mode (the P2P host streams its frames on the same wire).
-    if (m.mode !== 'rollback') {
-      // A spectator is a watcher: it loads the state the server sends on `sync` and affects nothing.
-      if (!this.loadHostState(m.state)) return;
-      this.lockstepCore = this.control.schedulerCore(m.state);
-      const cs = new ClientServerClient({
-        watch: spectating,
-        id: m.slot,
-        server: 0,
-        ports: m.players,
-        inputBytes: this.control.slotBytes,
-        frameMs: 1000 / (o.fps ?? 60),
-      });
-
-      this.runner = this.startRunner(cs);
-      this.stage = spectating ? 'spectating' : 'playing';
-      this.joinInfo = info;
-      const early = this.early.splice(0);
-      for (const e of early) cs.receive(0, e.channel, e.data, o.clock.now());
-      this.emitter.emit('joined', info);
-      this.runner.addPeer(0, this.conn);
-      return;
-    }
-    if (spectating) {
-      const s = new SpectatorSession({ hostPeer: ch.hostNick, send: this.send });
-      this.watch = s;
-      this.coreDriver = new CoreDriver(this.control.schedulerCore(undefined), s.ringFrames);
-      this.stage = 'spectating';
-    } else {
-      if (!this.loadHostState(m.state)) return;
-      for (const e of m.roster)
-        if (e.slot !== m.slot && e.slot !== 0 && e.slot < m.players) {
-          this.slotOf.set(e.nick, e.slot);
-          this.nickOf.set(e.slot, e.nick);
-        }
-      const { session: s, driver } = startRollback({
-        core: this.control.schedulerCore(m.state),
-        players: m.players,
-        localPlayer: m.slot,
-        remotes: m.roster
-          .filter((e) => e.slot !== m.slot && e.slot < m.players)
-          .map((e) => ({ peer: e.nick, player: e.slot })),
-        isHost: false,
-        hostPeer: ch.hostNick,
-        clock: o.clock,
-        send: this.send,
-        inputDelay: m.inputDelay,
-        fps: o.fps,
-        maxPrediction: o.maxPrediction,
-        checksumInterval: o.checksumInterval,
-        join: this.entry,
-        wait: (frames) => {
-          this.wait = frames;
-        },
-        ended: (error) => this.fail(error),
-      });
-      this.p2p = s;
-      this.offs.push(trackEntries(s, this.nickOf, this.slotOf, (n) => this.mesh?.links.retire(n)));
-      this.coreDriver = driver;
-      this.control.attachRollback(s);
-      this.stage = 'playing';
-      if (this.mesh !== undefined) this.offs.push(...this.mesh.started(s, ch.nick, m.slot));
-    }
-    this.joinInfo = info;
-    const early = this.early.splice(0);
-    for (const e of early) this.onMessage(e.channel, e.data);
-    this.emitter.emit('joined', info);
-  }
-
-  /** Loads the host's savestate from SYNC (none if empty); false (and the session failed) if it does not load. */
-  private loadHostState(state: Uint8Array): boolean {
-    if (state.length === 0) return true;
-    try {
-      this.core.load(state);
-      return true;
-    } catch (e) {
-      this.fail(new SessionError('protocol', `the host's savestate does not load: ${(e as Error).message}`));
-      return false;
-    }
-  }
-
-  /** lockstep-p2p and frame-advance: every other player is a routed connection over the one to the host. */
-  private startP2P(mode: P2PLockstepMode, m: SyncMessage, info: JoinInfo): void {
-    const o = this.options;
-    if (m.slot === SPECTATOR_SLOT) {
-      this.fail(new SessionError('unsupported-mode', `spectators are not supported in mode ${mode}`));
-      return;
-    }
-    if (!this.loadHostState(m.state)) return;
-    this.lockstepCore = this.control.schedulerCore(m.state);
-    const shape = p2pShape(mode);
-    const slots = [...new Set(m.roster.filter((e) => e.slot < m.players).map((e) => e.slot))];
-    if (!slots.includes(0) || !slots.includes(m.slot)) {
-      this.fail(new SessionError('protocol', `the roster in SYNC lacks the host or slot ${m.slot}`));
-      return;
-    }
-    const frameMs = 1000 / (o.fps ?? 60);
-    const scheduler = createP2PScheduler(mode, {
-      slot: m.slot,
-      slots,
-      ports: m.players,
-      inputBytes: this.control.slotBytes,
-      frameMs,
-      // A player entering a running game (frame-advance) counts its frames from the host's.
-      startMs: o.clock.now() - m.frame * frameMs,
-      seed: (o.randomU32 ?? defaultRandomU32)() >>> 0,
-      extraDelayMs: m.inputDelay * frameMs,
-      ...(m.frame > 0 ? { candidate: true } : {}),
-    });
-    // A route to every slot, taken or not: a player entering later is reached without a new one.
-    const every = Array.from({ length: m.players }, (_, s) => s);
-    const routes = clientRoutes(this.conn, shape, every, m.slot);
-    this.routed = { shape, routes };
-    this.stage = 'playing';
-    this.joinInfo = info;
-    this.runner = this.startRunner(scheduler, routes);
-    this.emitter.emit('joined', info);
-    const early = this.early.splice(0);
-    for (const e of early) this.onMessage(e.channel, e.data);
-  }
-
-  /**
-   * Lockstep: the runner, with the finality rule's events handled: `final` events, and the
-   * scheduler's end (removed, host lost) ends the session with that `SessionError`.
-   */
-  private startRunner(scheduler: FinalityScheduler, peers?: Map<number, RoutedConnection>): LockstepRunner {
-    const { runner, finality } = startClientRunner(
-      this.options.clock,
-      this.lockstepCore ?? this.core,
-      scheduler,
-      {
-        final: (frame) => this.emitter.emit('final', { frame }),
-        frame: (req) =>
-          this.emitter.emit('frame', { frame: req.frame, inputs: this.control.lockstepFrame(req.frame, req.inputs) }),
-        ended: (error) => this.fail(error),
-      },
-      peers,
-    );
-    this.finality = finality;
-    return runner;
-  }
-
-  /** A routed message from the host: `[source slot][channel][payload]`; a departed source's are dropped. */
-  private onRouted(
-    routed: { readonly shape: P2PLockstepShape; readonly routes: Map<number, RoutedConnection> },
-    channel: string,
-    data: Uint8Array,
-  ): void {
-    const ci = routedChannelIndex(channel, data, routed.shape.channels);
-    if (ci < 0) {
-      this.fail(new SessionError('protocol', `bad routed message on ${channel} from the host`));
-      return;
-    }
-    routed.routes.get(data[0]!)?.deliver(ci, data.subarray(ROUTE_HEADER_BYTES));
+    startClientGame(this.ctx, m, ch.nick, ch.hostNick, info);
   }
 
   /**
@@ -659,7 +420,7 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
    * migration elects a new host or ends the game by the quorum rule); true if so.
    */
   private continuesWithoutHost(remote: boolean): boolean {
-    const s = this.p2p;
+    const s = this.game.p2p;
     const host = this.challenge?.hostNick;
     if (this.stage !== 'playing' || s === undefined || host === undefined || this.failure !== undefined) return false;
     const left = () => this.emitter.emit('host-left', { nick: host, frame: s.currentFrame });
@@ -687,13 +448,14 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
     this.timer = undefined;
     for (const off of this.offs) off();
     this.mesh?.links.close();
-    this.runner?.stop();
-    if (this.routed !== undefined)
-      for (const route of this.routed.routes.values()) route.end({ code: 'remote', reason: reason ?? 'closed' });
-    if (this.p2p !== undefined && this.challenge !== undefined) this.p2p.disconnectPeer(this.challenge.hostNick);
+    const g = this.game;
+    g.runner?.stop();
+    if (g.routed !== undefined)
+      for (const route of g.routed.routes.values()) route.end({ code: 'remote', reason: reason ?? 'closed' });
+    if (g.p2p !== undefined && this.challenge !== undefined) g.p2p.disconnectPeer(this.challenge.hostNick);
     // The host went mid-game (no hand-over; a spectator never follows one): `host-lost` (README).
     if (wasJoined && this.failure === undefined && reason !== undefined)
-      this.failure = hostGone(reason, this.watch !== undefined, this.p2p?.confirmedFrame ?? this.finality?.finalFrame);
+      this.failure = hostGone(reason, g.watch !== undefined, g.p2p?.confirmedFrame ?? g.finality?.finalFrame);
     this.failure ??=
       reason === undefined
         ? new SessionError('closed', wasJoined ? 'left the session' : 'closed before joining')

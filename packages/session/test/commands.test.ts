@@ -221,7 +221,8 @@ describe.each(MODES)('%s: chat, pause / resume and reset', (mode) => {
   it('broken on purpose: one client resetting a frame late makes the property fail', () => {
     const late = (c: NetplayClient) => {
       // The client's SlotCore: apply each reset one frame after the agreed one.
-      const sc = ((c as unknown as { lockstepCore?: SlotCore }).lockstepCore ?? c.driver?.core) as SlotCore;
+      const game = (c as unknown as { game: { lockstepCore?: SlotCore } }).game;
+      const sc = (game.lockstepCore ?? c.driver?.core) as SlotCore;
       const reset = sc.resetToPowerOn.bind(sc);
       const advance = sc.advance.bind(sc);
       let owed = false;
