@@ -75,7 +75,7 @@ export function encodeNotice(id: number, n: Notice): Uint8Array {
   return bytes;
 }
 
-/** @throws DecodeError when `data` is not 18 bytes. */
+/** Reads a join notice. @throws DecodeError when `data` is not 18 bytes. */
 export function decodeNotice(data: Uint8Array): Notice {
   if (data.length !== 18) throw new DecodeError('bad-length', 0, 'notice');
   const dv = new DataView(data.buffer, data.byteOffset, data.length);
@@ -95,6 +95,7 @@ export interface Accepted {
   readonly delta: Uint8Array;
 }
 
+/** The host's acceptance of a candidate (on `join`). */
 export function encodeAccepted(m: Accepted): Uint8Array {
   const { members, delta } = m;
   const head = 21 + 8 * members.length;
