@@ -20,7 +20,7 @@ export const ExitCode = {
   Full: 7,
   /** A peer or the host was lost mid-game. */
   PeerLost: 8,
-  /** The host's session does not offer it (e.g. spectating a lockstep mode). */
+  /** The host runs a mode (or an input layout) this version does not support. */
   Unsupported: 9,
   /** The host runs another core, core version or ROM. */
   ContentMismatch: 10,

@@ -21,7 +21,7 @@ describe('netplay demo', () => {
   });
 
   it.each(['lockstep-cs', 'lockstep-p2p', 'frame-advance'])(
-    '--mode %s runs host and bot guest through the session over the relay, and they agree on every frame',
+    '--mode %s runs host, bot guest and spectator through the session over the relay, and they agree on every frame',
     async (mode) => {
       const io = memoryIo();
       const code = await runCli(['demo', '--mode', mode, '--seconds', '2', '--seed', '11'], io);
@@ -29,16 +29,16 @@ describe('netplay demo', () => {
       expect(out).toMatch(/OK: all peers agree\./);
       expect(code).toBe(ExitCode.Ok);
       expect(out).toContain(`${mode} over UDP via a relay`);
-      expect(out).toContain('(no spectator in lockstep)');
+      expect(out).toContain('a spectator watches');
       const m = /State hash \(CRC-32\) at frame (\d+)/.exec(out);
       const frame = Number(m![1]);
       expect(frame).toBeGreaterThan(30);
-      // The lockstep stats line for both players.
+      // The lockstep stats line for both players, and the spectator's frame.
       expect(out).toMatch(/host +P1 frame +\d+ +input latency/);
       expect(out).toMatch(/guest +P2 frame +\d+ +input latency/);
-      expect(out).not.toMatch(/spectator +frame/);
-      // Every frame is compared, not a sample: the guest's frames from its first to the common
-      // last one, each against the host's.
+      expect(out).toMatch(/spectator +frame +\d+/);
+      // Every frame is compared, not a sample: the guest's and the spectator's frames from their
+      // first to the common last one, each against the host's.
       const c = /(\d+) earlier final states compared with host's: 0 differ\./.exec(out);
       expect(c).not.toBeNull();
       expect(Number(c![1])).toBeGreaterThan(frame * 0.8);
@@ -50,7 +50,7 @@ describe('netplay demo', () => {
     const options = { mode: 'frame-advance', seconds: 1, seed: 5, latencyMs: 20, jitterMs: 5, loss: 0.02 } as const;
     const result = await runDemo(options, io);
     expect(result.agreement.agree).toBe(true);
-    expect(result.finals.map((f) => f.name)).toEqual(['host', 'guest']);
+    expect(result.finals.map((f) => f.name)).toEqual(['host', 'guest', 'spectator']);
     for (const peer of result.finals) {
       const frames = [...peer.hashes.keys()].sort((a, b) => a - b);
       expect(frames.length).toBeGreaterThan(60);

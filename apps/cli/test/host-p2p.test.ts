@@ -1,8 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { checkAgreement } from '../src/agreement.js';
-import { runCli } from '../src/cli.js';
 import { ExitCode } from '../src/exit-codes.js';
-import { memoryIo } from '../src/io.js';
 import { spawnCli } from './child.js';
 import { join_, printed, startHost } from './in-process.js';
 
@@ -35,18 +33,21 @@ describe.each(['lockstep-p2p', 'frame-advance'])('netplay host --mode %s', (mode
     }
   }, 40_000);
 
-  it('a spectator is refused with exit Unsupported; the players are not disturbed', async () => {
+  it('a spectator watches and agrees with the host and the player; the players are not disturbed', async () => {
     const host = startHost(['--mode', mode], 4);
     const port = await host.port;
     const player = join_(port, ['--bot', '--seconds', '2.5']);
     await printed(player.io, /joined/);
-    const watcher = memoryIo();
-    expect(await runCli(['join', `127.0.0.1:${port}`, '--spectate'], watcher)).toBe(ExitCode.Unsupported);
-    expect(watcher.stderr.join('')).toMatch(/spectators are not supported in mode/);
+    const watcher = join_(port, ['--spectate', '--nick', 'eve']);
+    await printed(watcher.io, /as eve \(a spectator\)/);
     expect(await player.done).toBe(ExitCode.Ok);
     expect(await host.done).toBe(ExitCode.Ok);
-    const a = checkAgreement([host.finals()!, player.finals()!]);
+    // The spectator loses its host when the host stops: documented as PeerLost.
+    expect(await watcher.done).toBe(ExitCode.PeerLost);
+    expect(host.io.stdout.join('')).toMatch(/eve joined as a spectator/);
+    const a = checkAgreement([host.finals()!, player.finals()!, watcher.finals()!]);
     expect(a.compared).toBeGreaterThan(10);
     expect(a.differing).toBe(0);
+    expect(a.agree).toBe(true);
   }, 20_000);
 });

@@ -23,14 +23,13 @@ export const DEMO_USAGE = `netplay demo [--seconds N] [--mode M] [--interactive]
                 [--core NAME|PATH --rom FILE]
 
 Starts a @netplay/session host and a bot guest on loopback over UDP, through a seeded impairment
-relay (default 40 ms ± 10 ms one way, 2 % loss), plus a spectator in rollback: host and guest are
+relay (default 40 ms ± 10 ms one way, 2 % loss), plus a spectator: host and guest are
 bots racing in Space Racer (CHIP-8, CC0). Shows the host's screen and every peer's stats live, then
 checks that every peer holds the same state hash at the last frame final on all of them (exit 0),
 or not (exit 1).
   --seconds N   seconds of play (default 20)
   --interactive you play the host's side (P1) from the keyboard: W/S or arrows, Q to stop early
-  --mode M      rollback (default, with a spectator), or lockstep-cs, lockstep-p2p, frame-advance
-                (no spectator: the session has none in the lockstep modes)
+  --mode M      rollback (default), or lockstep-cs, lockstep-p2p, frame-advance
   --seed N      seed of the relay's impairment and the bots (default 2024)
   --latency MS  mean one-way latency (default 40), --jitter MS ± (default 10), --loss F (default 0.02)
   --core C --rom FILE  play FILE on a libretro core (a name in Debian's libretro folder, or a path)
@@ -64,10 +63,10 @@ export interface DemoOptions {
 
 /** What a demo run ended with. */
 export interface DemoResult {
-  /** The agreement check over the host, the guest and (rollback) the spectator. */
+  /** The agreement check over the host, the guest and the spectator. */
   readonly agreement: Agreement;
   /**
-   * Each peer's final-state hashes (host, guest, then the spectator in rollback), keyed by the
+   * Each peer's final-state hashes (host, guest, then the spectator), keyed by the
    * core's frame counter: rollback records every frame as it becomes final; the lockstep modes
    * record the state after every frame the peer ran (lockstep frames are final when they run).
    */
@@ -126,7 +125,7 @@ export async function demoCommand(argv: string[], io: CliIo, deps: DemoDeps = {}
 
 /**
  * Runs the demo in any mode, one code path: a @netplay/session `NetplayHost` running `mode` on a
- * UDP listener, the impairment relay in front of it, and a guest (plus, in rollback, a spectator)
+ * UDP listener, the impairment relay in front of it, and a guest and a spectator
  * joining through the relay with the session handshake (version, nick, INFO, SYNC), then `seconds`
  * of bot play paced to real time, then a short drain with no input so every peer's final frame
  * catches up. The P2P lockstep modes run relayed through the host, as the session runs them.
@@ -211,8 +210,9 @@ export async function runDemo(options: DemoOptions, io: CliIo, deps: DemoDeps = 
       return { client, finals: peerFinals };
     };
     const guest = await join('guest', false, options.seed ^ 0x6b28);
-    // The session has no spectators in the lockstep modes.
-    const spectator = rollback ? await join('spectator', true, options.seed ^ 0x7c39) : undefined;
+    // Rollback: the spectator's scheduler syncs it from the host's savestate; lockstep: it watches the
+    // host's frames (its `frame` and `final` events record its finals like the players').
+    const spectator = await join('spectator', true, options.seed ^ 0x7c39);
     const hostBot = hostGame.bot(options.seed + 17);
     const guestBot = hostGame.bot(options.seed + 34);
     const keyboard =
@@ -229,21 +229,20 @@ export async function runDemo(options: DemoOptions, io: CliIo, deps: DemoDeps = 
       const gs = guest.client.rollback;
       const gd = guest.client.driver;
       if (gs && gd) guest.finals.record(Math.min(gs.confirmedFrame, gs.currentFrame), (f) => gd.stateOf(f));
-      const sd = spectator?.client.driver;
-      const sf = spectator?.client.frame;
-      if (spectator && sd && sf !== undefined) spectator.finals.record(sf, (f) => sd.stateOf(f));
+      const sd = spectator.client.driver;
+      const sf = spectator.client.frame;
+      if (sd && sf !== undefined) spectator.finals.record(sf, (f) => sd.stateOf(f));
     };
     const tick = (botsPlay: boolean, now: number) => {
       host.tick(botsPlay ? (keyboard ? keyboard.next(now) : hostBot.next()) : idle);
       guest.client.tick(botsPlay ? guestBot.next() : idle);
-      spectator?.client.tick();
+      spectator.client.tick();
       if (rollback) recordFinal();
     };
     const who = options.interactive ? 'you play P1 (W/S), a bot plays P2' : 'host and guest are bots';
     const header =
       `netplay demo: ${hostGame.title}, ${mode} over UDP via a relay (${options.latencyMs} ± ${options.jitterMs} ms, ` +
-      `${(options.loss * 100).toFixed(1)} % loss, seed ${options.seed}); ${who}` +
-      (rollback ? ', a spectator watches' : ' (no spectator in lockstep)');
+      `${(options.loss * 100).toFixed(1)} % loss, seed ${options.seed}); ${who}, a spectator watches`;
     const peerLine = (name: string, peer: NetplayHost | NetplayClient, player: number) => {
       const s = peer.rollback;
       if (s !== undefined) return statsLine(name, s, player);
@@ -253,10 +252,9 @@ export async function runDemo(options: DemoOptions, io: CliIo, deps: DemoDeps = 
     const draw = (t: number) => {
       const lines = [header, `t = ${t.toFixed(1)} s   host's screen:`, hostGame.screen() ?? ''];
       lines.push(peerLine('host', host, 0), peerLine('guest', guest.client, 1));
-      if (spectator)
-        lines.push(
-          `${'spectator'.padEnd(10)}    frame ${String(spectator.client.frame ?? '-').padStart(5)}  (confirmed inputs only)`,
-        );
+      lines.push(
+        `${'spectator'.padEnd(10)}    frame ${String(spectator.client.frame ?? '-').padStart(5)}  (confirmed inputs only)`,
+      );
       io.out(io.live ? redraw(lines) : `${lines.join('\n')}\n\n`);
     };
 
