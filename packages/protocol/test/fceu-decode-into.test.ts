@@ -75,8 +75,21 @@ const datagramArb: fc.Arbitrary<Uint8Array> = fc.oneof(
     return b;
   }),
   textCounterFrameArb(),
+  udpFrameAnyCommandArb(),
   fc.uint8Array({ maxLength: 24 }),
 );
+
+/**
+ * A 17-byte UDP frame with a correct CRC but any command byte (most are not FCE Ultra commands):
+ * what the UDP frame fast path must refuse with `unknown-type`.
+ */
+function udpFrameAnyCommandArb(): fc.Arbitrary<Uint8Array> {
+  return fc.tuple(u32, u32, frameArb, fc.integer({ min: 0, max: 255 })).map(([m, c, f, command]) => {
+    const b = udpFrame(m, c, f);
+    b[16] = command;
+    return withCrc(b);
+  });
+}
 
 /** A well-formed 9-byte TCP frame but for its counter, 0xFFFFFFFF (a text): what the fast paths must refuse. */
 function textCounterFrameArb(): fc.Arbitrary<Uint8Array> {
