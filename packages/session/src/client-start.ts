@@ -1,6 +1,7 @@
 import { ClientServerClient, type LockstepRunner } from '@netplay/lockstep';
 import { CoreDriver, SpectatorSession } from '@netplay/rollback';
 import type { ClientContext } from './client-context.js';
+import type { ClientControl } from './client-control.js';
 import { clientSender } from './client-dispatch.js';
 import { clientRoutes, startClientRunner } from './client-lockstep.js';
 import type { JoinInfo } from './client-options.js';
@@ -8,6 +9,7 @@ import { trackEntries } from './client-rollback-join.js';
 import { SessionError } from './errors.js';
 import type { FinalityScheduler } from './lockstep-finality.js';
 import { SPECTATOR_SLOT, type SyncMessage } from './messages.js';
+import { SUPPORTED_MODES } from './mode.js';
 import { createP2PScheduler, isP2PLockstep, type P2PLockstepMode, p2pShape } from './p2p-lockstep.js';
 import { startRollback } from './rollback-start.js';
 import type { RoutedConnection } from './routed-connection.js';
@@ -17,6 +19,35 @@ const defaultRandomU32 = (): number => {
   globalThis.crypto.getRandomValues(a);
   return a[0] ?? 0;
 };
+
+/**
+ * Checks SYNC (a mode this client runs, a player slot within the players, the host's port layout,
+ * which `control` takes) and returns what `joined` will say, or the `SessionError` to end with.
+ */
+export function joinInfoOf(
+  control: ClientControl,
+  m: SyncMessage,
+  ch: { readonly nick: string; readonly hostNick: string },
+): JoinInfo | SessionError {
+  if (!SUPPORTED_MODES.includes(m.mode))
+    return new SessionError('unsupported-mode', `the host runs mode ${m.mode}, which this client does not support`);
+  const spectating = m.slot === SPECTATOR_SLOT;
+  if (!spectating && (m.slot >= m.players || m.players < 2))
+    return new SessionError('protocol', `bad slot ${m.slot} of ${m.players} players in SYNC`);
+  const layoutError = control.sync(m);
+  if (layoutError !== undefined) return layoutError;
+  return {
+    nick: ch.nick,
+    hostNick: ch.hostNick,
+    mode: m.mode,
+    slot: spectating ? undefined : m.slot,
+    players: m.players,
+    inputDelay: m.inputDelay,
+    frame: m.frame,
+    roster: m.roster,
+    ports: control.ports,
+  };
+}
 
 /**
  * A checked SYNC: starts the game of its mode (a P2P lockstep player's scheduler and routes; a

@@ -27,7 +27,7 @@ import { answerChallenge } from './client-handshake.js';
 import { type ClientMesh, linkMessageFromHost } from './client-mesh.js';
 import type { JoinInfo, NetplayClientEventMap, NetplayClientOptions, NetplayClientState } from './client-options.js';
 import { isRollbackEntry, readRollbackEntry } from './client-rollback-join.js';
-import { startClientGame } from './client-start.js';
+import { joinInfoOf, startClientGame } from './client-start.js';
 import { SessionError } from './errors.js';
 import { isLinkMessage } from './link-messages.js';
 import {
@@ -36,10 +36,8 @@ import {
   encodeRefuse,
   SESSION_PROTOCOL_VERSION,
   SessionMessageType,
-  SPECTATOR_SLOT,
   type SyncMessage,
 } from './messages.js';
-import { SUPPORTED_MODES } from './mode.js';
 import { unpackSyncState } from './sync-state.js';
 
 export type { JoinInfo, NetplayClientEventMap, NetplayClientOptions, NetplayClientState } from './client-options.js';
@@ -383,35 +381,13 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
   }
 
   private onSync(m: SyncMessage, ch: { nick: string; hostNick: string }): void {
-    if (!SUPPORTED_MODES.includes(m.mode)) {
-      this.fail(
-        new SessionError('unsupported-mode', `the host runs mode ${m.mode}, which this client does not support`),
-      );
-      return;
-    }
-    const spectating = m.slot === SPECTATOR_SLOT;
-    if (!spectating && (m.slot >= m.players || m.players < 2)) {
-      this.fail(new SessionError('protocol', `bad slot ${m.slot} of ${m.players} players in SYNC`));
-      return;
-    }
-    const layoutError = this.control.sync(m);
-    if (layoutError !== undefined) {
-      this.fail(layoutError);
+    const info = joinInfoOf(this.control, m, ch);
+    if (info instanceof SessionError) {
+      this.fail(info);
       return;
     }
     this.timer?.cancel();
     this.timer = undefined;
-    const info: JoinInfo = {
-      nick: ch.nick,
-      hostNick: ch.hostNick,
-      mode: m.mode,
-      slot: spectating ? undefined : m.slot,
-      players: m.players,
-      inputDelay: m.inputDelay,
-      frame: m.frame,
-      roster: m.roster,
-      ports: this.control.ports,
-    };
     startClientGame(this.ctx, m, ch.nick, ch.hostNick, info);
   }
 
