@@ -19,17 +19,23 @@ function endFrameOf(w: Watched): number | undefined {
 
 /**
  * The invariants of a hand-over: at most one new host, every final agrees, peers that end in one
- * group (`together`: still linked to each other; default every client) end with one reason at one
- * final frame, and the survivors play on.
+ * group (`together`: still linked to each other; default every client) end with one reason, at one
+ * final frame when `sameEndFrame` (see the cut-off property for when that is not guaranteed), and
+ * the survivors play on.
  */
-function checkHandOver(env: MeshEnv, framesAtLoss: number, together: readonly Watched[] = env.watched): void {
+function checkHandOver(
+  env: MeshEnv,
+  framesAtLoss: number,
+  together: readonly Watched[] = env.watched,
+  sameEndFrame = true,
+): void {
   const elected = new Set(env.watched.flatMap((w) => w.hosts));
   expect(elected.size, `hosts elected: ${[...elected]}`).toBeLessThanOrEqual(1);
   for (const p of pairwiseDiffering(env)) expect(p.differing, `${p.a} vs ${p.b}`).toBe(0);
   const ended = together.filter((w) => w.ended !== undefined && w.ended.code !== 'removed');
   if (ended.length > 0) {
     expect(new Set(ended.map((w) => w.ended?.code)).size, 'one end reason').toBe(1);
-    expect(new Set(ended.map(endFrameOf)).size, 'one end frame').toBe(1);
+    if (sameEndFrame) expect(new Set(ended.map(endFrameOf)).size, 'one end frame').toBe(1);
   }
   const playing = env.watched.filter((w) => w.client.state === 'playing');
   for (const w of playing) {
@@ -78,9 +84,9 @@ describe('host hand-over over direct links (rollback)', () => {
       fc.integer({ min: 30, max: 240 }),
       fc.integer({ min: 1, max: 2 ** 16 }),
     ],
-    { numRuns: Number(process.env.HANDOVER_RUNS ?? 6) },
+    { numRuns: Number(process.env.HANDOVER_RUNS ?? 6), examples: [[152364076, 6, 16, 33, 6]] },
   )(
-    'the host and a generated set of clients cut off together: a majority group goes on under one host, a minority group ends with one reason at one frame',
+    'the host and a generated set of clients cut off together: a majority group goes on under one host, a minority group ends with one reason and finals that agree',
     (seed, players, latencyMs, lossFrame, mask) => {
       const env = meshSession(seed, players, { latencyMs, jitterMs: 3, loss: 0.01 });
       let alive = true;
@@ -95,7 +101,12 @@ describe('host hand-over over direct links (rollback)', () => {
       play(env, 15_000, seed + 7, () => alive);
       // Quorum without the host: a strict majority of the players.
       const majority = 2 * group.length > players;
-      checkHandOver(env, framesAtLoss, group);
+      // A minority group's peers stop finalizing when they lose quorum, each at the last frame it
+      // knew final: a frame is final once every member reported holding its inputs, and the last
+      // reports before the cut may have reached only some of the group (seed -1742235349: p1 and p4
+      // end at frame 21, p5 at 20). Their finals agree; equal end frames would need the group to
+      // agree on its end (not built: session README, "Not done").
+      checkHandOver(env, framesAtLoss, group, false);
       // Alone: it ends (which it noticed first, the host or the others, names the reason).
       for (const c of cut) expect(['host-lost', 'partitioned'], `${c.name} (cut off alone)`).toContain(c.ended?.code);
       if (majority) for (const w of group) expect(w.client.state, w.name).toBe('playing');
