@@ -110,8 +110,12 @@ export class Liveness {
     }
     for (const r of this.peers.list) {
       if (!r.connected) continue;
+      r.graced = false;
+      if (!stalled) r.blockedSince = -1;
       if (!stalled || !this.waitedOn(r, unread, suspects > 0, now)) {
-        if (r.lastHeard > r.lastUseful) r.lastUseful = r.lastHeard;
+        // In its grace a starved peer lives by its new INPUT messages only (each says it is starved).
+        const life = r.graced ? r.freshInputAt : r.lastHeard;
+        if (life > r.lastUseful) r.lastUseful = life;
       }
       const silent = now - r.lastUseful;
       if (!r.interrupted && silent >= this.interruptMs) {
@@ -131,7 +135,11 @@ export class Liveness {
     if (q.disconnectFrame !== Number.POSITIVE_INFINITY || r.excused) return false;
     const next = q.lastFrame + 1;
     if (anySuspect) return this.suspect(r, next, now);
-    return next <= unread && !this.blockedElsewhere(r, unread, now);
+    if (next > unread) {
+      r.blockedSince = -1;
+      return false;
+    }
+    return !this.blockedElsewhere(r, unread, now);
   }
 
   /**
@@ -148,7 +156,7 @@ export class Liveness {
    * window): the one it waits on fed this peer but starved it, so the blame is for the peers it
    * waits on to give (the host among them decides); waiting on `r` here would remove an honest peer
    * (the starved host, which then ends `partitioned`). For `interruptMs` at most, so a peer that
-   * claims so forever is waited on after that.
+   * claims so forever is waited on after that; meanwhile only its new INPUT messages count as life.
    */
   private blockedElsewhere(r: Remote, unread: number, now: number): boolean {
     if (!this.starvedHere(r, unread)) {
@@ -156,6 +164,7 @@ export class Liveness {
       return false;
     }
     if (r.blockedSince < 0) r.blockedSince = now;
-    return now - r.blockedSince < this.interruptMs;
+    r.graced = now - r.blockedSince < this.interruptMs;
+    return r.graced;
   }
 }

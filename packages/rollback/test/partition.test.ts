@@ -220,6 +220,21 @@ describe('finality under pauses and partitions (issue 13)', () => {
             fromMs: 0,
           },
         ],
+        // The grace for a starved peer once counted replayed INPUT as life: the honest peers waited
+        // 500 ms longer on a replaying host than on a silent one (frozen 3.1 s; seed 2007461313).
+        [
+          {
+            players: 6,
+            seed: 2007461313,
+            inputSeed: -1556089925,
+            link: { latencyMs: 58, jitterMs: 17, loss: 0.049999999999999926 },
+            delay: 1,
+            maxPrediction: 2,
+            adversary: 225681786,
+            mode: 'replay',
+            fromMs: 2764,
+          },
+        ],
       ],
     },
   )(
