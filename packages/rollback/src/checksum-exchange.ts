@@ -227,7 +227,6 @@ export class ChecksumExchange {
     // Checksums of that peer kept for frames we had not finalized yet came from its diverged run:
     // compared later, they would ask for a second repair. Its checksums after the repair come
     // with the new count.
-    console.log('LOAD', r.peer, frame, at2, this.timeline.currentFrame);
     this.peers.send(r, CONTROL_CHANNEL, encodeByteFrameTail(MessageType.Load, 0, at2, state));
   }
 }
