@@ -43,7 +43,7 @@ afterAll(async () => {
 async function report(page: Page): Promise<PageReport> {
   return page.evaluate(() => {
     const n = window.netplay;
-    return { frame: n.frame, finals: [...n.finals], done: n.done, error: n.error, slot: n.slot };
+    return { frame: n.frame, finals: [...n.finals], done: n.done, error: n.error, slot: n.slot, hosts: [...n.hosts] };
   });
 }
 

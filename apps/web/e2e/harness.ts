@@ -139,13 +139,23 @@ export interface PageReport {
   readonly done: boolean;
   readonly error: string | undefined;
   readonly slot: number | undefined;
+  /** The host hand-overs the page saw, in order. */
+  readonly hosts: readonly { nick: string; self: boolean; frame: number }[];
 }
 
 /** What a page reports through `window.netplay`, with the share link a hosting page shows. */
 export async function pageReport(page: Page): Promise<PageReport & { link: string | undefined }> {
   return page.evaluate(() => {
     const n = window.netplay;
-    return { frame: n.frame, finals: [...n.finals], done: n.done, error: n.error, slot: n.slot, link: n.link };
+    return {
+      frame: n.frame,
+      finals: [...n.finals],
+      done: n.done,
+      error: n.error,
+      slot: n.slot,
+      link: n.link,
+      hosts: [...n.hosts],
+    };
   });
 }
 

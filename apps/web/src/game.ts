@@ -33,6 +33,12 @@ export interface NetplayState {
   slot: number | undefined;
   /** The share link, once this page hosts a game over WebRTC. */
   link: string | undefined;
+  /**
+   * Every host hand-over this page saw, in order (the session's `host-changed`): the new host's
+   * nick, whether it is this page, the frame. A later one follows when the elected host leaves too
+   * (e.g. it stopped at `frames` first): the status line shows only the last.
+   */
+  readonly hosts: { nick: string; self: boolean; frame: number }[];
 }
 
 /** What the game loop draws to. */
@@ -178,9 +184,13 @@ export async function play(rom: Uint8Array, params: PageParams, state: NetplaySt
   client.on('host-left', ({ nick }) => {
     if (!elected) view.status(`host left: ${nick} is gone; the players choose a new host`);
   });
-  client.on('host-changed', ({ nick, self }) => {
+  // A later hand-over follows when the elected host leaves too: the status names who left.
+  let host = info.hostNick;
+  client.on('host-changed', ({ nick, self, frame }) => {
+    state.hosts.push({ nick, self, frame });
     elected = true;
-    view.status(`host left: ${self ? `you (${nick}) are` : `${nick} is`} the new host`);
+    view.status(`host ${host} left: ${self ? `you (${nick}) are` : `${nick} is`} the new host`);
+    host = nick;
   });
   let closedError: string | undefined;
   client.on('closed', ({ error }) => {

@@ -23,6 +23,7 @@ const state: NetplayState = {
   nick: undefined,
   slot: undefined,
   link: undefined,
+  hosts: [],
 };
 window.netplay = state;
 
