@@ -20,7 +20,9 @@ import type { Timeline } from './timeline.js';
  * every input it has) is excused while a suspect exists, so an honest peer stuck behind a stalling
  * one is not blamed for it. With no suspect, the peers whose inputs block the window are waited on,
  * after `interruptMs` of grace for one that is itself stalled by an input this peer holds (it was
- * starved by a peer that fed this one: the peers it waits on blame that one).
+ * starved by a peer that fed this one: the peers it waits on blame that one); that grace starts only
+ * once the leave of a player this peer lost, whose input it may lack, is decided (for `disconnectMs`
+ * at most), since the LEAVE brings that player's last inputs.
  * A peer that has not applied the same host decisions as this one (a LEAVE on its way) is excused,
  * for `disconnectMs` at most.
  * @internal
@@ -161,10 +163,31 @@ export class Liveness {
   private blockedElsewhere(r: Remote, unread: number, now: number): boolean {
     if (!this.starvedHere(r, unread)) {
       r.blockedSince = -1;
+      r.leaveWaitSince = -1;
       return false;
     }
+    // Starved by a player this peer lost whose leave is undecided (its LEAVE brings the inputs): the
+    // grace starts after that leave, or after `disconnectMs` of it (a peer that withholds its REPORT).
+    if (this.leaveBrings(r.held)) {
+      if (r.leaveWaitSince < 0) r.leaveWaitSince = now;
+      if (now - r.leaveWaitSince < this.disconnectMs) r.blockedSince = now;
+    } else r.leaveWaitSince = -1;
     if (r.blockedSince < 0) r.blockedSince = now;
     r.graced = now - r.blockedSince < this.interruptMs;
     return r.graced;
+  }
+
+  /**
+   * Whether a player this peer lost (its link closed) and whose leave is not decided yet may be the
+   * one a peer holding every input before `held` lacks: this peer holds that player's input of
+   * `held`, and the host's LEAVE carries the player's last inputs to every peer.
+   */
+  private leaveBrings(held: number): boolean {
+    for (const p of this.peers.list) {
+      if (p.connected) continue;
+      const q = this.timeline.queues[p.player]!;
+      if (q.disconnectFrame === Number.POSITIVE_INFINITY && q.lastFrame >= held) return true;
+    }
+    return false;
   }
 }

@@ -48,6 +48,8 @@ export class Remote {
   excused = false;
   /** Since when it blocks this peer while stalled by an input this peer holds (−1: it does not). */
   blockedSince = -1;
+  /** Since when it is so stalled while a leave of a player this peer lost is undecided (−1: it is not). */
+  leaveWaitSince = -1;
   /** Set by the liveness check while it is in that grace (`interruptMs` from `blockedSince`). */
   graced = false;
   /** The highest `held` it reported: it holds every player's input for every frame before this. */
