@@ -101,7 +101,7 @@ export class ClientServerClient implements LockstepScheduler, StatefulScheduler 
       /**
        * Watch instead of play (default false): for a server that added this peer with `addWatcher`.
        * It runs nothing before the server's `sync`, sends no input, and reports its progress
-       * (`0x53, u32 frames run` on `control`) every {@link WATCHER_PROGRESS_EVERY} frames and while it waits.
+       * (`0x53, u32 frames run` on `control`) every 8 frames and while it waits.
        */
       readonly watch?: boolean;
     },
