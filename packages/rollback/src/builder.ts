@@ -54,6 +54,7 @@ export interface RollbackOptions {
 
 /** The same options with every default filled in (what {@link RollbackBuilder.options} holds). */
 export type ResolvedRollbackOptions = Required<Omit<RollbackOptions, 'predictor'>> & {
+  /** The predictor given, or undefined when none was (the session then repeats each player's last input). */
   readonly predictor: Predictor | undefined;
 };
 

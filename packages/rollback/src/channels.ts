@@ -4,8 +4,18 @@ export const INPUT_CHANNEL = 'rb-input';
 export const CONTROL_CHANNEL = 'rb-control';
 /** The channels a connection between two sessions must declare, in this order. */
 export const ROLLBACK_CHANNELS = [
-  { name: INPUT_CHANNEL, kind: 'unreliable' },
-  { name: CONTROL_CHANNEL, kind: 'reliable' },
+  {
+    /** {@link INPUT_CHANNEL}: the INPUT messages (unacknowledged inputs, acks, time sync, checksums). */
+    name: INPUT_CHANNEL,
+    /** Unreliable: loss, duplicates and reordering are harmless, since later INPUT repeats unacknowledged inputs. */
+    kind: 'unreliable',
+  },
+  {
+    /** {@link CONTROL_CHANNEL}: host decisions (leave, enter, pause, load), savestates, spectator streams. */
+    name: CONTROL_CHANNEL,
+    /** Reliable and ordered: each control message is sent once, with no redundancy, and must arrive in order. */
+    kind: 'reliable',
+  },
 ] as const;
 
 /** Hands one message to the transport (`Connection.send` copies the bytes, so may the callee). */

@@ -20,6 +20,7 @@ export type RollbackErrorCode =
  * for `invalid-option` the name of the option (as the builder spells it, e.g. `maxPrediction`).
  */
 export class RollbackError extends Error {
+  /** Always `'RollbackError'`; tell kinds apart by `code`. */
   override readonly name = 'RollbackError';
   constructor(
     /** What went wrong. */

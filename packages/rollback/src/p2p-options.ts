@@ -59,5 +59,10 @@ export interface P2PSessionOptions {
    * `advanceFrame` once running loads it) and plays from the entry frame; `remotes` are the players
    * of the slots that play or enter (the welcome tells which).
    */
-  readonly join?: { readonly welcome: Uint8Array; readonly state: Uint8Array };
+  readonly join?: {
+    /** The WELCOME bytes of the host's admission ({@link PlayerAdmission.welcome}), as shipped. */
+    readonly welcome: Uint8Array;
+    /** The host's savestate of the welcome's state frame ({@link PlayerAdmission.state}), as shipped. */
+    readonly state: Uint8Array;
+  };
 }

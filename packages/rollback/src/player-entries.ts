@@ -17,11 +17,24 @@ import type { Timeline } from './timeline.js';
 /** What a slot is at the state frame of a {@link PlayerWelcome}. */
 export type SlotStatus =
   /** Its player plays (real inputs from the state frame on). */
-  | { readonly kind: 'plays' }
+  | {
+      /** `'plays'`: tells this status from `gone` and `enters` (wire kind 0). */
+      readonly kind: 'plays';
+    }
   /** Nobody plays it from `frame` (at or before the state frame) on: neutral input. */
-  | { readonly kind: 'gone'; readonly frame: number }
+  | {
+      /** `'gone'`: tells this status from `plays` and `enters` (wire kind 1). */
+      readonly kind: 'gone';
+      /** The slot's first frame of neutral input (its removal frame), at or before the state frame. */
+      readonly frame: number;
+    }
   /** A player enters it at `frame`: neutral before, real inputs from there (the joiner's own slot is one). */
-  | { readonly kind: 'enters'; readonly frame: number };
+  | {
+      /** `'enters'`: tells this status from `plays` and `gone` (wire kind 2). */
+      readonly kind: 'enters';
+      /** The entry frame: the slot reads neutral input before it and its player's real input from it. */
+      readonly frame: number;
+    };
 
 /**
  * What a player entering a running game needs besides the state (WELCOME, type 16): the host's
@@ -48,7 +61,9 @@ export interface PlayerWelcome {
  * it); the joiner starts its `P2PSession` with `join: { welcome, state }`.
  */
 export interface PlayerAdmission {
+  /** Id of the peer admitted, as given to `admitPlayer` (the others learn it from the host's ENTER). */
   readonly peer: string;
+  /** The slot it enters, 0-based (a free slot: nobody plays it now). */
   readonly player: number;
   /** The state's frame: final for everyone. */
   readonly frame: number;

@@ -1,6 +1,8 @@
 /** Save the core's current state as the state of `frame` (the state before `frame` is simulated). */
 export interface SaveRequest {
+  /** Always `'save'`: tells this request from the other {@link SessionRequest} kinds. */
   readonly kind: 'save';
+  /** The frame whose state this is; the session may later ask to load it (it keeps `ringFrames` of them). */
   readonly frame: number;
 }
 
@@ -9,14 +11,22 @@ export interface SaveRequest {
  * the host to repair a desync, load a state or sync a joining spectator).
  */
 export interface LoadRequest {
+  /** Always `'load'`: tells this request from the other {@link SessionRequest} kinds. */
   readonly kind: 'load';
+  /** The frame whose state to load; the next `advance` request simulates this frame. */
   readonly frame: number;
+  /**
+   * The savestate bytes to load (the host's, in the core's own format), or undefined to load the
+   * state the application saved for `frame` on an earlier `save` request.
+   */
   readonly state: Uint8Array | undefined;
 }
 
 /** Simulate `frame` with these inputs (the core's state then becomes that of `frame + 1`). */
 export interface AdvanceRequest {
+  /** Always `'advance'`: tells this request from the other {@link SessionRequest} kinds. */
   readonly kind: 'advance';
+  /** The frame to simulate, from 0; a `save` of `frame + 1` follows. */
   readonly frame: number;
   /** Every player's input, concatenated (`players × inputBytes`). */
   readonly inputs: Uint8Array;

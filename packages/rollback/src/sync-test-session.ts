@@ -123,7 +123,12 @@ export class SyncTestSession {
   }
 
   /** Rollbacks and resimulated frames so far. */
-  get stats(): { readonly rollbacks: number; readonly resimulatedFrames: number } {
+  get stats(): {
+    /** Forced rollbacks so far (one per `advanceFrame` once `checkDistance` frames exist). */
+    readonly rollbacks: number;
+    /** Frames simulated again, in total: `checkDistance` per rollback. */
+    readonly resimulatedFrames: number;
+  } {
     return { rollbacks: this.timeline.rollbacks, resimulatedFrames: this.timeline.resimulatedFrames };
   }
 }
