@@ -151,7 +151,14 @@ export class ClientServerClient implements LockstepScheduler, StatefulScheduler 
     if (frame === 0 && this.initialState === undefined) this.initialState = state;
   }
 
-  takeLoad(): { frame: number; state: Uint8Array } | undefined {
+  takeLoad():
+    | {
+        /** The server frame the state is at the start of (from the server's `sync` message): the next frame this client runs. */
+        frame: number;
+        /** The server's state at the start of `frame`, rebuilt from its page delta against power-on (the core's state size). */
+        state: Uint8Array;
+      }
+    | undefined {
     const l = this.load;
     this.load = undefined;
     return l;

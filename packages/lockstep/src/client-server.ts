@@ -98,6 +98,10 @@ export function checkShape(o: ClientServerOptions): void {
 export interface ChatLine {
   /** Peer id of the author. */
   readonly from: number;
+  /**
+   * The line as relayed to every client: `"<from>: "` then the author's text cleaned (NUL and
+   * characters above U+00FF become `?`, cut at 200 characters), the whole at most 255 characters.
+   */
   readonly text: string;
 }
 

@@ -11,6 +11,7 @@ export type LockstepErrorCode =
 
 /** The one error class of @netplay/lockstep: a typed `code`, and for `invalid-option` the option's name. */
 export class LockstepError extends Error {
+  /** Always `'LockstepError'` (set by the class), so the error reads as such when printed or serialized. */
   override readonly name = 'LockstepError';
   constructor(
     /** What went wrong. */

@@ -48,13 +48,52 @@ export interface FrameAdvanceEvent {
 
 /** A decoded frame-advance message. */
 export type FrameAdvanceMessage =
-  | { readonly type: 'event'; readonly event: FrameAdvanceEvent }
-  | { readonly type: 'advance'; readonly frame: number }
-  | { readonly type: 'ping'; readonly seq: number; readonly sentAtUs: number }
-  | { readonly type: 'pong'; readonly seq: number; readonly pingSentAtUs: number; readonly repliedAtUs: number }
-  | { readonly type: 'latency'; readonly maxOneWayMs: number }
+  | {
+      /** `'event'` (type byte 1): an input change, scheduled for a frame. */
+      readonly type: 'event';
+      /** The decoded event: its frame, ordering key, sender's client id, port and input bytes. */
+      readonly event: FrameAdvanceEvent;
+    }
+  | {
+      /** `'advance'` (type byte 2): the sender can no longer schedule events for `frame`. */
+      readonly type: 'advance';
+      /**
+       * The frame (u32) the sender has sent every event for: it sends no more events for this frame
+       * or earlier ones, and a frame runs once every peer's advance for it arrived.
+       */
+      readonly frame: number;
+    }
+  | {
+      /** `'ping'` (type byte 3): a latency probe, answered with a `pong`. */
+      readonly type: 'ping';
+      /** The pinger's sequence number (u32, wraps), echoed in the pong. */
+      readonly seq: number;
+      /** When the ping was sent: the sender's clock in whole microseconds (u64 on the wire). */
+      readonly sentAtUs: number;
+    }
+  | {
+      /** `'pong'` (type byte 4): the answer to a `ping`. */
+      readonly type: 'pong';
+      /** The answered ping's sequence number (u32), as the ping carried it. */
+      readonly seq: number;
+      /** The answered ping's `sentAtUs`, echoed: the pinger's clock in whole µs; its round trip starts here. */
+      readonly pingSentAtUs: number;
+      /** When the pong was sent: the replier's clock in whole microseconds (u64 on the wire). */
+      readonly repliedAtUs: number;
+    }
+  | {
+      /** `'latency'` (extension type byte `0x10`): the sender's largest one-way estimate, for `equalize`. */
+      readonly type: 'latency';
+      /** The sender's largest one-way estimate to any peer, in ms (f64; finite and ≥ 0, else the decoder rejects it). */
+      readonly maxOneWayMs: number;
+    }
   /** The host has run frames `0 .. frames − 1` (each with every input): they are final for everyone. */
-  | { readonly type: 'progress'; readonly frames: number };
+  | {
+      /** `'progress'` (extension type byte `0x15`): the host's finality watermark, sent by the host with its pings. */
+      readonly type: 'progress';
+      /** How many frames the host has run (u32): every frame below this number is final for everyone. */
+      readonly frames: number;
+    };
 
 function encode(msg: FsUaeMessage): Uint8Array {
   const out = new Uint8Array(fsUaeMessageSize(msg));

@@ -215,7 +215,14 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
     for (const { id, port } of this.admitQueue.splice(0)) this.admit(id, port, frame, state, dirty);
   }
 
-  takeLoad(): { frame: number; state: Uint8Array } | undefined {
+  takeLoad():
+    | {
+        /** The frame the host's state in the welcome is at the start of: the next frame this newcomer runs. */
+        frame: number;
+        /** The host's state at the start of `frame`, rebuilt from the welcome's page delta against power-on (the core's state size). */
+        state: Uint8Array;
+      }
+    | undefined {
     const l = this.load;
     this.load = undefined;
     return l;

@@ -40,13 +40,45 @@ export type EndReason =
 /** What a scheduler reports in its `events` array (the driver empties it, as it does the outbox). */
 export type LockstepEvent =
   /** Peer `peer` delivered nothing usable for `interruptMs` while we waited on it. */
-  | { readonly type: 'interrupted'; readonly peer: number; readonly at: number }
+  | {
+      /** `'interrupted'`: reported once per interruption; a `resumed` follows if the peer delivers again. */
+      readonly type: 'interrupted';
+      /** The silent member's peer id (0–65535). */
+      readonly peer: number;
+      /** When the interruption was noticed: the `now` (ms, driver's clock) of the call that checked. */
+      readonly at: number;
+    }
   /** Peer `peer` delivers again. */
-  | { readonly type: 'resumed'; readonly peer: number; readonly at: number }
+  | {
+      /** `'resumed'`: the member reported `interrupted` delivered what we waited for again. */
+      readonly type: 'resumed';
+      /** The member's peer id (0–65535), as in its `interrupted` event. */
+      readonly peer: number;
+      /** When its delivery arrived: the `now` (ms, driver's clock) of the call that got it. */
+      readonly at: number;
+    }
   /** (Host) peer `peer` was removed: its port reads neutral from `frame` on. */
-  | { readonly type: 'removed'; readonly peer: number; readonly frame: number; readonly at: number }
+  | {
+      /** `'removed'`: the host's liveness removed a stalled member (or a watcher that stopped reporting); a shell's own `removePeer` call reports none. */
+      readonly type: 'removed';
+      /** The removed member's peer id (0–65535). */
+      readonly peer: number;
+      /** The agreed cut: the first frame on which its port reads neutral, the same on every member. */
+      readonly frame: number;
+      /** When the removal was decided: the `now` (ms, driver's clock) of the call that decided it. */
+      readonly at: number;
+    }
   /** This scheduler ended: it runs no more frames; frames up to `finalFrame` are final (-1: none). */
-  | { readonly type: 'ended'; readonly reason: EndReason; readonly finalFrame: number; readonly at: number };
+  | {
+      /** `'ended'`: reported once; `poll` returns no frame after it. */
+      readonly type: 'ended';
+      /** Why it ended: `host-lost`, `partitioned` or `removed` (see {@link EndReason}). */
+      readonly reason: EndReason;
+      /** The last frame that is final (the same on every peer that ran it); -1 when no frame is. */
+      readonly finalFrame: number;
+      /** When it ended: the `now` (ms, driver's clock) of the call that ended it. */
+      readonly at: number;
+    };
 
 /** Liveness of one member, as this peer sees it. */
 export interface Watch {

@@ -3,8 +3,11 @@ import type { CommandHandler, FrameRequest } from './types.js';
 
 /** One frame as a peer ran it. */
 export interface LoggedFrame {
+  /** The frame index the entry ran as (0-based, the request's `frame`); a log holds frames in order. */
   readonly frame: number;
+  /** A copy of every port's input on that frame: `ports * inputBytes` bytes, port 0 first (owned by the log). */
   readonly inputs: Uint8Array;
+  /** The machine command applied just before that frame ran (0 = none; `Reset` 30, `PowerToggle` 31). */
   readonly command: number;
 }
 

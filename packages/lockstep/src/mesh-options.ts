@@ -16,20 +16,45 @@ export const MESH_CHANNELS: readonly ChannelSpec[] = Object.freeze([
 
 /** A member of the session: peer id and the port (player) it drives. */
 export interface MeshMember {
+  /** The member's peer id (0–65535), unique in the session: the id its connection is known by. */
   readonly id: number;
+  /** The port (player slot) its input drives: 0 .. ports − 1, one member per port (else `bad-argument`). */
   readonly port: number;
 }
 
 /** What the mesh asks its shell to do (connections are the shell's business). */
 export type MeshAction =
   /** Try to connect to candidate `peer` at `address`, then call `reportConnect`. */
-  | { readonly type: 'connect'; readonly peer: number; readonly address: string }
+  | {
+      /** `'connect'`: asked of a member when the host announces a candidate. */
+      readonly type: 'connect';
+      /** The candidate's peer id (0–65535); pass it to `reportConnect` with the outcome. */
+      readonly peer: number;
+      /** Where to reach it: the candidate's `address` option (default its id in decimal), for the shell to interpret. */
+      readonly address: string;
+    }
   /** The candidate was rejected: close the connection to `peer`. */
-  | { readonly type: 'disconnect'; readonly peer: number }
+  | {
+      /** `'disconnect'`: asked of a member when the host rejects a candidate it was told to connect to. */
+      readonly type: 'disconnect';
+      /** The rejected candidate's peer id (0–65535). */
+      readonly peer: number;
+    }
   /** (Candidate) this peer was accepted on `port`. */
-  | { readonly type: 'accepted'; readonly port: number }
+  | {
+      /** `'accepted'`: the host admitted this candidate; it runs frames once it has loaded the host's state. */
+      readonly type: 'accepted';
+      /** The port (0 .. ports − 1) the host gave it: the lowest free one. */
+      readonly port: number;
+    }
   /** (Candidate) this peer was rejected. */
-  | { readonly type: 'rejected' };
+  | {
+      /**
+       * `'rejected'`: the host refused this candidate (a member could not reach it, no port was free,
+       * the host's wait timed out, another join or a departure was under way); the candidate gives up.
+       */
+      readonly type: 'rejected';
+    };
 
 /** Options of {@link MeshPeer}. */
 export interface MeshOptions {

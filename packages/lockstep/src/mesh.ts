@@ -370,7 +370,14 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     }
   }
 
-  takeLoad(): { frame: number; state: Uint8Array } | undefined {
+  takeLoad():
+    | {
+        /** The host's sync frame named in the acceptance (a multiple of `syncIntervalFrames`): the next frame this newcomer runs. */
+        frame: number;
+        /** The host's state at the start of `frame`, rebuilt from the acceptance's page delta against power-on (the core's state size). */
+        state: Uint8Array;
+      }
+    | undefined {
     const l = this.load;
     this.load = undefined;
     return l;

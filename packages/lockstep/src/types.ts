@@ -76,7 +76,14 @@ export interface StatefulScheduler {
    */
   storeState(frame: number, state: Uint8Array, dirty?: DirtyPageSet): void;
   /** A state to load before the next frame (late join), taken once. */
-  takeLoad(): { readonly frame: number; readonly state: Uint8Array } | undefined;
+  takeLoad():
+    | {
+        /** The frame the state is at the start of: the next frame to run once it is loaded (the scheduler's `nextFrame`). */
+        readonly frame: number;
+        /** The savestate bytes for the core's `load` (the core's full state size), handed over once. */
+        readonly state: Uint8Array;
+      }
+    | undefined;
 }
 
 /** Whether a scheduler implements {@link StatefulScheduler}. */
