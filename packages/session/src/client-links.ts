@@ -39,6 +39,7 @@ export interface LinkOptions {
   readonly connect: (address: string) => Promise<Connection> | Connection;
   /** Unauthenticated connections the listener holds at once (default 16), and per source address (default 4). */
   readonly maxPending?: number;
+  /** Unauthenticated connections the listener holds from one source address at once (default 4); one more from that address is closed at once with `server-full`. */
   readonly maxPendingPerAddress?: number;
   /** A dialer must authenticate within this (default 5 000 ms); a dial must be answered within it too. */
   readonly helloTimeoutMs?: number;
@@ -46,6 +47,7 @@ export interface LinkOptions {
 
 /** What {@link LinkOptions.listen} gives. */
 export interface LinkListen {
+  /** The open listener the other players dial (its connections declare `SESSION_CHANNELS`); the client closes it when the session ends. */
   readonly listener: Listener;
   /** The address to announce (see {@link LinkOptions.listen}). */
   readonly address: string;

@@ -76,11 +76,17 @@ export interface JoinInfo {
 /** Events of a {@link NetplayClient}. */
 export interface NetplayClientEventMap {
   /** Admitted as a player; the host waits for more players (`joined` of `players`, the host included). */
-  waiting: { readonly joined: number; readonly players: number };
+  waiting: {
+    /** Players admitted so far, the host and this client included (from the host's WAIT). */
+    readonly joined: number;
+    /** Player slots of the session (the host's `players` option): the game starts when `joined` reaches it. */
+    readonly players: number;
+  };
   /** The handshake is done; the scheduler runs from now on. */
   joined: JoinInfo;
   /** Lockstep modes: frame `frame` ran on the client's core (read its state in the handler). */
   frame: {
+    /** The frame number (0-based, from the game's start, the same numbering as the host's) that just ran on this client's core. */
     readonly frame: number;
     /** Every port's input of that frame, port 0 first (`players × portsPerSlot × inputBytes` bytes; valid in the handler only). */
     readonly inputs: Uint8Array;
@@ -88,28 +94,55 @@ export interface NetplayClientEventMap {
   /** A chat line relayed by the host (every peer gets the lines in the same order: `seq` 0, 1, 2, …). */
   chat: ChatEvent;
   /** The game paused at `frame` (lockstep: the first paused frame, the same on every peer; rollback: the host's frame). */
-  paused: { readonly frame: number };
+  paused: {
+    /** The frame the pause took effect at, as the host's COMMAND names it: lockstep, the first frame no peer runs until the resume; rollback, the host's frame. */
+    readonly frame: number;
+  };
   /** The game resumed at `frame`. */
-  resumed: { readonly frame: number };
+  resumed: {
+    /** The first frame run again after the pause, as the host's COMMAND names it. */
+    readonly frame: number;
+  };
   /** Every peer starts `frame` from the power-on state. */
-  reset: { readonly frame: number };
+  reset: {
+    /** The frame that every peer, this one included, runs from the core's power-on state. */
+    readonly frame: number;
+  };
   /**
    * Lockstep modes: frames up to `frame` are final (issue 13). lockstep-cs: every frame run. P2P
    * modes: only frames the host has run too (its progress reaches this peer with its pings), so
    * this trails the `frame` events; frames run after the last `final` (a client cut off from the
    * host, or removed) may differ from the host's and are never final.
    */
-  final: { readonly frame: number };
+  final: {
+    /** The newest final frame of this client (0-based; only grows): every frame up to it equals the host's. */
+    readonly frame: number;
+  };
   /**
    * Rollback with direct links: the host's connection closed (`nick`, at this client's `frame`);
    * the game goes on while the scheduler elects a new host (`host-changed`) or ends it (`closed`
    * with `host-lost` or `partitioned`, at the same final frame on every peer).
    */
-  'host-left': { readonly nick: string; readonly frame: number };
+  'host-left': {
+    /** The nick of the host that left. */
+    readonly nick: string;
+    /** This client's current frame when it saw the host's connection close (not a final frame). */
+    readonly frame: number;
+  };
   /** Rollback: the scheduler's migration made `nick` the host (`self`: this client) at its `frame`. */
-  'host-changed': { readonly nick: string; readonly frame: number; readonly self: boolean };
+  'host-changed': {
+    /** The new host's nick (this client's own when `self`). */
+    readonly nick: string;
+    /** This client's current frame when its scheduler chose the new host (each peer's own frame, not one agreed on). */
+    readonly frame: number;
+    /** True when this client is the new host: it now takes on the host's duties. */
+    readonly self: boolean;
+  };
   /** The session ended: `error` says why (a refusal, a timeout, or `closed`). Last event. */
-  closed: { readonly error: SessionError };
+  closed: {
+    /** Why the session ended: a refusal's code and message (e.g. `bad-password`), `timeout`, `host-lost`, `removed`, `partitioned`, or `closed` for a plain close. */
+    readonly error: SessionError;
+  };
 }
 
 /** Stage of a {@link NetplayClient}. */

@@ -69,6 +69,7 @@ export const SESSION_ERROR_CODES: readonly SessionErrorCode[] = [
  * `"<code>: <message>"` (cut to 120 bytes by the transport).
  */
 export class SessionError extends Error {
+  /** Always `'SessionError'`, so logs and `error.name` checks tell it apart from other errors. */
   override readonly name = 'SessionError';
   /**
    * `too-many-attempts`: how long the address must wait before its next attempt, in ms (read

@@ -55,7 +55,12 @@ export interface NetplayHostOptions extends HostAdmissionOptions {
    * (default 3 000) bounds each of the two waits (addresses, links); a pair not linked in time keeps
    * the relay. Default false: the host relays every client-to-client message.
    */
-  readonly links?: boolean | { readonly timeoutMs?: number };
+  readonly links?:
+    | boolean
+    | {
+        /** Ms each of the two waits (addresses, then links) may take before the pairs not linked keep the host's relay (default 3 000). */
+        readonly timeoutMs?: number;
+      };
   /**
    * Ports (local players, couch + online) the host drives (default 1): its slot's first ports. The
    * host's `tick` takes their inputs end to end (or one array per port).
@@ -85,27 +90,57 @@ export interface HostPeerInfo {
 export interface NetplayHostEventMap {
   /** A client passed the handshake (a player got SYNC, or a spectator was admitted). */
   'peer-joined': {
+    /** The nick the host assigned the client (its HELLO nick, or `nick (2)`, … when that was taken). */
     readonly nick: string;
+    /** The player slot it got (1 .. players − 1; the host holds 0), or undefined for a spectator. */
     readonly slot: number | undefined;
     /** True when a player who left came back with its nick into the slot it had (lockstep-cs rejoin). */
     readonly rejoined?: boolean;
   };
   /** A client was refused; its connection is closed with `error.closeReason`. */
-  'peer-refused': { readonly nick: string | undefined; readonly remoteAddress: string; readonly error: SessionError };
+  'peer-refused': {
+    /** The nick it asked for or was assigned; undefined when it was refused before its HELLO was read. */
+    readonly nick: string | undefined;
+    /** The transport's address of the refused connection (`Connection.remoteAddress`, e.g. `"1.2.3.4:5000"`). */
+    readonly remoteAddress: string;
+    /** Why: its `code` (e.g. `bad-password`, `server-full`, `protocol`) and a message naming what was wrong; the peer got the same in REFUSE. */
+    readonly error: SessionError;
+  };
   /** An admitted client's connection closed. */
-  'peer-left': { readonly nick: string; readonly slot: number | undefined; readonly reason: string };
+  'peer-left': {
+    /** The nick the host had assigned the client. */
+    readonly nick: string;
+    /** The player slot it held (now free for the next player or its rejoin), or undefined for a spectator. */
+    readonly slot: number | undefined;
+    /** The connection's close reason: `"<code>: <message>"` when the host refused or removed it (see `SessionError.fromCloseReason`), else the transport's reason. */
+    readonly reason: string;
+  };
   /** The first player joined: the scheduler runs from `frame`. */
-  started: { readonly frame: number; readonly roster: readonly RosterEntry[] };
+  started: {
+    /** The frame the scheduler starts at: 0 (the host's core state when it started is everyone's frame 0). */
+    readonly frame: number;
+    /** The players at the start: the host first (slot 0), then each admitted player with its slot and nick, as sent in SYNC. */
+    readonly roster: readonly RosterEntry[];
+  };
   /**
    * The host's scheduler (rollback or lockstep) ended by the finality rule (`error.code` is `removed`,
    * `host-lost` or `partitioned`; `frame` is its last final frame). Every client connection is
    * closed with `error.closeReason`; `tick` does nothing more.
    */
-  ended: { readonly frame: number; readonly error: SessionError };
+  ended: {
+    /** The host's last final frame: every frame up to it agrees with every peer's; none after it is final. */
+    readonly frame: number;
+    /** Why the game ended: `code` `removed`, `host-lost` or `partitioned`, and a message naming the frame and the cause. */
+    readonly error: SessionError;
+  };
   /** Lockstep modes: frames up to `frame` are final (the host's: every frame it ran; emitted after each). */
-  final: { readonly frame: number };
+  final: {
+    /** The newest final frame (0-based, grows by one or more each time). */
+    readonly frame: number;
+  };
   /** Lockstep modes: frame `frame` ran on the host's core (read its state in the handler). */
   frame: {
+    /** The frame number (0-based, from the game's start) that just ran on the host's core. */
     readonly frame: number;
     /** Every port's input of that frame, port 0 first (`players × maxLocalPlayers × inputBytes` bytes; valid in the handler only). */
     readonly inputs: Uint8Array;
@@ -113,9 +148,18 @@ export interface NetplayHostEventMap {
   /** A chat line (the host's or a client's, relayed to every client in this order: `seq` 0, 1, 2, …). */
   chat: ChatEvent;
   /** The game paused at `frame` (lockstep: the first paused frame on every peer; rollback: the host's frame). */
-  paused: { readonly frame: number };
+  paused: {
+    /** The frame the pause took effect at: lockstep, the first frame no peer runs until the resume; rollback, the host's current frame. */
+    readonly frame: number;
+  };
   /** The game resumed at `frame`. */
-  resumed: { readonly frame: number };
+  resumed: {
+    /** The first frame run again after the pause (the same on every peer in lockstep). */
+    readonly frame: number;
+  };
   /** Every peer starts `frame` from the power-on state. */
-  reset: { readonly frame: number };
+  reset: {
+    /** The frame that every peer runs from the core's power-on state (the same frame on every peer). */
+    readonly frame: number;
+  };
 }

@@ -27,6 +27,7 @@ export const MAX_LINK_ADDRESS_BYTES = 255;
 
 /** Player → host. */
 export interface LinkAddressMessage {
+  /** Byte 0 on the wire: 15 (LINK_ADDRESS). */
   readonly type: typeof LinkMessageType.LinkAddress;
   /** Where others dial this player (`":port"`: the address the host sees it from, with this port); empty: it takes no dials. */
   readonly address: string;
@@ -36,10 +37,13 @@ export interface LinkAddressMessage {
 
 /** One other player in LINKS. */
 export interface LinkEntry {
+  /** That player's slot (u8, 1 .. players − 1; the host's 0 is never linked). */
   readonly slot: number;
+  /** That player's nick as the host assigned it (at most 255 UTF-8 bytes). */
   readonly nick: string;
   /** True: the receiver dials `address`; false: that player dials the receiver (address empty). */
   readonly dial: boolean;
+  /** Where to dial that player (from its LINK_ADDRESS, a `":port"` resolved against the address the host sees it from; at most 255 UTF-8 bytes); empty when `dial` is false. */
   readonly address: string;
   /** The pair's token, issued by the host: both ends of the pair get the same bytes. */
   readonly token: Uint8Array;
@@ -47,29 +51,37 @@ export interface LinkEntry {
 
 /** Host → player. */
 export interface LinksMessage {
+  /** Byte 0 on the wire: 16 (LINKS). */
   readonly type: typeof LinkMessageType.Links;
   /** Round of link setup (a new round restarts it, e.g. after a player left before the start). */
   readonly round: number;
   /** The receiver's player slot (it learns it in SYNC only later). */
   readonly slot: number;
+  /** The round's other players (the host is never linked), one entry per pair (at most 255). */
   readonly entries: readonly LinkEntry[];
 }
 
 /** Player ↔ player. */
 export interface LinkHelloMessage {
+  /** Byte 0 on the wire: 17 (LINK_HELLO). */
   readonly type: typeof LinkMessageType.LinkHello;
+  /** The round of the LINKS it answers (u8, wraps at 256); a hello from another round is not accepted. */
   readonly round: number;
   /** The dialer's slot. */
   readonly from: number;
   /** The listener's slot. */
   readonly to: number;
+  /** The pair's token from LINKS ({@link LINK_TOKEN_BYTES} bytes): proves the dialer is the player the host paired with the listener. */
   readonly token: Uint8Array;
 }
 
 /** LINKS_READY or LINK_SET: a list of player slots. */
 export interface LinkSlotsMessage {
+  /** Byte 0 on the wire: 18 (LINKS_READY, player → host) or 19 (LINK_SET, host → player). */
   readonly type: typeof LinkMessageType.LinksReady | typeof LinkMessageType.LinkSet;
+  /** The round of link setup it belongs to (u8, wraps at 256); the host ignores a LINKS_READY of another round, a client a LINK_SET of another round (it then keeps only the relay). */
   readonly round: number;
+  /** Player slots (u8 each, at most 255): LINKS_READY, those this player has an authenticated link with; LINK_SET, those to reach over the link for the whole game (the rest go through the host). */
   readonly slots: readonly number[];
 }
 

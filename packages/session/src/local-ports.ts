@@ -114,6 +114,7 @@ export class SlotCore implements Core {
   constructor(
     /** The real core. */
     readonly inner: Core,
+    /** How the session packs ports into slots (ports per slot, command byte); its `slotBytes` is this core's `inputBytes`. */
     readonly layout: SlotLayout,
     /** The state every peer started from (lockstep: the SYNC state); a reset loads it. */
     private readonly powerOn: Uint8Array | undefined,

@@ -20,11 +20,17 @@ export const SPECTATOR_SLOT = 0xff;
 
 /** Message types of the session control channel (first byte). */
 export const SessionMessageType = {
+  /** Client → host, the first message on a connection: magic, version, spectate flag, nick, local players ({@link HelloMessage}). */
   Hello: 1,
+  /** Host → client, the answer to HELLO: the host's magic and version, the salt and the assigned nick ({@link ChallengeMessage}). */
   Challenge: 2,
+  /** Client → host, the answer to CHALLENGE: the password proof and the core and content it runs ({@link InfoMessage}). */
   Info: 3,
+  /** Host → client once it is admitted and the game starts (or it joins mid-game): mode, frame, roster and savestate ({@link SyncMessage}). */
   Sync: 4,
+  /** Either way: a refusal with a {@link SessionErrorCode} and a message, after which the sender closes ({@link RefuseMessage}). */
   Refuse: 5,
+  /** Host → an admitted player before the start: players in so far, of how many ({@link WaitMessage}). */
   Wait: 6,
   /** Client → host: a chat line to relay. */
   ChatSend: 7,
@@ -40,10 +46,13 @@ export type SessionMessageType = (typeof SessionMessageType)[keyof typeof Sessio
 
 /** Client → host, first message. */
 export interface HelloMessage {
+  /** {@link SESSION_MAGIC} (`"NPSN"`, u32) from a session client; any other value is refused as `version-mismatch`. Set by `encodeHello` unless the caller overrides it. */
   readonly magic: number;
+  /** The client's session protocol version (u16); the host refuses any other than its {@link SESSION_PROTOCOL_VERSION} (4), naming both. */
   readonly version: number;
   /** The rest is only decoded when magic and version match ours. */
   readonly spectate: boolean;
+  /** The nick the client asks for (UTF-8, cut to 255 bytes on the wire; the host refuses an empty one and renames a taken one `nick (2)`, …). Empty when magic or version differ. */
   readonly nick: string;
   /** Ports (local players) the client asks for, 1..255 (absent: 1). */
   readonly localPlayers?: number;
@@ -51,19 +60,29 @@ export interface HelloMessage {
 
 /** Host → client: the host's header, the salt and the nick the host assigned. */
 export interface ChallengeMessage {
+  /** {@link SESSION_MAGIC} (`"NPSN"`, u32) from a session host; the client refuses any other value. */
   readonly magic: number;
+  /** The host's session protocol version (u16); the client refuses one other than its own, naming both. When magic or version differ, the fields below are left empty. */
   readonly version: number;
+  /** True when the host has a password: the client then sends its proof in INFO (else INFO's hash is empty). */
   readonly passwordRequired: boolean;
+  /** A fresh u32 the host draws per connection (its `randomU32`), hashed with the password in the proof so a recorded proof does not replay. 0 when not decoded. */
   readonly salt: number;
+  /** The nick the host assigned the client: its HELLO nick, or `nick (2)`, `nick (3)`, … when taken. */
   readonly nick: string;
+  /** The host's own nick (its `nick` option, default `"host"`). */
   readonly hostNick: string;
 }
 
 /** Client → host: password hash (empty if none) and what the client runs. */
 export interface InfoMessage {
+  /** The password proof: 32 bytes of SHA-256 over CHALLENGE's salt and the password (`passwordProof`), or 0 bytes when the client has no password. The password itself never travels. */
   readonly passwordHash: Uint8Array;
+  /** The client's `ContentInfo.coreId` (e.g. `"chip8"`); the host refuses a different one with `core-mismatch`. */
   readonly coreId: string;
+  /** The client's `ContentInfo.coreVersion`; the host refuses a different one with `core-mismatch`. */
   readonly coreVersion: string;
+  /** The client's `ContentInfo.contentHash` (as `hashContent` makes it); the host refuses a different one with `content-mismatch`. */
   readonly contentHash: string;
 }
 
@@ -71,18 +90,25 @@ export interface InfoMessage {
 export interface RosterEntry {
   /** Player slot (0-based) or {@link SPECTATOR_SLOT}. */
   readonly slot: number;
+  /** The peer's nick as the host assigned it (unique in the session). */
   readonly nick: string;
 }
 
 /** Host → client: start. */
 export interface SyncMessage {
+  /** The scheduler the host chose (its `mode` option): the client runs the same one or refuses with `unsupported-mode`. */
   readonly mode: SessionMode;
+  /** The frame the client starts at (u32): the host's frame whose savestate `state` is; 0 at a fresh start, later for a mid-game join. */
   readonly frame: number;
+  /** Player slots of the session, the host's included (the host's `players` option: 2–16, lockstep-cs up to 255). */
   readonly players: number;
   /** The client's slot, or {@link SPECTATOR_SLOT}. */
   readonly slot: number;
+  /** Frames of input delay every peer uses (the host's `inputDelay` option, default 0; rollback 0–30, lockstep modes 0–255). */
   readonly inputDelay: number;
+  /** Bytes of one scheduler input per slot (u16): the core's input size times the ports per slot, plus the command byte when `commandByte` is set. */
   readonly inputBytes: number;
+  /** The players of the game: the host first (slot 0), then every playing client with its slot and nick (at most 255 entries). */
   readonly roster: readonly RosterEntry[];
   /** Host's savestate of `frame` (may be empty when the scheduler syncs it itself). */
   readonly state: Uint8Array;
@@ -96,6 +122,7 @@ export interface SyncMessage {
 
 /** Client → host: a chat line (at most `MAX_CHAT_BYTES` UTF-8 bytes). */
 export interface ChatSendMessage {
+  /** The line the client typed (UTF-8, at most `MAX_CHAT_BYTES`; longer is cut when encoded and refused with `protocol` when decoded). The host strips control characters before relaying it. */
   readonly text: string;
 }
 
@@ -115,12 +142,15 @@ export interface ChatMessage {
 
 /** Client → host: pause or resume the game (players only). */
 export interface CommandRequestMessage {
+  /** What the player asks for: `pause` or `resume` (a reset only the host can make). The host decides; a spectator's request is refused. */
   readonly kind: Extract<SessionCommandKind, 'pause' | 'resume'>;
 }
 
 /** Host → every client: the host made `kind` at `frame`. */
 export interface CommandMessage {
+  /** The command the host made: `pause`, `resume` or `reset`. */
   readonly kind: SessionCommandKind;
+  /** The frame (u32) the command takes effect at, the same on every peer. */
   readonly frame: number;
 }
 
@@ -134,7 +164,9 @@ export interface WaitMessage {
 
 /** Either way: a refusal, then the sender closes. */
 export interface RefuseMessage {
+  /** Why (one of `SESSION_ERROR_CODES`, sent as its index): the receiver's `SessionError` gets this code. */
   readonly code: SessionErrorCode;
+  /** A human-readable reason naming what was wrong (UTF-8, at most 65,535 bytes), e.g. `server full: all 2 player slots are taken`. */
   readonly message: string;
 }
 
@@ -332,16 +364,46 @@ export function encodeWait(m: WaitMessage): Uint8Array {
 
 /** Any decoded session message. */
 export type SessionMessage =
-  | ({ readonly type: typeof SessionMessageType.Hello } & HelloMessage)
-  | ({ readonly type: typeof SessionMessageType.Challenge } & ChallengeMessage)
-  | ({ readonly type: typeof SessionMessageType.Info } & InfoMessage)
-  | ({ readonly type: typeof SessionMessageType.Sync } & SyncMessage)
-  | ({ readonly type: typeof SessionMessageType.Refuse } & RefuseMessage)
-  | ({ readonly type: typeof SessionMessageType.Wait } & WaitMessage)
-  | ({ readonly type: typeof SessionMessageType.ChatSend } & ChatSendMessage)
-  | ({ readonly type: typeof SessionMessageType.Chat } & ChatMessage)
-  | ({ readonly type: typeof SessionMessageType.CommandRequest } & CommandRequestMessage)
-  | ({ readonly type: typeof SessionMessageType.Command } & CommandMessage)
+  | ({
+      /** The discriminant, sent as byte 0: HELLO (1). */
+      readonly type: typeof SessionMessageType.Hello;
+    } & HelloMessage)
+  | ({
+      /** The discriminant, sent as byte 0: CHALLENGE (2). */
+      readonly type: typeof SessionMessageType.Challenge;
+    } & ChallengeMessage)
+  | ({
+      /** The discriminant, sent as byte 0: INFO (3). */
+      readonly type: typeof SessionMessageType.Info;
+    } & InfoMessage)
+  | ({
+      /** The discriminant, sent as byte 0: SYNC (4). */
+      readonly type: typeof SessionMessageType.Sync;
+    } & SyncMessage)
+  | ({
+      /** The discriminant, sent as byte 0: REFUSE (5). */
+      readonly type: typeof SessionMessageType.Refuse;
+    } & RefuseMessage)
+  | ({
+      /** The discriminant, sent as byte 0: WAIT (6). */
+      readonly type: typeof SessionMessageType.Wait;
+    } & WaitMessage)
+  | ({
+      /** The discriminant, sent as byte 0: CHAT_SEND (7). */
+      readonly type: typeof SessionMessageType.ChatSend;
+    } & ChatSendMessage)
+  | ({
+      /** The discriminant, sent as byte 0: CHAT (8). */
+      readonly type: typeof SessionMessageType.Chat;
+    } & ChatMessage)
+  | ({
+      /** The discriminant, sent as byte 0: COMMAND_REQUEST (9). */
+      readonly type: typeof SessionMessageType.CommandRequest;
+    } & CommandRequestMessage)
+  | ({
+      /** The discriminant, sent as byte 0: COMMAND (10). */
+      readonly type: typeof SessionMessageType.Command;
+    } & CommandMessage)
   | LinkMessage;
 
 /**
