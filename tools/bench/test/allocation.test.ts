@@ -123,9 +123,14 @@ describe('measureAllocation', () => {
         100,
         0,
       );
-      if (a.externalBytes !== 100 * 1000) misses.push(a.externalBytes);
+      if (a.externalBytes !== 100 * 1000) misses.push(a.externalBytes - 100 * 1000);
     }
-    expect(misses).toEqual([]);
+    // A sweep landing in the window would take whole 4 KiB backing stores off the count (and do so
+    // in most rounds). What may land there besides is the test process's own traffic: CI saw one
+    // round of 100 read 255 bytes over (a message of the test runner received inside the window).
+    // So: at most 2 rounds off, each by a few hundred bytes over, never under.
+    expect(misses.length, `rounds off: ${misses}`).toBeLessThanOrEqual(2);
+    for (const d of misses) expect(d > 0 && d < 1024, `off by ${d} bytes`).toBe(true);
   });
 
   it('rejects a window of no calls', () => {
