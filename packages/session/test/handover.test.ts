@@ -21,15 +21,15 @@ function endFrameOf(w: Watched): number | undefined {
  * The invariants of a hand-over: the peers still playing follow one host (never two at once; a
  * hand-over may chain: a successor lost before it took hold, e.g. one cut off in the same instant as
  * the host but not yet noticed, is replaced under the same rule), every final agrees, peers that end in one
- * group (`together`: still linked to each other; default every client) end with one reason, at one
- * final frame when `sameEndFrame` (see the cut-off property for when that is not guaranteed), and
+ * group (`together`: still linked to each other; default every client) end with one reason at one
+ * final frame when `agreedEnd` (see the cut-off property for when that is not guaranteed), and
  * the survivors play on.
  */
 function checkHandOver(
   env: MeshEnv,
   framesAtLoss: number,
   together: readonly Watched[] = env.watched,
-  sameEndFrame = true,
+  agreedEnd = true,
 ): void {
   // Only one peer ever takes the host's role (nobody leaves after the host in these tests), and
   // every peer still playing follows it.
@@ -42,9 +42,9 @@ function checkHandOver(
   );
   for (const p of pairwiseDiffering(env)) expect(p.differing, `${p.a} vs ${p.b}`).toBe(0);
   const ended = together.filter((w) => w.ended !== undefined && w.ended.code !== 'removed');
-  if (ended.length > 0) {
+  if (ended.length > 0 && agreedEnd) {
     expect(new Set(ended.map((w) => w.ended?.code)).size, 'one end reason').toBe(1);
-    if (sameEndFrame) expect(new Set(ended.map(endFrameOf)).size, 'one end frame').toBe(1);
+    expect(new Set(ended.map(endFrameOf)).size, 'one end frame').toBe(1);
   }
   for (const w of playing) {
     expect(w.hosts.at(-1), `${w.name} follows the new host`).toBe([...elected][0]);
@@ -97,10 +97,11 @@ describe('host hand-over over direct links (rollback)', () => {
       examples: [
         [152364076, 6, 16, 33, 6],
         [1, 5, 0, 30, 4],
+        [342511324, 6, 24, 195, 11],
       ],
     },
   )(
-    'the host and a generated set of clients cut off together: a majority group goes on under one host, a minority group ends with one reason and finals that agree',
+    'the host and a generated set of clients cut off together: a majority group goes on under one host, a minority group ends (host-lost or partitioned) with finals that agree',
     (seed, players, latencyMs, lossFrame, mask) => {
       const env = meshSession(seed, players, { latencyMs, jitterMs: 3, loss: 0.01 });
       let alive = true;
@@ -121,7 +122,9 @@ describe('host hand-over over direct links (rollback)', () => {
       // knew final: a frame is final once every member reported holding its inputs, and the last
       // reports before the cut may have reached only some of the group (seed -1742235349: p1 and p4
       // end at frame 21, p5 at 20). Their finals agree; equal end frames would need the group to
-      // agree on its end (not built: session README, "Not done").
+      // agree on its end (not built: session README, "Not done"). The reason too: each names what it
+      // noticed first, the host gone (`host-lost`) or too few in reach (`partitioned`), checked
+      // below (seed -1989779572, [342511324, 6, 24, 195, 11]: both reasons in one group).
       checkHandOver(env, framesAtLoss, group, false);
       // Alone: it ends (which it noticed first, the host or the others, names the reason).
       for (const c of cut) expect(['host-lost', 'partitioned'], `${c.name} (cut off alone)`).toContain(c.ended?.code);
