@@ -1,9 +1,6 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ExitCode } from '../src/exit-codes.js';
-import { type Child, spawnCli } from './child.js';
+import { finalsScope, output, readFinals } from './finals-scope.js';
 
 // Issue 15's host hand-over, end to end: real `netplay host` / `netplay join` processes over UDP
 // on loopback, rollback with 3 players (the joins link to each other directly, the host's
@@ -12,35 +9,7 @@ import { type Child, spawnCli } from './child.js';
 // both hold, and reach well past the frame where the host was lost. No timing is asserted beyond
 // generous bounds: the hand-over waits for the transport's and the scheduler's disconnect timeouts.
 
-const dir = mkdtempSync(join(tmpdir(), 'netplay-cli-handover-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-const children: Child[] = [];
-afterEach(() => {
-  for (const c of children.splice(0)) c.kill();
-});
-
-function cli(args: string[], timeoutMs = 60_000): Child {
-  const c = spawnCli(args, timeoutMs);
-  children.push(c);
-  return c;
-}
-
-const finalsPath = (name: string) => join(dir, `${name}.finals`);
-
-/** A finals file's hashes by frame (`FRAME CRC32` lines; `#` lines skipped). */
-function readFinals(path: string): Map<number, number> {
-  const hashes = new Map<number, number>();
-  for (const line of readFileSync(path, 'utf8').split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const m = /^(\d+) ([0-9a-f]{8})$/.exec(line);
-    expect(m, `a FRAME CRC32 line in ${path}: ${JSON.stringify(line)}`).not.toBeNull();
-    hashes.set(Number(m![1]), Number.parseInt(m![2]!, 16));
-  }
-  return hashes;
-}
-
-const output = (...cs: Child[]) => cs.map((c) => `${c.stdout()}${c.stderr()}`).join('\n----\n');
+const { cli, finalsPath } = finalsScope('netplay-cli-handover-');
 
 describe('netplay host (rollback) --players 3: the host is killed', () => {
   it('the two joins play on under the new host and their final frames agree', async () => {

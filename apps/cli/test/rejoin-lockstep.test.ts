@@ -1,9 +1,7 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ExitCode } from '../src/exit-codes.js';
-import { type Child, spawnCli } from './child.js';
+import { startupMs } from './child.js';
+import { compareFinals, finalsScope, output, readFinals } from './finals-scope.js';
 
 // The lockstep helper's CLI end-to-end tests (issue 15): real `netplay host` / `netplay join`
 // processes over UDP on loopback. A spectator joins a running lockstep-cs game; a frame-advance
@@ -11,68 +9,7 @@ import { type Child, spawnCli } from './child.js';
 // final frame's state) is compared with the others', read by the documented format, not by the
 // code that writes it.
 
-const dir = mkdtempSync(join(tmpdir(), 'netplay-cli-rejoin-lockstep-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-const children: Child[] = [];
-afterEach(() => {
-  for (const c of children.splice(0)) c.kill();
-});
-
-function cli(args: string[], timeoutMs = 60_000): Child {
-  const c = spawnCli(args, timeoutMs);
-  children.push(c);
-  return c;
-}
-
-const finalsPath = (name: string) => join(dir, `${name}.finals`);
-
-/** A finals file's hashes by frame (`FRAME CRC32` lines; `#` lines skipped). */
-function readFinals(path: string): Map<number, number> {
-  const hashes = new Map<number, number>();
-  for (const line of readFileSync(path, 'utf8').split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const m = /^(\d+) ([0-9a-f]{8})$/.exec(line);
-    expect(m, `a FRAME CRC32 line in ${path}: ${JSON.stringify(line)}`).not.toBeNull();
-    hashes.set(Number(m![1]), Number.parseInt(m![2]!, 16));
-  }
-  return hashes;
-}
-
-/**
- * Frames two peers both hold, those of them where their hashes differ, and the span both cover
- * (from the later first frame to the earlier last one): every frame of it is final on both, so
- * `common` must equal `span` (how many frames that is depends on the machine's speed; that none is
- * missing does not).
- */
-function compare(a: ReadonlyMap<number, number>, b: ReadonlyMap<number, number>) {
-  let common = 0;
-  const differing: number[] = [];
-  for (const [f, h] of a) {
-    const other = b.get(f);
-    if (other === undefined) continue;
-    common++;
-    if (other !== h) differing.push(f);
-  }
-  const first = Math.max(Math.min(...a.keys()), Math.min(...b.keys()));
-  const last = Math.min(Math.max(...a.keys()), Math.max(...b.keys()));
-  return { common, differing, span: Math.max(0, last - first + 1), last };
-}
-
-const output = (...cs: Child[]) => cs.map((c) => `${c.stdout()}${c.stderr()}`).join('\n----\n');
-
-/**
- * How long a `netplay` process takes to start (node, tsx, the CLI's modules) and exit on this
- * machine now: `netplay join --help`. A rejoin's "back within 3 s" is measured from the restart of
- * the process, so the start-up, which is the machine's and not the session's, is measured in the
- * same run and allowed on top (3.8 s from the restart at load 14).
- */
-async function startupMs(): Promise<number> {
-  const t0 = Date.now();
-  const c = cli(['join', '--help']);
-  expect(await c.exit, output(c)).toBe(ExitCode.Ok);
-  return Date.now() - t0;
-}
+const { cli, finalsPath } = finalsScope('netplay-cli-rejoin-lockstep-');
 
 describe('netplay host --mode lockstep-cs: a spectator joins mid-game', () => {
   it('it gets the running game from its entry frame, and its final frames agree with the host and the player', async () => {
@@ -130,7 +67,7 @@ describe('netplay host --mode lockstep-cs: a spectator joins mid-game', () => {
       ['host vs spectator', h, s],
       ['ann vs spectator', a, s],
     ] as const) {
-      const c = compare(x, y);
+      const c = compareFinals(x, y);
       expect(c.differing, name).toEqual([]);
       expect(c.common, name).toBeGreaterThan(100);
     }
@@ -203,7 +140,7 @@ describe('netplay host --mode frame-advance --players 3: a killed join comes bac
       ['host vs vic', h, v],
       ['ann vs vic', a, v],
     ] as const) {
-      const c = compare(x, y);
+      const c = compareFinals(x, y);
       expect(c.differing, name).toEqual([]);
       expect(c.common, name).toBe(c.span);
       expect(c.last - entry, name).toBeGreaterThan(60);

@@ -1,9 +1,7 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ExitCode } from '../src/exit-codes.js';
-import { type Child, spawnCli } from './child.js';
+import { hostSeconds, startupMs } from './child.js';
+import { compareFinals, finalsScope, output, readFinals } from './finals-scope.js';
 
 // Issue 15's CLI end-to-end tests: real `netplay host` / `netplay join` processes over UDP on
 // loopback. A join is killed (SIGKILL) mid-game; in lockstep-cs and rollback it is restarted with
@@ -11,75 +9,7 @@ import { type Child, spawnCli } from './child.js';
 // leave and must get frames. At the end every peer's `--finals` file (the CRC-32 of each final frame's state) is
 // compared with the others', read by the documented format, not by the code that writes it.
 
-const dir = mkdtempSync(join(tmpdir(), 'netplay-cli-rejoin-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-const children: Child[] = [];
-afterEach(() => {
-  for (const c of children.splice(0)) c.kill();
-});
-
-function cli(args: string[], timeoutMs = 60_000): Child {
-  const c = spawnCli(args, timeoutMs);
-  children.push(c);
-  return c;
-}
-
-const finalsPath = (name: string) => join(dir, `${name}.finals`);
-
-/** A finals file's hashes by frame (`FRAME CRC32` lines; `#` lines skipped). */
-function readFinals(path: string): Map<number, number> {
-  const hashes = new Map<number, number>();
-  for (const line of readFileSync(path, 'utf8').split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const m = /^(\d+) ([0-9a-f]{8})$/.exec(line);
-    expect(m, `a FRAME CRC32 line in ${path}: ${JSON.stringify(line)}`).not.toBeNull();
-    hashes.set(Number(m![1]), Number.parseInt(m![2]!, 16));
-  }
-  return hashes;
-}
-
-/**
- * Frames two peers both hold, those of them where their hashes differ, and the span both cover
- * (from the later first frame to the earlier last one): every frame of it is final on both, so
- * `common` must equal `span` (how many frames that is depends on the machine's speed; that none is
- * missing does not).
- */
-function compare(a: ReadonlyMap<number, number>, b: ReadonlyMap<number, number>) {
-  let common = 0;
-  const differing: number[] = [];
-  for (const [f, h] of a) {
-    const other = b.get(f);
-    if (other === undefined) continue;
-    common++;
-    if (other !== h) differing.push(f);
-  }
-  const first = Math.max(Math.min(...a.keys()), Math.min(...b.keys()));
-  const last = Math.min(Math.max(...a.keys()), Math.max(...b.keys()));
-  return { common, differing, span: Math.max(0, last - first + 1), last };
-}
-
-/**
- * Seconds a host plays (from its start) to hold `playSeconds` of play and three process start-ups
- * of `startup` ms (the joins', a restart's, and one for the machine being that slow throughout).
- */
-const hostSeconds = (playSeconds: number, startup: number) => Math.ceil(playSeconds + (3 * startup) / 1000);
-
-/**
- * How long a `netplay` process takes to start (node, tsx, the CLI's modules) and exit on this
- * machine now: `netplay join --help`. A rejoin's "back within 3 s" is measured from the restart of
- * the process, so the start-up, which is the machine's and not the session's, is measured in the
- * same run and allowed on top (a loaded machine: 3,395 ms from the restart, 2,959 ms of it start-up);
- * so is the host's playing time, fixed when it starts (see {@link hostSeconds}).
- */
-async function startupMs(): Promise<number> {
-  const t0 = Date.now();
-  const c = cli(['join', '--help']);
-  expect(await c.exit, output(c)).toBe(ExitCode.Ok);
-  return Date.now() - t0;
-}
-
-const output = (...cs: Child[]) => cs.map((c) => `${c.stdout()}${c.stderr()}`).join('\n----\n');
+const { cli, finalsPath } = finalsScope('netplay-cli-rejoin-');
 
 const hostArgs = (mode: string, seconds: number, finals: string) => [
   'host',
@@ -103,7 +33,7 @@ describe('netplay host --mode lockstep-cs --players 3: a killed join comes back'
     // The host plays a fixed time from its start, which must hold the joins' start-up, 1.5 s of
     // play, the restart's start-up and seconds of play after it: sized by a start-up measured here.
     const startup = await startupMs();
-    const host = cli(hostArgs('lockstep-cs', hostSeconds(6, startup), finalsPath('cs-host')));
+    const host = cli(hostArgs('lockstep-cs', hostSeconds(6, startup, 3), finalsPath('cs-host')));
     const port = (await host.waitFor(/hosting on udp 127\.0\.0\.1:(\d+)/))[1]!;
     const target = `127.0.0.1:${port}`;
     // The joins play until the host stops (then they lose it: exit PeerLost, files written).
@@ -157,7 +87,7 @@ describe('netplay host --mode lockstep-cs --players 3: a killed join comes back'
       ['host vs vic', h, v],
       ['ann vs vic', a, v],
     ] as const) {
-      const c = compare(x, y);
+      const c = compareFinals(x, y);
       expect(c.differing, name).toEqual([]);
       expect(c.common, name).toBe(c.span);
       expect(c.last - entry, name).toBeGreaterThan(60);
@@ -168,7 +98,7 @@ describe('netplay host --mode lockstep-cs --players 3: a killed join comes back'
 describe('netplay host (rollback) --players 3: a killed join comes back', () => {
   it('restarted with the same nick, it is back in its slot within 3 s; all three agree at the end', async () => {
     const startup = await startupMs();
-    const host = cli(hostArgs('rollback', hostSeconds(8, startup), finalsPath('rbj-host')));
+    const host = cli(hostArgs('rollback', hostSeconds(8, startup, 3), finalsPath('rbj-host')));
     const port = (await host.waitFor(/hosting on udp 127\.0\.0\.1:(\d+)/))[1]!;
     const target = `127.0.0.1:${port}`;
     const ann = cli(['join', target, '--bot', '--nick', 'ann', '--players', '3', '--finals', finalsPath('rbj-ann')]);
@@ -217,7 +147,7 @@ describe('netplay host (rollback) --players 3: a killed join comes back', () => 
       ['host vs vic', h, v],
       ['ann vs vic', a, v],
     ] as const) {
-      const c = compare(x, y);
+      const c = compareFinals(x, y);
       expect(c.differing, name).toEqual([]);
       expect(c.common, name).toBe(c.span);
       expect(c.last - entry, name).toBeGreaterThan(60);
@@ -232,7 +162,7 @@ describe('netplay host (rollback) --players 3: a spectator after a leave', () =>
     // watching: the start-ups are this machine's (they took the whole of a fixed 14 s under load,
     // and the spectator found no host), so they are measured here and added.
     const startup = await startupMs();
-    const host = cli(hostArgs('rollback', hostSeconds(10, startup), finalsPath('rb-host')));
+    const host = cli(hostArgs('rollback', hostSeconds(10, startup, 3), finalsPath('rb-host')));
     const port = (await host.waitFor(/hosting on udp 127\.0\.0\.1:(\d+)/))[1]!;
     const target = `127.0.0.1:${port}`;
     // ann and the spectator play until the host stops (then they lose it: exit PeerLost, files written).
@@ -266,7 +196,7 @@ describe('netplay host (rollback) --players 3: a spectator after a leave', () =>
       ['host vs spectator', h, w],
       ['ann vs spectator', a, w],
     ] as const) {
-      const c = compare(x, y);
+      const c = compareFinals(x, y);
       expect(c.differing, name).toEqual([]);
       expect(c.common, name).toBeGreaterThan(60);
     }
