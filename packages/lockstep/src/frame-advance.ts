@@ -417,6 +417,19 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
     // = this.prng.nextU32(), without boxing it (see `keyBytes`).
     const kb = this.prng.fill(this.keyBytes);
     e.key = (kb[0]! | (kb[1]! << 8) | (kb[2]! << 16) | (kb[3]! << 24)) >>> 0;
+    // Same-frame events apply in key order: this peer's keys for one frame rise, so its changes
+    // apply in the order it made them (a press and release within a frame never apply reversed).
+    // The key stays random above the previous one; past the top, the change takes the next frame.
+    if (this.ownLog.length > 0) {
+      const last = this.ownLog.at(this.ownLog.length - 1);
+      if (last.frame >= e.frame) {
+        if (last.key === 0xffffffff) e.frame = last.frame + 1;
+        else {
+          e.frame = last.frame;
+          e.key = last.key + 1 + (e.key % (0xffffffff - last.key));
+        }
+      }
+    }
     e.client = this.id;
     e.port = this.myPort;
     e.input.set(input);

@@ -234,8 +234,9 @@ describe('client-server (seed 002)', () => {
       const t0 = s.net.now() + 500;
       const until = t0 + (joinAtFrame + 300) * FRAME_MS;
       const joinAt = t0 + joinAtFrame * FRAME_MS;
-      const scripts = Array.from({ length: players }, (_, k) =>
-        makeScript(seed + k, inputBytes, FRAME_MS, k === players - 1 ? joinAt : t0, until),
+      // The joiner's script is made once its link is up (see below).
+      const scripts = Array.from({ length: players - 1 }, (_, k) =>
+        makeScript(seed + k, inputBytes, FRAME_MS, t0, until),
       );
       const sums = s.peers.map((p) => ({ sums: frameChecksums(p.core), first: 0 }));
       const served = recordServed(s.server);
@@ -244,6 +245,8 @@ describe('client-server (seed 002)', () => {
       const late = `p${players - 1}`;
       s.net.setLinkBoth('p0', late, conditions);
       const { ab, ba } = link(s.net, late, 'p0', CLIENT_SERVER_CHANNELS);
+      // Its inputs start once it is linked (a script starting before would fire late: see `playScript`).
+      scripts.push(makeScript(seed + players - 1, inputBytes, FRAME_MS, s.net.now(), until));
       const c = new ClientServerClient({
         id: players - 1,
         server: 0,

@@ -134,6 +134,27 @@ describe('frame-advance (seed 004)', () => {
     expectDeterministic(s.peers, () => new TestCore({ players: 3, inputBytes: 1 }), 20);
   });
 
+  it('two changes a player makes for the same frame apply in the order made: the later wins, on every peer', () => {
+    // Same-frame events are ordered by their random keys; a player's own keys for one frame must
+    // rise, or a press and its release within a frame could apply released-then-pressed (the
+    // button held). 24 seeds: a random second key falls below the first in about half of them.
+    for (let seed = 1; seed <= 24; seed++) {
+      const s = faSession(seedNet(), 3, { known: seedLatency, seed });
+      const b = s.peers[1]!;
+      s.net.clock.setTimer(s.t0 + 3.5 * F - s.net.now(), () => {
+        b.runner.setLocalInput(Uint8Array.of(0x10));
+        b.runner.setLocalInput(Uint8Array.of(0x20));
+        b.runner.setLocalInput(Uint8Array.of(0x30));
+      });
+      s.net.clock.advanceTo(s.t0 + 20 * F);
+      for (const p of s.peers) {
+        expect(firstFrameWith(p.runner.log, 1, 0x30), `seed ${seed} ${p.name}`).toBeGreaterThan(0);
+        expect(firstFrameWith(p.runner.log, 1, 0x10), `seed ${seed} ${p.name}`).toBe(-1);
+        expect(firstFrameWith(p.runner.log, 1, 0x20), `seed ${seed} ${p.name}`).toBe(-1);
+      }
+    }
+  });
+
   it('gives each player the latency the seed derives (B lowest), and equal latencies when equalized', () => {
     for (const equalize of [false, true]) {
       const s = faSession(seedNet(), 3, { known: seedLatency, equalize });
@@ -355,9 +376,8 @@ function faJoin(
   const s = faSession(net, n, { seed, ports: n + 1, trackPages });
   const until = s.t0 + (joinAtFrame + 300) * F;
   const joinAt = s.t0 + joinAtFrame * F;
-  const scripts = Array.from({ length: n + 1 }, (_, i) =>
-    makeScript(i < n ? seed + i : seed + 9, 1, F, i < n ? s.t0 - 200 : joinAt, until),
-  );
+  // The newcomer's script is made once its links are up (see below).
+  const scripts = Array.from({ length: n }, (_, i) => makeScript(seed + i, 1, F, s.t0 - 200, until));
   const sums = s.peers.map((p) => ({ name: p.name, sums: frameChecksums(p.core), first: 0 }));
   const rec = recordFaStamps(s, scripts, 0, false);
   for (const [i, p] of s.peers.entries()) playScript(net, p.runner, scripts[i]!);
@@ -365,6 +385,9 @@ function faJoin(
   // The shell connects the newcomer to every peer, then it asks the host (peer 0).
   const newcomer = String.fromCharCode(65 + n);
   const conns = s.peers.map((_, i) => link(net, newcomer, String.fromCharCode(65 + i), FRAME_ADVANCE_CHANNELS));
+  // Its inputs start once it is linked (setting links up under loss takes time; a script starting
+  // before would fire late: see `playScript`).
+  scripts.push(makeScript(seed + 9, 1, F, net.now(), until));
   const scheduler = new FrameAdvancePeer({
     id: n,
     port: n,

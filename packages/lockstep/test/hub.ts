@@ -313,14 +313,19 @@ export function expectPlayOnAfterKill<S extends Departing>(
     net.setLink(hubName(i), hubName(0), links[2 * i - 2]!);
     net.setLink(hubName(0), hubName(i), links[2 * i - 1]!);
   }
-  const t0 = Math.ceil(net.now() / 1000) * 1000 + 1000;
+  // The game starts a second after the links are up (setting them up under loss takes time, and
+  // the scripts must start after it): `make` runs once every link is connected.
+  let t0 = Number.NaN;
   const fresh = () => new TestCore({ players: n, inputBytes });
   const hub = new StarHub({
     net,
     n,
     channels: rig.channels,
     broadcast: rig.broadcast,
-    make: (id) => rig.make(id, t0),
+    make: (id) => {
+      if (Number.isNaN(t0)) t0 = Math.ceil(net.now() / 1000) * 1000 + 1000;
+      return rig.make(id, t0);
+    },
     makeCore: fresh,
   });
   const victim = 1 + (d.victim % (n - 1));

@@ -52,6 +52,12 @@ export function playScript(
   runner: { setLocalInput(input: Uint8Array): void },
   script: Script,
 ): void {
+  // A change due before now would fire late, at now, and an oracle reading the value in force at
+  // the send time would see the script's later value (CI seed 1130497145: links set up under loss
+  // took 1.7 s, past the script's start): the harness must start scripts after its set-up.
+  const first = script.times[0];
+  if (first !== undefined && first < net.now())
+    throw new Error(`playScript: the script starts at ${first} ms, but the clock is already at ${net.now()} ms`);
   for (let i = 0; i < script.times.length; i++) {
     const v = script.values[i]!;
     net.clock.setTimer(script.times[i]! - net.now(), () => runner.setLocalInput(v));
