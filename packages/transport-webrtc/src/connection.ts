@@ -93,6 +93,10 @@ export class WebRtcConnection implements Connection {
   private earlyBytes = 0;
   private readonly negotiation: Negotiation;
   private helloSent = false;
+  /** Every data channel reported open (see `onChannelOpen`). */
+  private allOpen = false;
+  /** The server's HELLO, received before its own channels were all flagged open. */
+  private pendingHello: ReturnType<typeof decodeHello> | undefined;
   private readonly liveness: Liveness;
   private connectTimer: Timer | undefined;
   private drainTimer: Timer | undefined;
@@ -230,19 +234,36 @@ export class WebRtcConnection implements Connection {
       c.dc = openNegotiatedChannel(this.pc, `np-${i}`, FIRST_DATA_CHANNEL_ID + i, c.reliable);
       c.dc.onmessage = (ev) => this.onData(c, ev.data);
     });
-    this.control.onopen = () => this.onControlOpen();
+    // Every channel must be open before the handshake goes on: a browser or node-datachannel may
+    // dispatch one channel's `open` after messages of another, and a channel not flagged open
+    // cannot send (what went out on it would be lost).
+    for (const dc of this.allChannels()) dc.onopen = () => this.onChannelOpen();
     this.control.onclose = () => this.onChannelGone('the control data channel closed');
     this.control.onmessage = (ev) => this.onControl(ev.data);
     this.pingChannel.onmessage = (ev) => this.onPingFrame(ev.data);
   }
 
-  private onControlOpen(): void {
+  /** Control, ping, then the data channels. */
+  private allChannels(): RtcDataChannelLike[] {
+    return [this.control, this.pingChannel, ...this.chans.map((c) => c.dc)];
+  }
+
+  /** One data channel opened: once all are, the handshake goes on (see {@link onAllOpen}). */
+  private onChannelOpen(): void {
+    if (this.allOpen || this.currentState !== 'connecting') return;
+    for (const dc of this.allChannels()) if (dc.readyState !== 'open') return;
+    this.allOpen = true;
+    this.onAllOpen();
+  }
+
+  private onAllOpen(): void {
     const sctpMax = this.pc.sctp?.maxMessageSize;
     const max = typeof sctpMax === 'number' && sctpMax > 0 ? sctpMax : 65536;
     this.outbox.chunkBytes = Math.max(1024, Math.min(max, 64 << 10));
     // ICE, DTLS and SCTP are up: the selected pair is known. Both ends open only once it is read.
     this.resolveAddress();
     if (this.role === 'client') this.address.whenResolved(() => this.sendHello());
+    else if (this.pendingHello !== undefined) this.onHelloReady(this.pendingHello);
   }
 
   private resolveAddress(): void {
@@ -285,6 +306,13 @@ export class WebRtcConnection implements Connection {
       this.refuse(`channel mismatch: server has ${channelSignature(this.channels)}`);
       return;
     }
+    // The client's channels are all open; ours may not be flagged yet (see `onChannelOpen`).
+    if (this.allOpen) this.onHelloReady(hello);
+    else this.pendingHello = hello;
+  }
+
+  private onHelloReady(hello: ReturnType<typeof decodeHello>): void {
+    this.pendingHello = undefined;
     this.resolveAddress();
     this.address.whenResolved(() => {
       if (this.currentState === 'connecting') this.welcome(hello);
@@ -314,6 +342,14 @@ export class WebRtcConnection implements Connection {
     }
     this.agree(welcome.maxMessageBytes, welcome.maxUnreliableBytes);
     this.becomeOpen();
+    // What was queued before open goes out first, so a message sent from an `open` handler
+    // follows it (in order on its channel).
+    this.outbox.flushQueued(
+      this.currentLimits,
+      (e) => this.emitter.emit('error', e),
+      () => this.isClosed(),
+    );
+    if (this.isClosed()) return;
     this.emitter.emit('open', undefined);
     if (this.isClosed()) return;
     for (const e of this.early.splice(0)) {
@@ -321,11 +357,6 @@ export class WebRtcConnection implements Connection {
       if (this.isClosed()) return;
     }
     this.earlyBytes = 0;
-    this.outbox.flushQueued(
-      this.currentLimits,
-      (e) => this.emitter.emit('error', e),
-      () => this.isClosed(),
-    );
   }
 
   private becomeOpen(): void {
@@ -576,14 +607,14 @@ export class WebRtcConnection implements Connection {
       timer.cancel();
       this.shutdown();
     };
-    for (const dc of [this.control, this.pingChannel, ...this.chans.map((c) => c.dc)]) dc.onmessage = null;
+    for (const dc of this.allChannels()) dc.onmessage = null;
   }
 
   private shutdown(): void {
     this.control.onclose = null;
     this.pc.onicecandidate = null;
     this.pc.onconnectionstatechange = null;
-    for (const dc of [this.control, this.pingChannel, ...this.chans.map((c) => c.dc)]) {
+    for (const dc of this.allChannels()) {
       dc.onmessage = null;
       dc.onopen = null;
     }
