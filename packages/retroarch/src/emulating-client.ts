@@ -1,5 +1,5 @@
 import { RETROARCH_MAX_DEVICES } from '@netplay/protocol';
-import type { RetroArchClientEvent } from './client.js';
+import type { RetroArchClientEvent } from './client-events.js';
 import { RetroArchError } from './errors.js';
 import { RetroArchNetplayState } from './netplay-state.js';
 import type { RetroArchCore } from './retroarch-core.js';

@@ -12,7 +12,7 @@ import {
   retroArchPasswordHash,
 } from '@netplay/protocol';
 import { type AttemptLimiter, DEFAULT_RATE_LIMITS, RateBudget, type RateLimits } from '@netplay/transport';
-import type { RetroArchCoreInfo } from './client.js';
+import type { RetroArchCoreInfo } from './client-options.js';
 import { RetroArchError } from './errors.js';
 import { OutputQueue } from './output.js';
 

@@ -10,19 +10,16 @@ export {
   type RetroArchAdmissionOptions,
   type RetroArchArrival,
 } from './admission.js';
-export {
-  RetroArchClient,
-  type RetroArchClientEvent,
-  type RetroArchClientOptions,
-  type RetroArchClientState,
-  type RetroArchCoreInfo,
-  type RetroArchCrcEvent,
-  type RetroArchInputEvent,
-  type RetroArchNoInputEvent,
-  type RetroArchSessionInfo,
-  retroArchDeviceWords,
-  retroArchInputWords,
-} from './client.js';
+export { RetroArchClient, type RetroArchClientState } from './client.js';
+export type {
+  RetroArchClientEvent,
+  RetroArchCrcEvent,
+  RetroArchInputEvent,
+  RetroArchNoInputEvent,
+  RetroArchSessionInfo,
+} from './client-events.js';
+export type { RetroArchClientOptions, RetroArchCoreInfo } from './client-options.js';
+export { retroArchDeviceWords, retroArchInputWords } from './device-words.js';
 export {
   RetroArchClientEmulator,
   type RetroArchClientEmulatorEvent,

@@ -1,5 +1,5 @@
 import { crc32 } from '@netplay/protocol';
-import type { RetroArchClientEvent } from './client.js';
+import type { RetroArchClientEvent } from './client-events.js';
 import { RetroArchError } from './errors.js';
 
 /** The `format` value of a recording's first line. */
