@@ -1,10 +1,10 @@
 import { ByteReader, DecodeError, type MameInputState, mameHubInputPacketSize } from '@netplay/protocol';
 import { applyDelta, DeltaError, type DirtyPageSet } from '@netplay/state';
 import { LockstepError } from './errors.js';
-import { LateJoinDelta } from './late-join-delta.js';
 import type { PingHistoryOptions } from './latency.js';
 import { type EndReason, Liveness, type LockstepEvent, p2pVerdict } from './liveness.js';
 import { MeshAdmission } from './mesh-admission.js';
+import { MeshCandidacy } from './mesh-candidate.js';
 import {
   decodeNotice,
   encodeAccepted,
@@ -27,6 +27,7 @@ import { OwnStream } from './mesh-own.js';
 import { blankState, bytesToMask, orPick, stateToBytes } from './mesh-packets.js';
 import { MeshPings } from './mesh-pings.js';
 import { addPacket, createRemote, type Remote, takeInput } from './mesh-remote.js';
+import { MeshSyncBlocks } from './mesh-sync.js';
 import { type BufferPool, OutboxPool } from './pool.js';
 import type { Envelope, FrameRequest, LockstepScheduler, StatefulScheduler } from './types.js';
 import { HostWatermark } from './watermark.js';
@@ -55,7 +56,6 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
   private readonly extraDelayMs: number;
   private readonly historyOptions: PingHistoryOptions;
   private readonly neutralFrames: number;
-  private readonly syncInterval: number;
   private readonly layoutHash: bigint;
   private readonly onAction: ((a: MeshAction) => void) | undefined;
   private readonly host: number;
@@ -83,20 +83,13 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
   private readonly local: Uint8Array;
   private readonly merged: MameInputState;
   private readonly inputs: Uint8Array;
-  private initialState: Uint8Array | undefined;
-  private syncFrame = -1;
-  private syncState: Uint8Array | undefined;
-  private syncDirty: DirtyPageSet | undefined;
-  /** Late joiners' page deltas against the power-on state (issue 16: `DeltaBase`, dirty pages). */
-  private readonly deltas: LateJoinDelta;
-  private lastStored = -1;
+  /** The power-on state and the sync blocks, for late joiners. */
+  private readonly blocks: MeshSyncBlocks;
   private load: { frame: number; state: Uint8Array } | undefined;
   /** Host: the candidate being admitted. */
   private readonly admission: MeshAdmission;
-  private hello: Uint8Array | undefined;
-  /** Input messages that reached a candidate before its acceptance (channels are not ordered between each other). */
-  private early: { from: number; channel: string; data: Uint8Array }[] = [];
-  private nextHelloAt = -Infinity;
+  /** A candidate's hello and the input messages that reach it before its acceptance. */
+  private readonly candidacy: MeshCandidacy;
   /** Departed peers still in `remotes` (dropped once `next` reaches their cut). */
   private cuts = 0;
   /** Interruptions, removals and the end (see {@link LockstepEvent}); the driver empties it. */
@@ -119,10 +112,10 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     this.extraDelayMs = options.extraDelayMs ?? 0;
     this.historyOptions = options.history ?? {};
     this.neutralFrames = options.neutralFrames ?? Math.round(1000 / frameMs);
-    this.syncInterval = options.syncIntervalFrames ?? Math.round(30_000 / frameMs);
-    if (!(this.syncInterval >= 1)) throw new LockstepError('bad-argument', 'syncIntervalFrames must be >= 1');
+    const syncInterval = options.syncIntervalFrames ?? Math.round(30_000 / frameMs);
+    if (!(syncInterval >= 1)) throw new LockstepError('bad-argument', 'syncIntervalFrames must be >= 1');
     this.layoutHash = options.layoutHash ?? 0n;
-    this.deltas = new LateJoinDelta(this.layoutHash, options.pageSize ?? 4096);
+    this.blocks = new MeshSyncBlocks(syncInterval, this.layoutHash, options.pageSize ?? 4096);
     this.onAction = options.onAction;
     this.host = options.members[0]!.id;
     this.joined = options.candidate !== true;
@@ -140,14 +133,14 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
       } else if (this.joined) this.addRemote(m.id, m.port, 0, 0);
     }
     if (this.joined && this.myPort < 0) throw new LockstepError('bad-argument', 'members must include this peer');
-    if (!this.joined) {
-      // The candidate contacts the first peer (the host), again every second until it has an answer.
-      this.hello = encodeAddressed(J_HELLO, this.id, options.address ?? `${this.id}`);
-    }
+    // A candidate contacts the first peer (the host), again every second until it has an answer.
+    this.candidacy = new MeshCandidacy(
+      this.joined ? undefined : encodeAddressed(J_HELLO, this.id, options.address ?? `${this.id}`),
+    );
     this.local = new Uint8Array(inputBytes);
     this.merged = blankState(ports);
     this.inputs = new Uint8Array(ports * inputBytes);
-    this.own = new OwnStream(ports, this.packetSize, 2 * this.syncInterval + 120);
+    this.own = new OwnStream(ports, this.packetSize, 2 * syncInterval + 120);
     this.admission = new MeshAdmission(this.outbox, options.joinTimeoutMs ?? 5000, ports);
     this.pool = new OutboxPool(this.outbox);
     this.inputPool = this.pool.buffers(1 + this.packetSize);
@@ -294,10 +287,8 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
       else if (channel === 'ping') {
         if (this.pings.receive(from, this.remotes.get(from), from === this.host, data, now)) this.oneWayDirty = true;
       } else if (channel === 'input' || channel === 'input-u') {
-        if (!this.joined && this.hello) {
-          if (this.early.length >= 100_000) throw new DecodeError('too-large', 0, 'too many inputs before acceptance');
-          this.early.push({ from, channel, data: data.slice() });
-        } else {
+        if (!this.joined && this.candidacy.waiting) this.candidacy.keep(from, channel, data);
+        else {
           // Progress: its packets now reach a later frame (a replay, a duplicate, a packet that
           // does not decode or carries no later time is no life while we wait on it).
           const r = this.remotes.get(from);
@@ -332,10 +323,7 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
       }
       if (this.live.ended) return;
     }
-    if (this.hello && now >= this.nextHelloAt) {
-      this.nextHelloAt = now + 1000;
-      this.outbox.push({ to: this.host, channel: 'join', data: this.hello });
-    }
+    this.candidacy.tick(now, this.host, this.outbox);
     this.pings.tick(now, this.remoteList, this.next);
     this.admission.expire(now, this.remotes.keys());
   }
@@ -346,28 +334,17 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
 
   nextWakeAt(now: number): number {
     if (this.live.ended) return Infinity;
-    const hello = this.hello ? this.nextHelloAt : Infinity;
+    const hello = this.candidacy.wakeAt;
     const live = this.joined && this.live.enabled ? Math.max(this.live.wakeAt(now), this.startMs) : Infinity;
     return Math.min(this.remotes.size > 0 ? this.pings.nextAt : Infinity, this.admission.deadline, hello, live);
   }
 
   wantsState(frame: number): boolean {
-    if (frame <= this.lastStored) return false;
-    return (frame === 0 && this.initialState === undefined) || (this.joined && frame % this.syncInterval === 0);
+    return this.blocks.wants(frame, this.joined);
   }
 
   storeState(frame: number, state: Uint8Array, dirty?: DirtyPageSet): void {
-    this.lastStored = frame;
-    if (frame === 0 && this.initialState === undefined) {
-      this.initialState = state;
-      this.deltas.setBase(state);
-    }
-    if (this.joined && frame % this.syncInterval === 0) {
-      this.syncFrame = frame;
-      this.syncState = state;
-      // The pages written since the base: a live set, so a later delta reads a superset (still right).
-      this.syncDirty = dirty;
-    }
+    this.blocks.store(frame, state, this.joined, dirty);
   }
 
   takeLoad():
@@ -461,7 +438,7 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     let time = this.sentFor + this.latencyFrames();
     if (time < this.lastTime) time = this.lastTime + 1;
     const activeFrom = time + this.neutralFrames;
-    const sync = this.syncFrame;
+    const sync = this.blocks.syncFrame;
     const bytes = encodeNotice(id, { cand: n.cand, port: n.port, activeFrom, sync });
     this.own.push(id, time, this.next).bytes = bytes;
     for (const p of this.remotes.keys()) {
@@ -470,7 +447,7 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     }
     // The candidate gets its slot, the sync block as a page delta against the initial blocks,
     // and (below, like every member) this peer's inputs since the sync block.
-    const delta = this.deltas.delta(this.syncState!, this.syncDirty);
+    const delta = this.blocks.delta();
     const members: MeshMember[] = [{ id: this.id, port: this.myPort }];
     for (const r of this.remotes.values()) members.push({ id: r.id, port: r.port });
     const acc = encodeAccepted({ port: n.port, activeFrom, sync, hostFrame: this.next, members, delta });
@@ -521,8 +498,8 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
       r.expectEnd('reject');
       if (from !== this.host) throw new DecodeError('bad-value', 0, 'reject from a non-host');
       if (cand === this.id && !this.joined) {
-        if (!this.hello) return;
-        this.hello = undefined;
+        if (!this.candidacy.waiting) return;
+        this.candidacy.answered();
         this.onAction?.({ type: 'rejected' });
       } else if (cand !== this.id) this.onAction?.({ type: 'disconnect', peer: cand });
       return;
@@ -530,20 +507,18 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     if (type === J_ACCEPTED) {
       if (from !== this.host || this.joined) throw new DecodeError('bad-value', 0, 'unexpected accept');
       const { port, activeFrom, sync, hostFrame, members, delta } = readAccepted(r);
-      if (port >= this.ports || !this.initialState) throw new DecodeError('bad-value', 1, 'port');
+      const initial = this.blocks.initialState;
+      if (port >= this.ports || !initial) throw new DecodeError('bad-value', 1, 'port');
       // Capped at the core's state size (the initial state's): a hostile host cannot make us allocate more.
-      const state = applyDelta(this.initialState, delta, {
-        layoutHash: this.layoutHash,
-        maxTargetBytes: this.initialState.length,
-      });
+      const state = applyDelta(initial, delta, { layoutHash: this.layoutHash, maxTargetBytes: initial.length });
       this.joined = true;
-      this.hello = undefined;
+      const early = this.candidacy.answered();
       this.myPort = port;
       this.activeFrom = activeFrom;
       this.lastTime = activeFrom - 1;
       this.next = sync;
       this.sentFor = sync - 1;
-      this.lastStored = sync;
+      this.blocks.lastStored = sync;
       this.load = { frame: sync, state };
       // Run behind the host by the frames it was ahead; catch-up frames are already due.
       this.startMs = now - hostFrame * this.frameMs;
@@ -553,8 +528,6 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
         else this.addRemote(m.id, m.port, 0, -1);
       }
       this.onAction?.({ type: 'accepted', port });
-      const early = this.early;
-      this.early = [];
       for (const m of early) this.receive(m.from, m.channel, m.data, now);
       return;
     }
