@@ -1,4 +1,3 @@
-import { DecodeError } from '@netplay/protocol';
 import { type Clock, Emitter, type EventSource, type Handler, type Unsubscribe } from '@netplay/transport';
 import { CONTROL_CHANNEL } from './channels.js';
 import { ChecksumExchange } from './checksum-exchange.js';
@@ -9,9 +8,9 @@ import { HostCommands } from './host-commands.js';
 import { HostMigration } from './host-migration.js';
 import { HostRole } from './host-role.js';
 import { InputExchange } from './input-exchange.js';
-import { CHECKSUM_V1, INPUT_V1, versionError } from './input-message.js';
 import { Liveness } from './liveness.js';
-import { decodeByteFrameTail, MessageType } from './messages.js';
+import { MessageDispatch } from './message-dispatch.js';
+import { MessageType } from './messages.js';
 import { ModeSwitch } from './mode-switch.js';
 import type { P2PSessionOptions } from './p2p-options.js';
 import { PeerSet } from './peer-set.js';
@@ -61,6 +60,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
   private readonly migration: HostMigration;
   private readonly finality: Finality;
   private readonly entries: PlayerEntries;
+  private readonly dispatch: MessageDispatch;
   private readonly clock: Clock;
   private readonly interruptMs: number;
   private delay: number;
@@ -169,6 +169,15 @@ export class P2PSession implements EventSource<SessionEventMap> {
       ...([this.timeline, this.peers, this.inputs, this.role, this.leaves, quorum, this.liveness] as const),
       ...([this.spectators, this.commands, this.emitter, this.clock, this.localPlayer, options.stateSource] as const),
     );
+    this.dispatch = new MessageDispatch({
+      ...{ peers: this.peers, liveness: this.liveness, spectators: this.spectators, role: this.role },
+      ...{ commands: this.commands, inputs: this.inputs, leaves: this.leaves, modes: this.modes },
+      ...{ entries: this.entries, emitter: this.emitter, localPlayer: this.localPlayer },
+      interruptMs: this.interruptMs,
+      now: () => this.clock.now(),
+      delay: () => this.delay,
+      disconnectPeer: (peer) => this.disconnectPeer(peer),
+    });
     const join = options.join;
     if (join !== undefined) this.entries.startAsJoiner(join.welcome, join.state);
     // Slots nobody plays are empty from frame 0, and so are the slots of spectating peers.
@@ -356,102 +365,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
   /** Feeds one message received from `peer` on `channel`. Undecodable bytes are dropped and reported. */
   receive(peer: string, channel: string, data: Uint8Array): void {
     if (this.finality.endReason !== undefined) return;
-    const r = this.peers.byPeer.get(peer);
-    try {
-      if (r === undefined) {
-        if (this.isHost && channel === CONTROL_CHANNEL && data[0] === MessageType.Spectate) {
-          this.spectators.add(peer);
-          return;
-        }
-        throw new DecodeError('unknown-type', 0, `message from unknown peer ${peer}`);
-      }
-      if (!r.connected) {
-        // A peer this one dropped: the host tells it that it was removed; a LEAVE naming this
-        // peer's own player still counts (this peer may have dropped the host that removed it).
-        if (channel === CONTROL_CHANNEL && data[0] === MessageType.Leave && data[1] === this.localPlayer)
-          this.leaves.onLeave(data);
-        else this.leaves.tellRemoved(r, this.clock.now(), this.interruptMs);
-        return;
-      }
-      if (
-        !r.incarnationSeen &&
-        this.entries.stale(r, data, channel !== CONTROL_CHANNEL && data[0] === MessageType.Input)
-      )
-        return;
-      this.peers.received(r, data.length);
-      this.liveness.heard(r);
-      if (data.length === 0) throw new DecodeError('truncated', 0, 'empty message');
-      switch (data[0]) {
-        case MessageType.Input:
-          this.inputs.onInput(r, data);
-          break;
-        case INPUT_V1:
-        case CHECKSUM_V1:
-          throw versionError(data[0]);
-        case MessageType.Leave:
-          if (this.fromHost(peer)) {
-            this.role.applied();
-            this.leaves.onLeave(data);
-          } else if (data[1] === this.localPlayer) {
-            // Removed by a host this peer does not follow (it was replaced, or this peer elected
-            // another): ending is always safe.
-            this.leaves.onLeave(data);
-          }
-          break;
-        case MessageType.Enter:
-          if (!this.fromHost(peer)) break;
-          this.role.applied();
-          this.entries.onEnter(data);
-          break;
-        case MessageType.Load:
-          if (!this.fromHost(peer)) break;
-          this.commands.onLoad(data);
-          break;
-        case MessageType.Pause:
-          if (!this.fromHost(peer)) break;
-          this.commands.onPause(data);
-          break;
-        case MessageType.Mode:
-          if (!this.fromHost(peer)) break;
-          this.role.applied();
-          this.modes.onMode(data);
-          break;
-        case MessageType.ModeRequest:
-          this.modes.onModeRequest(r, data, this.delay);
-          break;
-        case MessageType.ReportRequest:
-          // A host this peer itself finds without life may not remove, through this peer, a
-          // player that is alive here (stalled behind that same host, like this peer): the request
-          // waits until the host delivers again (answered then) or is dropped (void), unless the
-          // host is stalled by an input this peer holds (a player starved it: README, rule 5).
-          if (this.fromHost(peer) && !(r.interrupted && this.aliveHere(data[1]!) && !this.liveness.starvedHere(r)))
-            this.leaves.onReportRequest(r, data);
-          else this.leaves.deferReportRequest(r, data);
-          break;
-        case MessageType.Report:
-          this.leaves.onReport(peer, data);
-          break;
-        case MessageType.Dropped:
-          this.disconnectPeer(peer);
-          break;
-        case MessageType.Joined: {
-          if (!this.fromHost(peer)) break;
-          const m = decodeByteFrameTail(data, 'JOINED');
-          this.emitter.emit('spectator-joined', { peer: new TextDecoder().decode(m.tail), frame: m.frame });
-          break;
-        }
-        default:
-          throw new DecodeError('unknown-type', 0, `message type ${data[0]}`);
-      }
-    } catch (e) {
-      if (
-        !(e instanceof DecodeError) &&
-        !(e instanceof RollbackError && (e.code === 'protocol' || e.code === 'version'))
-      )
-        throw e;
-      if (r !== undefined) r.badMessages++;
-      this.emitter.emit('protocol-error', { peer, error: e });
-    }
+    this.dispatch.receive(peer, channel, data);
   }
 
   /**
@@ -567,23 +481,10 @@ export class P2PSession implements EventSource<SessionEventMap> {
 
   // ---- internals -------------------------------------------------------------------------
 
-  /**
-   * Whether a host-only message from `peer` is to be applied. One from another peer is ignored (not
-   * an error): after a partition a peer may have elected itself host while this one kept the old.
-   */
-  /** Whether remote player `player` is connected and not interrupted at this peer. */
-  private aliveHere(player: number): boolean {
-    const p = this.peers.list.find((x) => x.player === player);
-    return p?.connected === true && !p.interrupted;
-  }
-
-  private fromHost(peer: string): boolean {
-    if (this.role.isFrom(peer)) return true;
-    this.ignoredMessages++;
-    return false;
-  }
   /** Host-only messages ignored because their sender is not this peer's host. */
-  ignoredMessages = 0;
+  get ignoredMessages(): number {
+    return this.dispatch.ignoredMessages;
+  }
 
   /** Liveness, then the quorum rule: a lost host is replaced only with quorum; without it finals stop, then the session ends. */
   private checkSilence(now: number): void {
