@@ -1,153 +1,26 @@
-import { NetplayClient, NetplayHost, SESSION_CHANNELS, type SessionMode } from '@netplay/session';
+import type { NetplayClient, NetplayHost } from '@netplay/session';
 import { hash64 } from '@netplay/state';
 import { TestCore } from '@netplay/state/testing';
-import { systemClock } from '@netplay/transport';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
-  connectWebRtcNode,
-  LOOPBACK_RTC,
-  listenSignaling,
-  listenWebRtcNode,
-  type SignalingServer,
-  type WebRtcListener,
-} from '../src/server.js';
+  closeWebRtcSessions,
+  generated,
+  joinWebRtcHost,
+  play,
+  rollbackFinals,
+  SEED,
+  startWebRtcHost,
+  until,
+} from './webrtc-session-env.js';
 
 /*
  * @netplay/session, unchanged, over real node-datachannel connections introduced by a real
  * signaling server: the host listens in a room (`listenWebRtcNode`), every client connects to the
  * peer named "host" (a star: the session's relay carries client-to-client traffic). Real time
- * (the system clock), 60 Hz ticks from a timer.
+ * (the system clock), 60 Hz ticks from a timer. The set-up is webrtc-session-env.ts.
  */
 
-const CONTENT = { coreId: 'test-core', coreVersion: '1.0.0', contentHash: '00112233aabbccdd' };
-const SEED = 7;
-const FRAME_MS = 1000 / 60;
-
-/**
- * The input player `slot` gives at `frame`: a pure function of both, so an offline replay knows
- * every input of every frame without reading anything a peer recorded. Byte 0 tags the player
- * (slot + 1), so an input on the wrong port shows.
- */
-function generated(slot: number, frame: number): Uint8Array {
-  const k = Math.floor(frame / 5);
-  const x = Math.imul(k + 0x51ed27, 0x9e3779b1) ^ Math.imul(slot + 1, 0x85ebca6b);
-  return new Uint8Array([slot + 1, (x >>> 13) & 0xff]);
-}
-
-interface Env {
-  readonly server: SignalingServer;
-  readonly listener: WebRtcListener;
-  readonly host: NetplayHost;
-  readonly room: string;
-  readonly clients: NetplayClient[];
-}
-
-let rooms = 0;
-const envs: Env[] = [];
-
-afterEach(async () => {
-  for (const env of envs.splice(0)) {
-    for (const c of env.clients) c.close();
-    env.host.close();
-    await new Promise((r) => setTimeout(r, 50));
-    env.listener.close('test over');
-    await env.server.close();
-  }
-});
-
-async function startHost(mode: SessionMode, players: number): Promise<Env> {
-  const server = await listenSignaling({ rateLimits: false });
-  const room = `session-${process.pid}-${rooms++}`;
-  const listener = await listenWebRtcNode({
-    signaling: { url: server.url, room, peer: 'host' },
-    channels: SESSION_CHANNELS,
-    rtc: LOOPBACK_RTC,
-  });
-  const host = new NetplayHost({
-    core: new TestCore({ players, seed: SEED }),
-    content: CONTENT,
-    clock: systemClock,
-    mode,
-    players,
-    nick: 'host',
-  });
-  host.listen(listener);
-  const env: Env = { server, listener, host, room, clients: [] };
-  envs.push(env);
-  return env;
-}
-
-function join(env: Env, nick: string, players: number, spectate = false): NetplayClient {
-  const conn = connectWebRtcNode({
-    signaling: { url: env.server.url, room: env.room, peer: nick },
-    to: 'host',
-    channels: SESSION_CHANNELS,
-    rtc: LOOPBACK_RTC,
-  });
-  const client = new NetplayClient(conn, {
-    core: new TestCore({ players, seed: SEED }),
-    content: CONTENT,
-    clock: systemClock,
-    nick,
-    spectate,
-  });
-  env.clients.push(client);
-  return client;
-}
-
-/** Ticks every peer at 60 Hz (wall clock, catching up) until `done()` or `timeoutMs`. */
-async function play(tick: () => void, done: () => boolean, timeoutMs: number): Promise<void> {
-  const start = performance.now();
-  let ran = 0;
-  await new Promise<void>((resolve, reject) => {
-    const timer = setInterval(() => {
-      const now = performance.now();
-      const due = Math.min(Math.floor((now - start) / FRAME_MS), ran + 4);
-      while (ran < due) {
-        ran++;
-        tick();
-      }
-      if (done()) {
-        clearInterval(timer);
-        resolve();
-      } else if (now - start > timeoutMs) {
-        clearInterval(timer);
-        reject(new Error(`not done within ${timeoutMs} ms`));
-      }
-    }, FRAME_MS / 2);
-  });
-}
-
-async function until(cond: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
-/** hash64 of each final frame's savestate (rollback: confirmed and run), by frame. */
-function rollbackFinals(peer: NetplayHost | NetplayClient): { record(): void; readonly hashes: Map<number, bigint> } {
-  const hashes = new Map<number, bigint>();
-  let checked = -1;
-  return {
-    hashes,
-    record() {
-      const d = peer.driver;
-      const s = peer.rollback;
-      const w = 'spectator' in peer ? peer.spectator : undefined;
-      if (d === undefined) return;
-      const upTo = s ? Math.min(s.confirmedFrame, s.currentFrame) : (w?.currentFrame ?? -1);
-      // Every frame since the last call that the driver still holds (a player's ring keeps the
-      // prediction window, a spectator's its last two states: it records after every tick).
-      for (let f = Math.max(checked + 1, upTo - 16); f <= upTo; f++) {
-        const st = d.stateOf(f);
-        if (st !== undefined) hashes.set(f, hash64(st));
-      }
-      checked = Math.max(checked, upTo);
-    },
-  };
-}
+afterEach(closeWebRtcSessions);
 
 /**
  * Offline replay of the generated inputs on a fresh core: hash64 of the state at the start of
@@ -181,10 +54,10 @@ function expectFinals(name: string, got: Map<number, bigint>, expected: Map<numb
 describe('@netplay/session over transport-webrtc (node-datachannel, real signaling)', () => {
   it('rollback P2P, 3 players and a spectator: every final frame is the offline replay of the generated inputs', async () => {
     const players = 3;
-    const env = await startHost('rollback', players);
-    const a = join(env, 'alice', players);
-    const b = join(env, 'bob', players);
-    const watcher = join(env, 'watcher', players, true);
+    const env = await startWebRtcHost(players, { mode: 'rollback' });
+    const a = joinWebRtcHost(env, 'alice', players);
+    const b = joinWebRtcHost(env, 'bob', players);
+    const watcher = joinWebRtcHost(env, 'watcher', players, { spectate: true });
     await until(() => [a, b, watcher].every((c) => c.state !== 'handshaking'), 15_000, 'the handshakes');
     expect([a, b, watcher].map((c) => `${c.state}${c.error ? ` ${c.error.code}: ${c.error.message}` : ''}`)).toEqual([
       'playing',
@@ -234,8 +107,8 @@ describe('@netplay/session over transport-webrtc (node-datachannel, real signali
     ['frame-advance', 3],
   ] as const)('%s with %i players', (mode, players) => {
     it('every peer agrees on every frame final on both, and each is the offline replay of its inputs', async () => {
-      const env = await startHost(mode, players);
-      const clients = Array.from({ length: players - 1 }, (_, i) => join(env, `p${i + 1}`, players));
+      const env = await startWebRtcHost(players, { mode });
+      const clients = Array.from({ length: players - 1 }, (_, i) => joinWebRtcHost(env, `p${i + 1}`, players));
       interface Track {
         readonly sums: Map<number, bigint>;
         readonly inputs: Uint8Array[];
