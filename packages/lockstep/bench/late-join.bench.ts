@@ -11,8 +11,10 @@
  * time of one join, as a speed ratio to the baseline (higher is better).
  */
 import { BenchSuite } from '@netplay/bench-kit';
+import { ByteReader } from '@netplay/protocol';
 import { applyDelta, PageTracker, pageDelta } from '@netplay/state';
 import { ClientServerServer, MeshPeer } from '../src/index.js';
+import { readAccepted } from '../src/mesh-join.js';
 
 const suite = new BenchSuite('lockstep/late-join');
 const MiB = 1 << 20;
@@ -54,8 +56,13 @@ for (let n = 0, p = 7; n < pages / 100; n++, p = (p * 7919 + 13) % pages) {
 }
 const dirty = tracker.since(mark);
 
+/** Something that admits one late joiner per call and returns the page delta it sent (against `initial`). */
+interface Joiner {
+  join(withDirty: boolean): Uint8Array;
+}
+
 /** A server holding `initial` as its power-on state, and one late join of a watcher through it. */
-function server(): { join(withDirty: boolean): Uint8Array } {
+function server(): Joiner {
   const srv = new ClientServerServer({ id: 0, ports: 2, inputBytes: 1, frameMs: 1000 / 60, pageSize: PAGE });
   srv.storeState(0, initial);
   let id = 100;
@@ -95,31 +102,41 @@ suite.record({
   note: `${firstMs.toFixed(1)} ms`,
 });
 
+/**
+ * The rows `${label}, DeltaBase, every page compared` and `..., dirty pages from the core
+ * pageTracker`: the median time of one join through `joiner` (already past its first join), as a
+ * speed ratio to the baseline, after checking that the joiner rebuilds the same state from its delta.
+ */
+function recordJoins(label: string, joiner: Joiner): void {
+  for (const [name, withDirty] of [
+    [`${label}, DeltaBase, every page compared`, false],
+    [`${label}, DeltaBase, dirty pages from the core pageTracker`, true],
+  ] as const) {
+    let bytes: Uint8Array = new Uint8Array(0);
+    const ms = msPerCall(() => {
+      bytes = joiner.join(withDirty);
+    });
+    // The joiner rebuilds the same state from it.
+    const back = applyDelta(initial, bytes, { layoutHash: 0n, maxTargetBytes: SIZE });
+    if (back.length !== SIZE || back.some((b, i) => b !== current[i])) throw new Error(`${name}: wrong state`);
+    suite.record({
+      name,
+      value: oldMs / ms,
+      unit: '× baseline speed',
+      note: `${ms.toFixed(1)} ms; ${bytes.length} bytes (old path ${old.length})`,
+    });
+  }
+}
+
 const srv = server();
 srv.join(false);
-for (const [name, withDirty] of [
-  ['late join, DeltaBase, every page compared', false],
-  ['late join, DeltaBase, dirty pages from the core pageTracker', true],
-] as const) {
-  let bytes: Uint8Array = new Uint8Array(0);
-  const ms = msPerCall(() => {
-    bytes = srv.join(withDirty);
-  });
-  // The joiner rebuilds the same state from it.
-  const back = applyDelta(initial, bytes, { layoutHash: 0n, maxTargetBytes: SIZE });
-  if (back.length !== SIZE || back.some((b, i) => b !== current[i])) throw new Error(`${name}: wrong state`);
-  suite.record({
-    name,
-    value: oldMs / ms,
-    unit: '× baseline speed',
-    note: `${ms.toFixed(1)} ms; ${bytes.length} bytes (old path ${old.length})`,
-  });
-}
+recordJoins('late join', srv);
+
 /**
  * A mesh host (ports for every joiner) holding `initial` as its power-on state: each join admits a
  * new candidate (the earlier ones are members and report for it) with `current` as the sync block.
  */
-function meshHost(): { join(withDirty: boolean): Uint8Array } {
+function meshHost(): Joiner {
   const host = new MeshPeer({
     id: 0,
     members: [{ id: 0, port: 0 }],
@@ -151,28 +168,12 @@ function meshHost(): { join(withDirty: boolean): Uint8Array } {
       const acc = host.outbox.find((e) => e.channel === 'join' && e.to === id && e.data[0] === 4)!.data;
       host.outbox.length = 0;
       members.push(id);
-      return acc.subarray(21 + 8 * members.length);
+      return readAccepted(new ByteReader(acc, 1)).delta;
     },
   };
 }
 
 const mh = meshHost();
 mh.join(false);
-for (const [name, withDirty] of [
-  ['mesh late join, DeltaBase, every page compared', false],
-  ['mesh late join, DeltaBase, dirty pages from the core pageTracker', true],
-] as const) {
-  let bytes: Uint8Array = new Uint8Array(0);
-  const ms = msPerCall(() => {
-    bytes = mh.join(withDirty);
-  });
-  const back = applyDelta(initial, bytes, { layoutHash: 0n, maxTargetBytes: SIZE });
-  if (back.length !== SIZE || back.some((b, i) => b !== current[i])) throw new Error(`${name}: wrong state`);
-  suite.record({
-    name,
-    value: oldMs / ms,
-    unit: '× baseline speed',
-    note: `${ms.toFixed(1)} ms; ${bytes.length} bytes (old path ${old.length})`,
-  });
-}
+recordJoins('mesh late join', mh);
 suite.finish();

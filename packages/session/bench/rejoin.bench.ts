@@ -20,6 +20,7 @@ import {
   NetplayHost,
   REPLACE_AFTER_SILENCE_MS,
   SESSION_CHANNELS,
+  type SessionMode,
 } from '../src/index.js';
 import { decodeRollbackEntry, ROLLBACK_ENTRY_TYPE } from '../src/rollback-entry.js';
 
@@ -99,7 +100,16 @@ interface Cost {
   readonly reenterMs: number;
 }
 
-function rejoinCost(make: () => Core, warmFrames: number): Cost {
+/**
+ * A two-player host in `mode` and its client, played for `warmFrames` frames and then killed (both
+ * directions cut, the host not told), the host run on until the old connection has been silent
+ * long enough to be replaced: where the restarted process comes back.
+ */
+function killedPlayer(
+  mode: SessionMode,
+  make: () => Core,
+  warmFrames: number,
+): { net: SimulatedNetwork; host: NetplayHost; input: Uint8Array } {
   const net = new SimulatedNetwork({ seed: 1, link: { latencyMs: LATENCY_MS, jitterMs: 0, loss: 0 } });
   let salt = 1;
   const host = new NetplayHost({
@@ -107,21 +117,19 @@ function rejoinCost(make: () => Core, warmFrames: number): Cost {
     content: CONTENT,
     clock: net.clock,
     randomU32: () => (salt = (Math.imul(salt, 1664525) + 1013904223) >>> 0),
-    mode: 'lockstep-cs',
+    mode,
     players: 2,
     fps: 60,
   });
   host.listen(net.listen('host', { channels: SESSION_CHANNELS }));
-  const join = (endpoint: string) =>
-    new NetplayClient(net.connect(endpoint, 'host', { channels: SESSION_CHANNELS }), {
-      core: make(),
-      content: CONTENT,
-      clock: net.clock,
-      nick: 'p',
-      fps: 60,
-    });
   const input = new Uint8Array([1, 0]);
-  const first = join('p:1');
+  const first = new NetplayClient(net.connect('p:1', 'host', { channels: SESSION_CHANNELS }), {
+    core: make(),
+    content: CONTENT,
+    clock: net.clock,
+    nick: 'p',
+    fps: 60,
+  });
   for (let i = 0; i < warmFrames; i++) {
     host.tick(input);
     first.tick(input);
@@ -136,6 +144,11 @@ function rejoinCost(make: () => Core, warmFrames: number): Cost {
     host.tick(input);
     net.advance(FRAME_MS);
   }
+  return { net, host, input };
+}
+
+function rejoinCost(make: () => Core, warmFrames: number): Cost {
+  const { net, host, input } = killedPlayer('lockstep-cs', make, warmFrames);
   const t0 = net.clock.now();
   const conn = net.connect('p:2', 'host', { channels: SESSION_CHANNELS });
   const bytes = { sync: 0, delta: 0, other: 0 };
@@ -171,33 +184,7 @@ function rejoinCost(make: () => Core, warmFrames: number): Cost {
  * and of everything it receives until its first frame runs, and the time from connecting until then.
  */
 function rollbackRejoinCost(make: () => Core, warmFrames: number): Cost {
-  const net = new SimulatedNetwork({ seed: 1, link: { latencyMs: LATENCY_MS, jitterMs: 0, loss: 0 } });
-  let salt = 1;
-  const host = new NetplayHost({
-    core: make(),
-    content: CONTENT,
-    clock: net.clock,
-    randomU32: () => (salt = (Math.imul(salt, 1664525) + 1013904223) >>> 0),
-    mode: 'rollback',
-    players: 2,
-    fps: 60,
-  });
-  host.listen(net.listen('host', { channels: SESSION_CHANNELS }));
-  const input = new Uint8Array([1, 0]);
-  const first = new NetplayClient(net.connect('p:1', 'host', { channels: SESSION_CHANNELS }), {
-    ...{ core: make(), content: CONTENT, clock: net.clock, nick: 'p', fps: 60 },
-  });
-  for (let i = 0; i < warmFrames; i++) {
-    host.tick(input);
-    first.tick(input);
-    net.advance(FRAME_MS);
-  }
-  if (first.state !== 'playing') throw new Error(`the first incarnation did not play: ${first.state}`);
-  net.cutBoth('p:1', 'host');
-  for (let i = 0; i * FRAME_MS <= REPLACE_AFTER_SILENCE_MS; i++) {
-    host.tick(input);
-    net.advance(FRAME_MS);
-  }
+  const { net, host, input } = killedPlayer('rollback', make, warmFrames);
   const t0 = net.clock.now();
   const conn = net.connect('p:2', 'host', { channels: SESSION_CHANNELS });
   const bytes = { sync: 0, delta: 0, other: 0 };
@@ -232,56 +219,40 @@ function rollbackRejoinCost(make: () => Core, warmFrames: number): Cost {
 const suite = new BenchSuite('session/rejoin');
 const RTT = 'link round trip (ms)';
 suite.record({ name: RTT, value: 2 * LATENCY_MS, unit: 'ms', note: 'baseline of the re-entry times' });
+
+/**
+ * One row set: the full savestate (the baseline), the state as a page delta, `syncRow` (the rest
+ * of the message carrying the delta's base), everything received until the first frame, each as a
+ * ratio to the full savestate; and the time to re-enter, as a ratio to the RTT.
+ */
+function recordRejoin(name: string, c: Cost, syncRow: string): void {
+  const base = `${name}: full savestate (bytes)`;
+  suite.record({ name: base, value: c.full, unit: 'bytes', note: 'baseline' });
+  suite.record({ name: `${name}: state as page delta (bytes)`, value: c.delta, unit: 'bytes', baseline: base });
+  suite.record({ name: `${name}: ${syncRow} (bytes)`, value: c.sync, unit: 'bytes', baseline: base });
+  suite.record({
+    name: `${name}: everything received until the first frame (bytes)`,
+    value: c.sync + c.delta + c.other,
+    unit: 'bytes',
+    baseline: base,
+  });
+  suite.record({
+    name: `${name}: time to re-enter (simulated ms, ratio to the RTT)`,
+    value: c.reenterMs,
+    unit: 'ms',
+    baseline: RTT,
+  });
+}
+
 for (const [name, make, warm] of [
   ['CHIP-8', chip8, 600],
   ['16 MiB synthetic, 1 % of pages written', () => new SyntheticCore(), 120],
 ] as const) {
-  const c = rejoinCost(make, warm);
-  const base = `${name}: full savestate (bytes)`;
-  suite.record({ name: base, value: c.full, unit: 'bytes', note: 'baseline' });
-  suite.record({ name: `${name}: state as page delta (bytes)`, value: c.delta, unit: 'bytes', baseline: base });
-  suite.record({
-    name: `${name}: SYNC (power-on state, the delta's base) (bytes)`,
-    value: c.sync,
-    unit: 'bytes',
-    baseline: base,
-  });
-  suite.record({
-    name: `${name}: everything received until the first frame (bytes)`,
-    value: c.sync + c.delta + c.other,
-    unit: 'bytes',
-    baseline: base,
-  });
-  suite.record({
-    name: `${name}: time to re-enter (simulated ms, ratio to the RTT)`,
-    value: c.reenterMs,
-    unit: 'ms',
-    baseline: RTT,
-  });
+  recordRejoin(name, rejoinCost(make, warm), "SYNC (power-on state, the delta's base)");
 }
-{
-  const name = 'rollback, CHIP-8';
-  const c = rollbackRejoinCost(chip8, 600);
-  const base = `${name}: full savestate (bytes)`;
-  suite.record({ name: base, value: c.full, unit: 'bytes', note: 'baseline' });
-  suite.record({ name: `${name}: state as page delta (bytes)`, value: c.delta, unit: 'bytes', baseline: base });
-  suite.record({
-    name: `${name}: rest of ENTRY (SYNC with the power-on state, WELCOME) (bytes)`,
-    value: c.sync,
-    unit: 'bytes',
-    baseline: base,
-  });
-  suite.record({
-    name: `${name}: everything received until the first frame (bytes)`,
-    value: c.sync + c.delta + c.other,
-    unit: 'bytes',
-    baseline: base,
-  });
-  suite.record({
-    name: `${name}: time to re-enter (simulated ms, ratio to the RTT)`,
-    value: c.reenterMs,
-    unit: 'ms',
-    baseline: RTT,
-  });
-}
+recordRejoin(
+  'rollback, CHIP-8',
+  rollbackRejoinCost(chip8, 600),
+  'rest of ENTRY (SYNC with the power-on state, WELCOME)',
+);
 suite.finish();
