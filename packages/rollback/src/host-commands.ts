@@ -58,7 +58,7 @@ export class HostCommands {
   /** A LOAD from the host: its decision to load a state, or the repair of this peer's desync. */
   onLoad(data: Uint8Array): void {
     const m = decodeByteFrameTail(data, 'LOAD');
-    if (m.byte !== 0) this.role.applied();
+    if (m.byte !== 0) this.role.applied(data);
     this.pendingLoad = { frame: m.frame, state: m.tail.slice(), repair: m.byte === 0 };
   }
 

@@ -1,3 +1,4 @@
+import { DecisionLog } from './decision-log.js';
 import { RollbackError } from './errors.js';
 import type { PeerSet } from './peer-set.js';
 import type { SpectatorServer } from './spectator-server.js';
@@ -14,6 +15,8 @@ export class HostRole {
   private hostFlag: boolean;
   private hostId: string | undefined;
   private decisions = 0;
+  /** The decisions sent or applied, kept for re-sending (decision-log.ts). */
+  readonly log: DecisionLog;
 
   constructor(
     isHost: boolean,
@@ -23,6 +26,7 @@ export class HostRole {
   ) {
     this.hostFlag = isHost;
     this.hostId = isHost ? undefined : hostPeer;
+    this.log = new DecisionLog(peers);
   }
 
   /** Whether this peer is the host. */
@@ -50,9 +54,15 @@ export class HostRole {
     return !this.hostFlag && peer === this.hostId;
   }
 
-  /** Not the host: a decision of the host was applied. */
-  applied(): void {
+  /** Not the host: a decision of the host was applied (kept, to re-send it if this peer becomes host). */
+  applied(decision: Uint8Array): void {
     this.decisions = (this.decisions + 1) & 0xff;
+    this.log.record(this.decisions, decision);
+  }
+
+  /** Whether a DECISION numbered `count` is the next one this peer expects (else a copy, or early). */
+  expects(count: number): boolean {
+    return count === ((this.decisions + 1) & 0xff);
   }
 
   /** A player that entered mid-game starts with the host's decision count right after its ENTER. */
@@ -66,10 +76,14 @@ export class HostRole {
     this.spectators.sendToSynced(data);
   }
 
-  /** Host: broadcasts a decision that changes the timeline (LEAVE, MODE, LOAD), counting it. */
+  /**
+   * Host: broadcasts a decision that changes the timeline (LEAVE, ENTER, MODE, LOAD), counting it:
+   * to players as DECISION with its count (re-sent to a peer that lacks it), to spectators as is.
+   */
   broadcastDecision(data: Uint8Array): void {
     this.decisions = (this.decisions + 1) & 0xff;
-    this.broadcast(data);
+    this.peers.sendToConnected(this.log.record(this.decisions, data));
+    this.spectators.sendToSynced(data);
   }
 
   /** Host migration: this peer is the host from now on. */

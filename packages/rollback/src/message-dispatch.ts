@@ -1,6 +1,7 @@
 import { DecodeError } from '@netplay/protocol';
 import type { Emitter } from '@netplay/transport';
 import { CONTROL_CHANNEL } from './channels.js';
+import { isDecisionType } from './decision-log.js';
 import { RollbackError } from './errors.js';
 import type { SessionEventMap } from './events.js';
 import type { HostCommands } from './host-commands.js';
@@ -8,7 +9,7 @@ import type { HostRole } from './host-role.js';
 import type { InputExchange } from './input-exchange.js';
 import { CHECKSUM_V1, INPUT_V1, versionError } from './input-message.js';
 import type { Liveness } from './liveness.js';
-import { decodeByteFrameTail, MessageType } from './messages.js';
+import { decodeByteFrameTail, MessageType, need } from './messages.js';
 import type { ModeSwitch } from './mode-switch.js';
 import type { PeerSet } from './peer-set.js';
 import type { PlayerEntries } from './player-entries.js';
@@ -63,8 +64,8 @@ export class MessageDispatch {
       if (!r.connected) {
         // A peer this one dropped: the host tells it that it was removed; a LEAVE naming this
         // peer's own player still counts (this peer may have dropped the host that removed it).
-        if (channel === CONTROL_CHANNEL && data[0] === MessageType.Leave && data[1] === s.localPlayer)
-          s.leaves.onLeave(data);
+        const leave = data[0] === MessageType.Decision ? data.subarray(2) : data;
+        if (leave[0] === MessageType.Leave && leave[1] === s.localPlayer) s.leaves.onLeave(leave);
         else s.leaves.tellRemoved(r, s.now(), s.interruptMs);
         return;
       }
@@ -81,32 +82,23 @@ export class MessageDispatch {
         case CHECKSUM_V1:
           throw versionError(data[0]);
         case MessageType.Leave:
-          if (this.fromHost(peer)) {
-            s.role.applied();
-            s.leaves.onLeave(data);
-          } else if (data[1] === s.localPlayer) {
-            // Removed by a host this peer does not follow (it was replaced, or this peer elected
-            // another): ending is always safe.
-            s.leaves.onLeave(data);
-          }
-          break;
         case MessageType.Enter:
-          if (!this.fromHost(peer)) break;
-          s.role.applied();
-          s.entries.onEnter(data);
-          break;
+        case MessageType.Mode:
         case MessageType.Load:
-          if (!this.fromHost(peer)) break;
-          s.commands.onLoad(data);
+          this.decision(peer, data);
           break;
+        case MessageType.Decision: {
+          need(data, 3, 'DECISION');
+          const inner = data.subarray(2);
+          if (!isDecisionType(inner[0])) throw new DecodeError('bad-value', 2, `DECISION of message type ${inner[0]}`);
+          // A copy of a decision applied already, or one ahead of a missing one (re-sent in order).
+          if (s.role.isFrom(peer) && !s.role.expects(data[1]!)) break;
+          this.decision(peer, inner);
+          break;
+        }
         case MessageType.Pause:
           if (!this.fromHost(peer)) break;
           s.commands.onPause(data);
-          break;
-        case MessageType.Mode:
-          if (!this.fromHost(peer)) break;
-          s.role.applied();
-          s.modes.onMode(data);
           break;
         case MessageType.ModeRequest:
           s.modes.onModeRequest(r, data, s.delay());
@@ -143,6 +135,36 @@ export class MessageDispatch {
         throw e;
       if (r !== undefined) r.badMessages++;
       s.emitter.emit('protocol-error', { peer, error: e });
+    }
+  }
+
+  /** A decision (LEAVE, ENTER, MODE, LOAD) from `peer`: applied when it is this peer's host. */
+  private decision(peer: string, data: Uint8Array): void {
+    const s = this.s;
+    switch (data[0]) {
+      case MessageType.Leave:
+        if (this.fromHost(peer)) {
+          s.role.applied(data);
+          s.leaves.onLeave(data);
+        } else if (data[1] === s.localPlayer) {
+          // Removed by a host this peer does not follow (it was replaced, or this peer elected
+          // another): ending is always safe.
+          s.leaves.onLeave(data);
+        }
+        break;
+      case MessageType.Enter:
+        if (!this.fromHost(peer)) break;
+        s.role.applied(data);
+        s.entries.onEnter(data);
+        break;
+      case MessageType.Load:
+        if (!this.fromHost(peer)) break;
+        s.commands.onLoad(data);
+        break;
+      default:
+        if (!this.fromHost(peer)) break;
+        s.role.applied(data);
+        s.modes.onMode(data);
     }
   }
 

@@ -31,6 +31,10 @@ import { DecodeError } from '@netplay/protocol';
  *                 the peer that plays the slot from the entry frame (player-entries.ts)
  *   WELCOME (16)  (never sent by the session: the bytes `admitPlayer` returns for the joiner, which
  *                 the application ships with the state) see player-entries.ts
+ *   DECISION (18) (host → peers) u8 the host's decision count with this decision (mod 256), then a
+ *                 LEAVE, ENTER, MODE or LOAD (reason 1): applied only as the next decision expected;
+ *                 sent once on the reliable channel, re-sent on the unreliable one (up to 256 bytes)
+ *                 to a peer whose INPUT shows it lacks it (decision-log.ts)
  */
 
 /** Message type bytes. */
@@ -51,6 +55,7 @@ export const MessageType = {
   Dropped: 14,
   Enter: 15,
   Welcome: 16,
+  Decision: 18,
 } as const;
 
 /** Disconnect frame meaning "present" in SYNC. */

@@ -496,6 +496,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
         if (p.connected && (!p.interrupted || this.liveness.starvedHere(p)) && this.role.isFrom(p.peer))
           this.leaves.answerDeferred(p);
     this.migration.retry();
+    if (this.role.isHost) this.role.log.resend(this.role.epoch, now);
     this.finality.check(now);
     this.peers.updateRates(now);
   }

@@ -42,6 +42,8 @@ export class Remote {
   inputsHeld = false;
   /** Host decisions it reported having applied (its newest INPUT's epoch), mod 256. */
   decisions = 0;
+  /** Host: when the decisions it lacks were last (re-)sent to it (−1: it lacks none). */
+  decisionsSentAt = -1;
   /** Since when its count of applied host decisions differs from this peer's (−1: it does not). */
   decisionsApartSince = -1;
   /** Set by the liveness check while it is excused (see `decisionsApartSince`). */

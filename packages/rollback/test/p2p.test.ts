@@ -72,6 +72,23 @@ describe('P2PSession determinism theorem', () => {
           leave: { player: 844923256, atTick: 120 },
         },
       ],
+      // Host decisions went out once, on the reliable channel: player 4 left at tick 120 and the
+      // LEAVE to p1 (which also brings the inputs p1 lacks) was held up by retransmission backoff
+      // for seconds; p1, waiting for it, was excused for disconnectMs and then removed (the shape
+      // seed 4061800 shrank to: 5 players, 98 ms, 20 % loss). The host now re-sends the decisions a
+      // peer's INPUT shows it lacks.
+      [
+        {
+          players: 5,
+          seed: 1,
+          inputSeed: 1791590638,
+          link: { latencyMs: 98, jitterMs: 26, loss: 0.2, duplicate: 0, reorder: 0, reorderDelayMs: 33 },
+          changes: [],
+          delay: 1,
+          maxPrediction: 4,
+          leave: { player: 4, atTick: 120 },
+        },
+      ],
     ],
   })('every peer state at every confirmed frame equals the offline replay (JS test core, 2-8 players)', (s) => {
     const mesh = runScenario(s, () => new TestCore({ players: s.players }), 150);
