@@ -55,6 +55,8 @@ export interface PipeStats {
  * and pausing the reading side while the budget is negative or the writing side holds more than
  * `highWaterBytes` unsent (so each direction holds at most about `highWaterBytes` + one message).
  * When either side closes, the other is closed with the same code (1000 when it cannot be sent).
+ * Each message copied adds its payload bytes to `stats.bytes` and, when given, to `total.bytes`
+ * (a counter shared by several pairs, such as `RelayServer.stats`).
  */
 export function pipeSockets(
   a: WebSocket,
@@ -64,6 +66,7 @@ export function pipeSockets(
   highWaterBytes: number,
   stats: PipeStats,
   onClose: () => void,
+  total?: { bytes: number },
 ): void {
   let done = false;
   const timers = new Set<Timer>();
@@ -86,6 +89,7 @@ export function pipeSockets(
       if (done) return;
       const n = Array.isArray(data) ? data.reduce((s, x) => s + x.length, 0) : (data as Buffer).length;
       stats.bytes += n;
+      if (total !== undefined) total.bytes += n;
       stats.messages++;
       dst.send(data, { binary: isBinary });
       const wait = bucket.take(n, clock.now());

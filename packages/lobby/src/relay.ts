@@ -138,7 +138,12 @@ export class RelayServer {
   readonly stats = {
     /** Client links made since the start. */
     links: 0,
-    /** Not updated in this version (stays 0): per-room byte counts are in {@link RelayServer.roomStats}. */
+    /**
+     * Payload bytes relayed over WebSocket links since the start, both directions, every room
+     * (each message's bytes as sent, binary or text; the WebSocket framing not counted): the sum of
+     * every room's {@link RelayServer.roomStats} `bytes`, rooms gone included. Datagrams through UDP
+     * room ports are counted per room in {@link RelayServer.udpStats}, not here.
+     */
     bytes: 0,
     /** Refused or closed connections (hosts, clients, links), by {@link LobbyErrorCode}. */
     refused: {} as Partial<Record<LobbyErrorCode, number>>,
@@ -327,9 +332,18 @@ export class RelayServer {
     client.timer?.cancel();
     this.gate.release(client);
     this.stats.links++;
-    pipeSockets(client.ws, ws, room.bucket, this.clock, this.o.highWaterBytes, room.stats, () => {
-      room.clients.delete(client.id);
-    });
+    pipeSockets(
+      client.ws,
+      ws,
+      room.bucket,
+      this.clock,
+      this.o.highWaterBytes,
+      room.stats,
+      () => {
+        room.clients.delete(client.id);
+      },
+      this.stats,
+    );
   }
 
   private unregister(room: HostRoom, reason: string): void {

@@ -202,6 +202,51 @@ describe('relay (one node)', () => {
     await waitFor(() => lobby.relay?.udpStats(room.id) === undefined, 2000, 'UDP port closed');
   });
 
+  it('counts the payload bytes it relays, both directions and every room, in stats.bytes (rooms gone included)', async () => {
+    const { lobby, client, ws } = await lobbyWith();
+    /** A host's control socket, a client and the host's link for it, as raw WebSockets (no netplay-ws framing). */
+    async function rawPair(): Promise<{ id: string; host: WebSocket; joiner: WebSocket; link: WebSocket }> {
+      const room = await client.announce(announce({ endpoints: [] }));
+      cleanups.push(() => room.close());
+      const host = new WebSocket(`${ws}/relay/host?room=${room.id}&token=${room.token}`);
+      cleanups.push(() => host.terminate());
+      await new Promise((r) => host.once('message', r)); // registered
+      const joiner = new WebSocket(`${ws}/relay/join?room=${room.id}`);
+      cleanups.push(() => joiner.terminate());
+      const announced = JSON.parse(String(await new Promise((r) => host.once('message', r)))) as { client: string };
+      const link = new WebSocket(`${ws}/relay/link?room=${room.id}&client=${announced.client}&token=${room.token}`);
+      cleanups.push(() => link.terminate());
+      await Promise.all(
+        [joiner, link].map((w) => (w.readyState === WebSocket.OPEN ? 0 : new Promise((r) => w.once('open', r)))),
+      );
+      return { id: room.id, host, joiner, link };
+    }
+    /** Sends `payloads` on `from` and waits until `to` has received as many messages. */
+    async function relay(from: WebSocket, to: WebSocket, payloads: (Uint8Array | string)[]): Promise<void> {
+      let got = 0;
+      const count = () => got++;
+      to.on('message', count);
+      for (const p of payloads) from.send(p);
+      await waitFor(() => got === payloads.length, 5000, `${payloads.length} relayed messages`);
+      to.off('message', count);
+    }
+    expect(lobby.relay?.stats.bytes).toBe(0);
+    const a = await rawPair();
+    // Client to host: 100 + 1 bytes binary and a text message of 6 UTF-8 bytes; host to client: 3000 + 2.
+    await relay(a.joiner, a.link, [new Uint8Array(100).fill(7), new Uint8Array([1]), 'héllo']);
+    await relay(a.link, a.joiner, [new Uint8Array(3000).fill(9), 'ok']);
+    expect(lobby.relay?.roomStats(a.id)).toMatchObject({ bytes: 3109, messages: 5 });
+    expect(lobby.relay?.stats.bytes).toBe(3109);
+    // The room goes (its host leaves); the node's count keeps its bytes, and a second room adds to it.
+    a.host.close();
+    await waitFor(() => lobby.relay?.roomStats(a.id) === undefined, 2000, 'room A unregistered');
+    expect(lobby.relay?.stats.bytes).toBe(3109);
+    const b = await rawPair();
+    await relay(b.link, b.joiner, [new Uint8Array(500)]);
+    expect(lobby.relay?.roomStats(b.id)?.bytes).toBe(500);
+    expect(lobby.relay?.stats.bytes).toBe(3609);
+  });
+
   it('caps clients waiting for a link per address', async () => {
     const { client, ws } = await lobbyWith({ relay: { pendingPerAddress: 2, linkTimeoutMs: 5000 } });
     const room = await client.announce(announce({ endpoints: [] }));
