@@ -9,6 +9,7 @@ import {
   type Unsubscribe,
 } from '@netplay/transport';
 import { SESSION_CONTROL_CHANNEL } from './channels.js';
+import { type AddedLink, LinkAdds } from './client-link-adds.js';
 import {
   decodeLinkMessage,
   encodeLinkAddress,
@@ -109,11 +110,15 @@ export class ClientLinks {
   private readonly direct = new Map<string, Connection>();
   private readonly early: Array<{ nick: string; channel: string; data: Uint8Array }> = [];
   private fixed = false;
+  /** Adopted links whose earlier messages are not handed on yet (what follows waits behind them). */
+  private readonly held = new Set<Link>();
   private delivering = false;
   private closed = false;
   private readonly maxPending: number;
   private readonly maxPendingPerAddress: number;
   private readonly helloTimeoutMs: number;
+  /** Links to players entering the running game (LINK_ADD). */
+  private readonly adds: LinkAdds;
 
   constructor(
     private readonly options: LinkOptions,
@@ -122,6 +127,12 @@ export class ClientLinks {
     this.maxPending = options.maxPending ?? 16;
     this.maxPendingPerAddress = options.maxPendingPerAddress ?? 4;
     this.helloTimeoutMs = options.helloTimeoutMs ?? 5000;
+    this.adds = new LinkAdds({
+      clock: deps.clock,
+      connect: (a) => options.connect(a),
+      sendHost: (d) => deps.sendHost(d),
+      helloTimeoutMs: this.helloTimeoutMs,
+    });
   }
 
   /** Admitted as a player (after INFO): open the listener and announce it (LINK_ADDRESS). */
@@ -157,15 +168,42 @@ export class ClientLinks {
   }
 
   /**
-   * A new incarnation of `nick` entered its slot mid-game (rollback's ENTER; it talks through the
-   * host's relay): the old direct link is closed and forgotten without being reported lost, since
-   * its late close would otherwise drop the new incarnation.
+   * A new incarnation of `nick` entered its slot mid-game (rollback's ENTER): the old direct link is
+   * closed and forgotten without being reported lost, since its late close would otherwise drop the
+   * new incarnation; the link the host set up for its entry (LINK_ADD, LINK_ADD_SET), if any, is its
+   * path from now on, else the host's relay.
    */
   retire(nick: string): void {
     const c = this.direct.get(nick);
-    if (c === undefined) return;
-    this.direct.delete(nick);
-    c.close('closed: the player entered again');
+    if (c !== undefined) {
+      this.direct.delete(nick);
+      c.close('closed: the player entered again');
+    }
+    const a = this.adds.take(nick);
+    if (a !== undefined) this.adopt(a);
+  }
+
+  /**
+   * A link to an entering player becomes its path: what came over it before is handed on at the
+   * next clock turn (not inside the scheduler's `player-entered`), in order with what follows.
+   */
+  private adopt(a: AddedLink): void {
+    const conn = a.conn;
+    if (conn === undefined) return;
+    const link: Link = { entry: a.entry, conn, up: true, offs: [], timer: undefined, early: a.early };
+    this.links.set(a.entry.slot, link);
+    this.direct.set(a.entry.nick, conn);
+    const held = this.held;
+    held.add(link);
+    link.offs.push(
+      conn.on('message', ({ channel, data }) => this.onLinkMessage(link, channel, data)),
+      conn.on('close', ({ code }) => this.onLinkClose(link, code === 'remote')),
+    );
+    link.timer = this.deps.clock.setTimer(0, () => {
+      link.timer = undefined;
+      held.delete(link);
+      for (const e of link.early.splice(0)) this.onLinkMessage(link, e.channel, e.data);
+    });
   }
 
   /** Nicks with an open direct link in the game. */
@@ -190,6 +228,14 @@ export class ClientLinks {
       this.keep(m);
       return true;
     }
+    if (m.type === LinkMessageType.LinkAdd) {
+      this.adds.onAdd(m);
+      return true;
+    }
+    if (m.type === LinkMessageType.LinkAddSet) {
+      this.adds.onAddSet(m);
+      return true;
+    }
     return false;
   }
 
@@ -208,6 +254,7 @@ export class ClientLinks {
     for (const l of this.links.values()) this.dropLink(l, reason);
     for (const c of this.direct.values()) c.close(reason);
     this.direct.clear();
+    this.adds.close(reason);
   }
 
   private closeListener(reason: string): void {
@@ -402,6 +449,10 @@ export class ClientLinks {
       return;
     }
     if (this.direct.get(link.entry.nick) !== link.conn) return;
+    if (this.held.has(link)) {
+      if (link.early.length < MAX_EARLY_LINK_MESSAGES) link.early.push({ channel, data: data.slice() });
+      return;
+    }
     if (this.delivering) this.deps.message(link.entry.nick, channel, data);
     else if (this.early.length < MAX_EARLY_LINK_MESSAGES)
       this.early.push({ nick: link.entry.nick, channel, data: data.slice() });
@@ -440,7 +491,8 @@ export class ClientLinks {
   }
 }
 
-function sendOn(conn: Connection, channel: string, data: Uint8Array): void {
+/** Sends on `conn` if it is open; a transport error (closing, over budget) drops the message. */
+export function sendOn(conn: Connection, channel: string, data: Uint8Array): void {
   if (conn.state !== 'open') return;
   try {
     conn.send(channel, data);
@@ -470,7 +522,7 @@ function closeListenerKeeping(listener: Listener, keep: ReadonlySet<Connection>)
 }
 
 /** Runs `make`; `then` gets its value at once when it is not a promise, else when the promise settles (undefined if it fails). */
-function settle<T>(make: () => Promise<T> | T, then: (value: T | undefined) => void): void {
+export function settle<T>(make: () => Promise<T> | T, then: (value: T | undefined) => void): void {
   let v: Promise<T> | T;
   try {
     v = make();

@@ -120,12 +120,15 @@ function sendOn(conn: Connection | undefined, data: Uint8Array): boolean {
 }
 
 /**
- * A link message (types 15–19) from the host, before SYNC: LINKS and LINK_SET go to the client's
- * links; a client without links ignores them (its pairs keep the relay). False: a message the host
- * never sends, or one after the handshake (the client refuses the host with `protocol`).
+ * A link message from the host: before SYNC (or ENTRY), LINKS and LINK_SET; in the game, LINK_ADD
+ * and LINK_ADD_SET (a player entering it). They go to the client's links; a client without links
+ * ignores them (its pairs keep the relay). False: a message the host never sends, or one at the
+ * wrong stage (the client refuses the host with `protocol`).
  */
 export function linkMessageFromHost(mesh: ClientMesh | undefined, handshaking: boolean, data: Uint8Array): boolean {
   const t = data[0];
-  if (!handshaking || (t !== LinkMessageType.Links && t !== LinkMessageType.LinkSet)) return false;
+  const setup = t === LinkMessageType.Links || t === LinkMessageType.LinkSet;
+  const add = t === LinkMessageType.LinkAdd || t === LinkMessageType.LinkAddSet;
+  if (handshaking ? !setup : !add) return false;
   return mesh === undefined || mesh.links.onHostMessage(data);
 }

@@ -417,7 +417,8 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
 
   private onClose(reason: string | undefined, remote = false): void {
     if (this.stage === 'closed') return;
-    if (this.continuesWithoutHost(remote)) return;
+    // `reason` undefined: this client closed the connection itself (it leaves): no hand-over.
+    if (reason !== undefined && this.continuesWithoutHost(remote)) return;
     const wasJoined = this.stage !== 'handshaking';
     this.stage = 'closed';
     this.timer?.cancel();

@@ -1,8 +1,16 @@
 import { DecodeError } from '@netplay/protocol';
 import { addressKey, type Clock, type Timer } from '@netplay/transport';
 import { SessionError } from './errors.js';
+import { type Announced, HostLinkAdds } from './host-link-adds.js';
 import type { Peer } from './host-peer.js';
-import { decodeLinkMessage, encodeLinkSlots, encodeLinks, type LinkEntry, LinkMessageType } from './link-messages.js';
+import {
+  decodeLinkMessage,
+  encodeLinkSlots,
+  encodeLinks,
+  isLinkMessage,
+  type LinkEntry,
+  LinkMessageType,
+} from './link-messages.js';
 
 /** Default time the host gives the players to announce their addresses, and again to link up. */
 export const DEFAULT_LINK_TIMEOUT_MS = 3000;
@@ -13,11 +21,6 @@ export interface HostLinksDeps {
   readonly randomU32: () => number;
   /** Sends a session message to a player. */
   send(peer: Peer, data: Uint8Array): void;
-}
-
-interface Announced {
-  readonly address: string;
-  readonly dials: boolean;
 }
 
 interface Round {
@@ -54,6 +57,8 @@ export class HostLinks {
   private readonly announced = new Map<Peer, Announced>();
   private current: Round | undefined;
   private rounds = 0;
+  /** Links for players entering the running game. */
+  private readonly adds: HostLinkAdds;
 
   constructor(
     private readonly deps: HostLinksDeps,
@@ -61,7 +66,27 @@ export class HostLinks {
     readonly timeoutMs: number,
     /** False: {@link prepare} starts the game at once (the host relays everything). */
     readonly enabled = true,
-  ) {}
+  ) {
+    this.adds = new HostLinkAdds(
+      deps,
+      timeoutMs,
+      (p) => this.announced.get(p),
+      () => ++this.rounds,
+    );
+  }
+
+  /**
+   * A player enters the running game (`slot`; mid-game join or rejoin): links it with the players
+   * in the game (`others`, by slot) before the scheduler admits it ({@link settled}).
+   */
+  enter(peer: Peer, slot: number, others: ReadonlyMap<number, Peer>): void {
+    if (this.enabled) this.adds.enter(peer, slot, others);
+  }
+
+  /** False while an entering player's links are being set up: the scheduler must not admit it yet. */
+  settled(peer: Peer): boolean {
+    return this.adds.settled(peer);
+  }
 
   /** The host's links as its options say (on only in rollback with `links`). */
   static of(
@@ -83,9 +108,8 @@ export class HostLinks {
    */
   onMessage(peer: Peer, data: Uint8Array): boolean | SessionError {
     const t = data[0] ?? 0;
-    if (t !== LinkMessageType.LinkAddress && t !== LinkMessageType.LinksReady) {
-      if (t >= LinkMessageType.LinkAddress && t <= LinkMessageType.LinkSet)
-        return new SessionError('protocol', `link message ${t} is not sent to the host`);
+    if (t !== LinkMessageType.LinkAddress && t !== LinkMessageType.LinksReady && t !== LinkMessageType.LinkAddKept) {
+      if (isLinkMessage(data)) return new SessionError('protocol', `link message ${t} is not sent to the host`);
       return false;
     }
     // A player's LINK_ADDRESS follows its INFO at once: kept whatever the admission's stage (a
@@ -102,12 +126,20 @@ export class HostLinks {
       this.announced.set(peer, { address: m.address, dials: m.dials });
       const r = this.current;
       if (r?.stage === 'addresses' && [...r.players.values()].every((p) => this.announced.has(p))) this.sendLinks(r);
+      this.adds.onAddress(peer);
+      return true;
+    }
+    if (m.type === LinkMessageType.LinkAddKept) {
+      this.adds.onKept(peer, m);
       return true;
     }
     if (m.type === LinkMessageType.LinksReady) {
       const r = this.current;
-      if (r === undefined || r.stage !== 'ready' || m.round !== (r.round & 0xff) || peer.slot === undefined)
+      if (r === undefined || m.round !== (r.round & 0xff)) {
+        this.adds.onReady(peer, m);
         return true;
+      }
+      if (r.stage !== 'ready' || peer.slot === undefined) return true;
       const expected = r.expected.get(peer.slot);
       r.ready.set(peer.slot, new Set(m.slots.filter((s) => expected?.has(s) === true)));
       if ([...r.expected].every(([slot, want]) => (r.ready.get(slot)?.size ?? 0) >= want.size)) this.finish(r);
@@ -118,6 +150,7 @@ export class HostLinks {
   /** Forgets a peer that closed. */
   gone(peer: Peer): void {
     this.announced.delete(peer);
+    this.adds.gone(peer);
   }
 
   /** True while links are being set up (the game has not started). */

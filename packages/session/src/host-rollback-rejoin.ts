@@ -27,6 +27,14 @@ export interface RollbackRejoinHost {
   replaced(peer: Peer, error: SessionError): void;
   /** The player is in the game (`peer-joined`). */
   joined(nick: string, slot: number, rejoined: boolean): void;
+  /**
+   * Direct links (the host's `links`): an entering player is linked with the players in the game
+   * (`enter`) before the scheduler may admit it (`settled`). Absent: no links.
+   */
+  links?(): {
+    enter(peer: Peer, slot: number, others: ReadonlyMap<number, Peer>): void;
+    settled(peer: Peer): boolean;
+  };
 }
 
 /** Counts of the rollback entries the host shipped (for the rejoin bench). */
@@ -78,6 +86,9 @@ export class RollbackRejoins {
     this.waiting.set(peer, { slot, rejoined: h.slots.slotOf(nick) === slot });
     // Admitted: its handshake timeout no longer applies while its entry is decided (event `waiting`).
     h.send(peer, encodeWait({ joined: h.bySlot.size + 1, players: h.players }));
+    // Its direct links with the players in the game (not those still entering) come first.
+    const others = new Map([...h.bySlot].filter(([, p]) => p !== peer && !this.waiting.has(p)));
+    h.links?.().enter(peer, slot, others);
     this.tick();
   }
 
@@ -105,6 +116,7 @@ export class RollbackRejoins {
         this.waiting.delete(peer);
         continue;
       }
+      if (this.host.links?.().settled(peer) === false) continue;
       let admission: ReturnType<P2PSession['admitPlayer']>;
       try {
         admission = s.admitPlayer(peer.nick, w.slot, this.leadFrames(peer));

@@ -117,6 +117,7 @@ export class NetplayHost implements EventSource<NetplayHostEventMap> {
       replaced: (peer, error) => refusePeer(this.ctx, peer, error, false),
       joined: (nick, slot, rejoined) =>
         this.emitter.emit('peer-joined', { nick, slot, ...(rejoined ? { rejoined } : {}) }),
+      links: () => this.ctx.links,
     });
     this.control = new HostControl(
       {

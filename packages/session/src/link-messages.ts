@@ -2,7 +2,7 @@ import { ByteReader, DecodeError } from '@netplay/protocol';
 
 /**
  * Session messages of the direct links between rollback players (issue 17) and the host hand-over
- * (issue 15): types 15–19 on `np-session`. They are decoded here, apart from the handshake's
+ * (issue 15): types 15–19 on `np-session`, and 25–27 (protocol 5) for a player entering the running game. They are decoded here, apart from the handshake's
  * codec, by whoever reads a message whose first byte is one of these types ({@link isLinkMessage}).
  */
 export const LinkMessageType = {
@@ -16,6 +16,12 @@ export const LinkMessageType = {
   LinksReady: 18,
   /** Host → player, just before SYNC: the players to reach over the direct link for the whole game. */
   LinkSet: 19,
+  /** Host → a player in the running game (protocol 5): a player entering mid-game to dial (LINKS's body). */
+  LinkAdd: 25,
+  /** Host → a player in the running game (protocol 5): the entering players whose new link it keeps (LINK_SET's body). */
+  LinkAddSet: 26,
+  /** Player → host (protocol 5): the entering players whose new link it now holds for their entry (LINK_SET's body). */
+  LinkAddKept: 27,
 } as const;
 /** A link message type. */
 export type LinkMessageType = (typeof LinkMessageType)[keyof typeof LinkMessageType];
@@ -51,8 +57,8 @@ export interface LinkEntry {
 
 /** Host → player. */
 export interface LinksMessage {
-  /** Byte 0 on the wire: 16 (LINKS). */
-  readonly type: typeof LinkMessageType.Links;
+  /** Byte 0 on the wire: 16 (LINKS), or 25 (LINK_ADD: to a player in the running game, naming players entering it). */
+  readonly type: typeof LinkMessageType.Links | typeof LinkMessageType.LinkAdd;
   /** Round of link setup (a new round restarts it, e.g. after a player left before the start). */
   readonly round: number;
   /** The receiver's player slot (it learns it in SYNC only later). */
@@ -75,10 +81,14 @@ export interface LinkHelloMessage {
   readonly token: Uint8Array;
 }
 
-/** LINKS_READY or LINK_SET: a list of player slots. */
+/** LINKS_READY, LINK_SET, LINK_ADD_SET or LINK_ADD_KEPT: a list of player slots. */
 export interface LinkSlotsMessage {
-  /** Byte 0 on the wire: 18 (LINKS_READY, player → host) or 19 (LINK_SET, host → player). */
-  readonly type: typeof LinkMessageType.LinksReady | typeof LinkMessageType.LinkSet;
+  /** Byte 0 on the wire: 18 (LINKS_READY, player → host), 19 (LINK_SET, host → player), 26 (LINK_ADD_SET, host → player) or 27 (LINK_ADD_KEPT, player → host). */
+  readonly type:
+    | typeof LinkMessageType.LinksReady
+    | typeof LinkMessageType.LinkSet
+    | typeof LinkMessageType.LinkAddSet
+    | typeof LinkMessageType.LinkAddKept;
   /** The round of link setup it belongs to (u8, wraps at 256); the host ignores a LINKS_READY of another round, a client a LINK_SET of another round (it then keeps only the relay). */
   readonly round: number;
   /** Player slots (u8 each, at most 255): LINKS_READY, those this player has an authenticated link with; LINK_SET, those to reach over the link for the whole game (the rest go through the host). */
@@ -88,10 +98,13 @@ export interface LinkSlotsMessage {
 /** Any link message. */
 export type LinkMessage = LinkAddressMessage | LinksMessage | LinkHelloMessage | LinkSlotsMessage;
 
-/** True if `data` starts with a link message type (15–19). */
+/** True if `data` starts with a link message type (15–19, 25–27). */
 export function isLinkMessage(data: Uint8Array): boolean {
   const t = data[0] ?? 0;
-  return t >= LinkMessageType.LinkAddress && t <= LinkMessageType.LinkSet;
+  return (
+    (t >= LinkMessageType.LinkAddress && t <= LinkMessageType.LinkSet) ||
+    (t >= LinkMessageType.LinkAdd && t <= LinkMessageType.LinkAddKept)
+  );
 }
 
 const utf8 = new TextEncoder();
@@ -126,9 +139,11 @@ export function encodeLinkAddress(m: Omit<LinkAddressMessage, 'type'>): Uint8Arr
   return concat([[LinkMessageType.LinkAddress, m.dials ? 1 : 0, a.length], a]);
 }
 
-/** Encodes LINKS: u8 type, u8 round, u8 receiver's slot, u8 n, n × (u8 slot, str8 nick, u8 flags (bit 0 dial), str8 address, 8 bytes token). */
-export function encodeLinks(m: Omit<LinksMessage, 'type'>): Uint8Array {
-  const parts: Array<Uint8Array | number[]> = [[LinkMessageType.Links, m.round & 0xff, m.slot, m.entries.length]];
+/** Encodes LINKS (or, with `type` 25, LINK_ADD): u8 type, u8 round, u8 receiver's slot, u8 n, n × (u8 slot, str8 nick, u8 flags (bit 0 dial), str8 address, 8 bytes token). */
+export function encodeLinks(m: Omit<LinksMessage, 'type'> & { readonly type?: LinksMessage['type'] }): Uint8Array {
+  const parts: Array<Uint8Array | number[]> = [
+    [m.type ?? LinkMessageType.Links, m.round & 0xff, m.slot, m.entries.length],
+  ];
   for (const e of m.entries) {
     const nick = str8Bytes(e.nick, 'nick');
     const address = str8Bytes(e.address, 'address');
@@ -142,7 +157,7 @@ export function encodeLinkHello(m: Omit<LinkHelloMessage, 'type'>): Uint8Array {
   return concat([[LinkMessageType.LinkHello, m.round & 0xff, m.from, m.to], checkToken(m.token)]);
 }
 
-/** Encodes LINKS_READY or LINK_SET: u8 type, u8 round, u8 n, n × u8 slot. */
+/** Encodes LINKS_READY, LINK_SET, LINK_ADD_SET or LINK_ADD_KEPT: u8 type, u8 round, u8 n, n × u8 slot. */
 export function encodeLinkSlots(m: LinkSlotsMessage | Omit<LinkSlotsMessage, never>): Uint8Array {
   return concat([[m.type, m.round & 0xff, m.slots.length], m.slots]);
 }
@@ -158,7 +173,7 @@ function readStr8(r: ByteReader, field: string): string {
   }
 }
 
-/** Decodes a link message (types 15–19). @throws DecodeError for anything else or malformed bytes. */
+/** Decodes a link message (types 15–19, 25–27). @throws DecodeError for anything else or malformed bytes. */
 export function decodeLinkMessage(data: Uint8Array): LinkMessage {
   const r = new ByteReader(data);
   const type = r.u8('type');
@@ -169,7 +184,8 @@ export function decodeLinkMessage(data: Uint8Array): LinkMessage {
       r.expectEnd('LINK_ADDRESS');
       return { type, dials: (flags & 1) !== 0, address };
     }
-    case LinkMessageType.Links: {
+    case LinkMessageType.Links:
+    case LinkMessageType.LinkAdd: {
       const round = r.u8('round');
       const slot = r.u8('slot');
       const n = r.u8('entries');
@@ -181,7 +197,7 @@ export function decodeLinkMessage(data: Uint8Array): LinkMessage {
         const address = readStr8(r, 'address');
         entries.push({ slot, nick, dial, address, token: r.bytesCopy(LINK_TOKEN_BYTES, 'token') });
       }
-      r.expectEnd('LINKS');
+      r.expectEnd(type === LinkMessageType.Links ? 'LINKS' : 'LINK_ADD');
       return { type, round, slot, entries };
     }
     case LinkMessageType.LinkHello: {
@@ -193,18 +209,22 @@ export function decodeLinkMessage(data: Uint8Array): LinkMessage {
       return { type, round, from, to, token };
     }
     case LinkMessageType.LinksReady:
-    case LinkMessageType.LinkSet: {
+    case LinkMessageType.LinkSet:
+    case LinkMessageType.LinkAddSet:
+    case LinkMessageType.LinkAddKept: {
       const round = r.u8('round');
       const n = r.u8('slots');
       const slots: number[] = [];
       for (let i = 0; i < n; i++) slots.push(r.u8('slot'));
-      r.expectEnd(type === LinkMessageType.LinkSet ? 'LINK_SET' : 'LINKS_READY');
+      r.expectEnd(SLOTS_NAMES[type]);
       return { type, round, slots };
     }
     default:
       throw new DecodeError('bad-value', 0, `not a link message type: ${type}`);
   }
 }
+
+const SLOTS_NAMES = { 18: 'LINKS_READY', 19: 'LINK_SET', 26: 'LINK_ADD_SET', 27: 'LINK_ADD_KEPT' } as const;
 
 /** Constant-time comparison of two tokens. */
 export function tokensEqual(a: Uint8Array, b: Uint8Array): boolean {

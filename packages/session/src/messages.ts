@@ -10,9 +10,11 @@ export const SESSION_MAGIC = 0x4e50534e;
 /**
  * The session protocol version this package speaks. 3 (issue 15): local players (HELLO and SYNC),
  * chat and host commands, and the lockstep modes' command byte in every slot's input. 4: direct
- * links between rollback players and the host hand-over (types 15–19, `link-messages.ts`).
+ * links between rollback players and the host hand-over (types 15–19, `link-messages.ts`). 5: direct
+ * links for a rollback player entering the running game (types 25–27, LINK_ADD, LINK_ADD_SET,
+ * LINK_ADD_KEPT).
  */
-export const SESSION_PROTOCOL_VERSION = 4;
+export const SESSION_PROTOCOL_VERSION = 5;
 /** Longest nick in UTF-8 bytes. */
 export const MAX_NICK_BYTES = 32;
 /** Slot value of a spectator in SYNC. */
@@ -48,7 +50,7 @@ export type SessionMessageType = (typeof SessionMessageType)[keyof typeof Sessio
 export interface HelloMessage {
   /** {@link SESSION_MAGIC} (`"NPSN"`, u32) from a session client; any other value is refused as `version-mismatch`. Set by `encodeHello` unless the caller overrides it. */
   readonly magic: number;
-  /** The client's session protocol version (u16); the host refuses any other than its {@link SESSION_PROTOCOL_VERSION} (4), naming both. */
+  /** The client's session protocol version (u16); the host refuses any other than its {@link SESSION_PROTOCOL_VERSION} (5), naming both. */
   readonly version: number;
   /** The rest is only decoded when magic and version match ours. */
   readonly spectate: boolean;

@@ -18,6 +18,8 @@ export interface Watched {
   ended: SessionError | undefined;
   /** The scheduler's frame when it ended (`closed` after the hand-over), else undefined. */
   endFrame: number | undefined;
+  /** Bytes it received over the direct links its listener accepted (the players that dialed it). */
+  readonly accepted: { bytes: number };
 }
 
 /**
@@ -50,41 +52,62 @@ export function meshSession(
   opts.beforeJoin?.(env.net);
   for (let i = 1; i < players; i++) {
     const name = `p${i}`;
-    const links = opts.noLinks?.has(name)
-      ? undefined
-      : {
-          listen: () => ({
-            listener: env.net.listen(name, { channels: SESSION_CHANNELS, timeouts: LINK_TIMEOUTS }),
-            address: name,
-          }),
-          connect: (address: string) =>
-            env.net.connect(name, address, { channels: SESSION_CHANNELS, timeouts: LINK_TIMEOUTS }),
-        };
-    const client = env.join(name, { core: core(), ...(links ? { links } : {}) }, LINK_TIMEOUTS);
-    const w: Watched = {
-      name,
-      client,
-      finals: clientFinals(client),
-      hosts: [],
-      hostLeft: false,
-      ended: undefined,
-      endFrame: undefined,
-    };
-    client.on('host-changed', ({ nick }) => w.hosts.push(nick));
-    client.on('host-left', () => {
-      w.hostLeft = true;
-    });
-    client.on('closed', ({ error }) => {
-      w.ended = error;
-      w.endFrame = client.rollback?.currentFrame;
-    });
-    watched.push(w);
+    watched.push(watchClient(env, name, core(), !(opts.noLinks?.has(name) ?? false)));
   }
   if (opts.wait !== false) env.net.runUntil(() => watched.every((w) => w.client.state !== 'handshaking'), 20_000);
   return { ...env, watched, relayed, hostFinal: hostFinals(env.host) };
 }
 
 export type MeshEnv = ReturnType<typeof meshSession>;
+
+/**
+ * Joins a client from endpoint `name` (nick `nick`, default `name`), with direct links (a listener
+ * on `name`, dials from it) when `linked`, and watches it (`host-changed`, `host-left`, `closed`, finals).
+ */
+export function watchClient(
+  env: Pick<ReturnType<typeof setup>, 'net' | 'join'>,
+  name: string,
+  core: TestCore,
+  linked = true,
+  nick = name,
+): Watched {
+  const accepted = { bytes: 0 };
+  const links = linked
+    ? {
+        listen: () => {
+          const listener = env.net.listen(name, { channels: SESSION_CHANNELS, timeouts: LINK_TIMEOUTS });
+          listener.on('connection', (c) =>
+            c.on('message', ({ data }) => {
+              accepted.bytes += data.length;
+            }),
+          );
+          return { listener, address: name };
+        },
+        connect: (address: string) =>
+          env.net.connect(name, address, { channels: SESSION_CHANNELS, timeouts: LINK_TIMEOUTS }),
+      }
+    : undefined;
+  const client = env.join(name, { core, nick, ...(links ? { links } : {}) }, LINK_TIMEOUTS);
+  const w: Watched = {
+    name: nick,
+    client,
+    finals: clientFinals(client),
+    hosts: [],
+    hostLeft: false,
+    ended: undefined,
+    endFrame: undefined,
+    accepted,
+  };
+  client.on('host-changed', ({ nick }) => w.hosts.push(nick));
+  client.on('host-left', () => {
+    w.hostLeft = true;
+  });
+  client.on('closed', ({ error }) => {
+    w.ended = error;
+    w.endFrame = client.rollback?.currentFrame;
+  });
+  return w;
+}
 
 /** Ticks the host (while `hostAlive`) and every open client for `ms` of simulated time. */
 export function play(env: MeshEnv, ms: number, seed: number, hostAlive: () => boolean): void {
