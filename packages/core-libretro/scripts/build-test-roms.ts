@@ -19,6 +19,13 @@ export const TEST_ROM_OUT = join(PACKAGE_DIR, 'test-roms', 'out');
 export const GB_TEST_ROM = join(TEST_ROM_OUT, 'netplay-test.gb');
 /** The built GBA ROM. */
 export const GBA_TEST_ROM = join(TEST_ROM_OUT, 'netplay-test.gba');
+/** The frame after which the quiet GBA ROM stores nothing more to its SRAM. */
+export const QUIET_AFTER_FRAME = 200;
+/**
+ * The GBA ROM assembled with `--defsym QUIET_AFTER=`{@link QUIET_AFTER_FRAME}: the same game, but
+ * no SRAM store after that frame (a game that saved and now only plays).
+ */
+export const GBA_QUIET_TEST_ROM = join(TEST_ROM_OUT, 'netplay-test-quiet.gba');
 
 /**
  * The 48 bytes of the Nintendo logo at 0x104 of a Game Boy ROM. The boot ROM compares them; an
@@ -107,8 +114,8 @@ function writeAtomic(path: string, bytes: Uint8Array): void {
   renameSync(tmp, path);
 }
 
-/** Assembles both ROMs into {@link TEST_ROM_OUT}; returns their paths. */
-export function buildTestRoms(): { gb: string; gba: string } {
+/** Assembles the ROMs (GB, GBA and the quiet GBA variant) into {@link TEST_ROM_OUT}; returns their paths. */
+export function buildTestRoms(): { gb: string; gba: string; gbaQuiet: string } {
   const work = mkdtempSync(join(tmpdir(), 'netplay-test-roms-'));
   try {
     const gbSource = join(PACKAGE_DIR, 'test-roms', 'gb', 'netplay-test.s');
@@ -118,20 +125,30 @@ export function buildTestRoms(): { gb: string; gba: string } {
     const gb = fixGbHeader(new Uint8Array(readFileSync(join(work, 'gb.bin'))));
 
     const gbaSource = join(PACKAGE_DIR, 'test-roms', 'gba', 'netplay-test.s');
-    tool('arm-none-eabi-as', ['-mcpu=arm7tdmi', '-o', 'gba.o', gbaSource], 'binutils-arm-none-eabi', work);
-    tool(
-      'arm-none-eabi-ld',
-      ['-Ttext=0x08000000', '-e', '_start', '-o', 'gba.elf', 'gba.o'],
-      'binutils-arm-none-eabi',
-      work,
-    );
-    tool('arm-none-eabi-objcopy', ['-O', 'binary', 'gba.elf', 'gba.bin'], 'binutils-arm-none-eabi', work);
-    const gba = fixGbaHeader(new Uint8Array(readFileSync(join(work, 'gba.bin'))));
+    const assembleGba = (name: string, defsym: readonly string[]): Uint8Array => {
+      tool(
+        'arm-none-eabi-as',
+        ['-mcpu=arm7tdmi', ...defsym, '-o', `${name}.o`, gbaSource],
+        'binutils-arm-none-eabi',
+        work,
+      );
+      tool(
+        'arm-none-eabi-ld',
+        ['-Ttext=0x08000000', '-e', '_start', '-o', `${name}.elf`, `${name}.o`],
+        'binutils-arm-none-eabi',
+        work,
+      );
+      tool('arm-none-eabi-objcopy', ['-O', 'binary', `${name}.elf`, `${name}.bin`], 'binutils-arm-none-eabi', work);
+      return fixGbaHeader(new Uint8Array(readFileSync(join(work, `${name}.bin`))));
+    };
+    const gba = assembleGba('gba', []);
+    const gbaQuiet = assembleGba('gba-quiet', ['--defsym', `QUIET_AFTER=${QUIET_AFTER_FRAME}`]);
 
     mkdirSync(TEST_ROM_OUT, { recursive: true });
     writeAtomic(GB_TEST_ROM, gb);
     writeAtomic(GBA_TEST_ROM, gba);
-    return { gb: GB_TEST_ROM, gba: GBA_TEST_ROM };
+    writeAtomic(GBA_QUIET_TEST_ROM, gbaQuiet);
+    return { gb: GB_TEST_ROM, gba: GBA_TEST_ROM, gbaQuiet: GBA_QUIET_TEST_ROM };
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
@@ -143,6 +160,6 @@ export default function setup(): void {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const { gb, gba } = buildTestRoms();
-  process.stdout.write(`built ${gb}\nbuilt ${gba}\n`);
+  const { gb, gba, gbaQuiet } = buildTestRoms();
+  process.stdout.write(`built ${gb}\nbuilt ${gba}\nbuilt ${gbaQuiet}\n`);
 }

@@ -77,10 +77,15 @@ wait_in:                                @ ...then until VCOUNT >= 160: one pass 
         and     r2, r9, #0xFF
         add     r2, r5, r2, lsl #1
         strh    r1, [r2]                @ history[frame % 256] = keys
+.ifdef QUIET_AFTER                      @ the quiet variant (build-test-roms.ts assembles it with
+        cmp     r9, #QUIET_AFTER        @ --defsym QUIET_AFTER=n): no SRAM store after frame n,
+        bhi     sram_done               @ as a game that saves once and then only plays
+.endif
         strb    r8, [r6]                @ SRAM has an 8-bit bus: byte stores only
         mov     r3, r8, lsr #8
         strb    r3, [r6, #1]
         strb    r9, [r6, #2]
+sram_done:
         strh    r8, [r10]               @ backdrop colour = h (bit 15 ignored)
         b       frame
 

@@ -1,11 +1,22 @@
 // Our own GB and GBA test ROMs on Gambatte and mGBA under rollback: save/load mid-run replays the
 // same frames, a state moves to another instance, SyncTest with check distance 8 finds no desync
 // (the ROMs read back their save RAM every frame, so a save RAM outside the state would desync),
-// and the ROMs' battery save RAM is the core's exposed NVRAM — on mGBA only until the first load.
+// and the ROMs' battery save RAM is the core's exposed NVRAM — on mGBA, after a load, only once
+// the game has not written its save RAM for 16 frames (the quiet GBA ROM shows when).
 import { CoreDriver, SyncTestSession } from '@netplay/rollback';
 import { describe, expect, it } from 'vitest';
+import { GBA_QUIET_TEST_ROM, QUIET_AFTER_FRAME } from '../../scripts/build-test-roms.js';
 import { encodeRetroPad, type LibretroCore } from '../../src/index.js';
-import { gambatteField, loadRomTarget, ROM_TARGETS, type RomTarget, romMask, romMix, romRun } from './test-roms.js';
+import {
+  gambatteField,
+  loadRomTarget,
+  ROM_TARGETS,
+  type RomTarget,
+  romMask,
+  romMix,
+  romRun,
+  romTarget,
+} from './test-roms.js';
 
 function step(core: LibretroCore, seed: number): void {
   core.setInputMask(0, romMask(seed, core.frame));
@@ -150,6 +161,42 @@ describe('save RAM after a state load', () => {
       }
     },
   );
+});
+
+describe('mGBA: the masked save RAM reaches nvram() once the game leaves it alone', () => {
+  // mGBA 0.10.1's retro_unserialize loads with SAVESTATE_RTC only, so the state's save data goes to
+  // a private copy (a mask, with write-back) and the buffer RETRO_MEMORY_SAVE_RAM exposes keeps its
+  // bytes; at the end of the first frame more than 15 frames after the game's last save-RAM write
+  // (mSAVEDATA_CLEANUP_THRESHOLD), the copy is written back and the mask removed. Our main ROMs
+  // write every frame and never get there; the quiet one stops after frame QUIET_AFTER_FRAME.
+  it(`mgba-gba, quiet ROM (no SRAM store after its frame ${QUIET_AFTER_FRAME}): stale for 15 frames after the last write, then the game's bytes`, () => {
+    const target: RomTarget = { ...romTarget('mgba-gba'), rom: GBA_QUIET_TEST_ROM };
+    const core = loadRomTarget(target);
+    const unloaded = loadRomTarget(target); // never loads a state: nvram() is live all along
+    try {
+      romRun(core, 4, 100);
+      const saved = core.save();
+      romRun(core, 4, 50);
+      const at150 = romMix(core);
+      core.load(saved);
+      // The game's last store is in run QUIET_AFTER_FRAME + 1 (its frame counter starts at 0).
+      const lastWrite = QUIET_AFTER_FRAME + 1;
+      romRun(core, 4, lastWrite + 15 - core.frame);
+      expect(romMix(core), `15 frames after the last write (frame ${core.frame})`).toEqual(at150);
+      romRun(core, 4, 1);
+      romRun(unloaded, 4, core.frame);
+      expect(romMix(unloaded).romFrame).toBe(QUIET_AFTER_FRAME & 0xff);
+      expect(romMix(core), `16 frames after the last write (frame ${core.frame})`).toEqual(romMix(unloaded));
+      expect(core.checksum()).toBe(unloaded.checksum());
+      // Unmasked: the exposed buffer is the game's save RAM again (and stays so until the next load).
+      romRun(core, 4, 30);
+      romRun(unloaded, 4, 30);
+      expect(romMix(core)).toEqual(romMix(unloaded));
+    } finally {
+      core.close();
+      unloaded.close();
+    }
+  });
 });
 
 describe('save RAM with a shared start (startState loads a state before the first frame)', () => {

@@ -17,9 +17,10 @@ export interface RomTarget {
   readonly wallClockInState: boolean;
   /**
    * Whether `nvram()` (RETRO_MEMORY_SAVE_RAM) still shows the game's save RAM after a state load.
-   * Gambatte: yes (its state holds the SRAM and loads it back in place). mGBA 0.10.1: no — the
-   * game's SRAM rolls back with the state, but the exposed buffer keeps the bytes from before the
-   * first load and no longer changes (test-roms-rollback.test.ts).
+   * Gambatte: yes (its state holds the SRAM and loads it back in place). mGBA 0.10.1: no with
+   * these ROMs — the game's SRAM rolls back with the state, but the load masks it and the exposed
+   * buffer keeps the bytes from before, until the game has not written its save RAM for 16 frames,
+   * which these ROMs (writing every frame) never do (test-roms-rollback.test.ts; README, mGBA).
    */
   readonly saveRamFollowsLoads: boolean;
 }
