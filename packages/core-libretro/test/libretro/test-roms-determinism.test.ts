@@ -52,10 +52,16 @@ function runInChild(target: RomTarget, frames: number, seed: number, startFile =
   return JSON.parse(out.trim().split('\n').pop()!) as ChildRun;
 }
 
-/** Waits (at most a second) until the wall-clock second is a later one than now. */
+/**
+ * Waits (at most a second and 100 ms) until the wall-clock second is a later one than now, and
+ * 100 ms more: the core's `time()` reads the coarse clock, which lags `Date.now()` by up to a
+ * scheduler tick, so right at the flip it can still give the earlier second (seen here: the core
+ * wrote 1795568710 just after `Date.now()` read 1795568711).
+ */
 async function nextSecond(): Promise<number> {
   const s = Math.floor(Date.now() / 1000);
   while (Math.floor(Date.now() / 1000) === s) await new Promise((r) => setTimeout(r, 20));
+  await new Promise((r) => setTimeout(r, 100));
   return Math.floor(Date.now() / 1000);
 }
 
