@@ -1,9 +1,10 @@
 import type { Emitter } from '@netplay/transport';
+import type { EndAgreement } from './end-agreement.js';
 import type { SessionEventMap } from './events.js';
-import type { HostMigration } from './host-migration.js';
 import type { HostRole } from './host-role.js';
 import type { PeerSet } from './peer-set.js';
 import type { Quorum } from './quorum.js';
+import type { Remote } from './remote.js';
 import type { Timeline } from './timeline.js';
 
 /** Why a {@link P2PSession} ended (event `ended`, {@link P2PSession.endReason}). */
@@ -22,8 +23,9 @@ export type SessionEndReason =
  * frame is after the last input some member holds, so no member's final frame can be undone by a
  * removal it did not see. While this peer's group lacks quorum its finals stop where they are; when
  * even the peers it is still connected to could not give it quorum, or it lacked quorum for
- * `disconnectMs`, the session ends (`partitioned`, or `host-lost` when the host is what it lost);
- * a peer told by its host that it was removed ends with `removed`.
+ * `disconnectMs`, the group agrees on its end ({@link EndAgreement}) and the session ends there
+ * (`partitioned`, or `host-lost` when the host is not in the group); a peer told by its host that
+ * it was removed ends with `removed`.
  * @internal
  */
 export class Finality {
@@ -37,9 +39,9 @@ export class Finality {
     private readonly peers: PeerSet,
     private readonly quorum: Quorum,
     private readonly role: HostRole,
-    private readonly migration: HostMigration,
     private readonly emitter: Emitter<SessionEventMap>,
     private readonly disconnectMs: number,
+    private readonly agreement: EndAgreement,
   ) {}
 
   /** Why the session ended, or undefined while it runs. */
@@ -64,10 +66,14 @@ export class Finality {
     return Math.min(this.timeline.otherFrame, this.held());
   }
 
-  /** Checks quorum (call after the liveness check): freezes finals without it, ends past the limit. */
+  /**
+   * Checks quorum (call after the liveness check): freezes finals without it; past the limit, the
+   * group's end agreement (end-agreement.ts), then the end at the agreed frame with the agreed reason.
+   */
   check(now: number): void {
     if (this.reason !== undefined) return;
     if (this.quorum.has()) {
+      if (this.frozen) this.agreement.reset();
       this.frozen = false;
       this.lackingSince = -1;
       return;
@@ -77,13 +83,28 @@ export class Finality {
       this.frozen = true;
     }
     if (this.lackingSince < 0) this.lackingSince = now;
-    if (!this.quorum.has(true) || (this.disconnectMs > 0 && now - this.lackingSince >= this.disconnectMs))
-      this.end(this.migration.hostLost || (!this.role.isHost && !this.hostConnected()) ? 'host-lost' : 'partitioned');
+    const a = this.agreement;
+    if (!a.started) {
+      if (this.quorum.has(true) && !(this.disconnectMs > 0 && now - this.lackingSince >= this.disconnectMs)) return;
+      a.start(now, this.frozenAt, this.role.isHost, (r: Remote) => this.quorum.inGroup(r, false));
+    }
+    const agreed = a.settle(now, this.frozenAt, this.role.isHost);
+    if (agreed === undefined) return;
+    let frame = agreed.frame;
+    // Its inputs are all here (every member reported holding them before it became final
+    // anywhere); the frame is final here once simulated with them, or, past the wait, what is.
+    const simulated = this.timeline.otherFrame;
+    if (frame > simulated) {
+      if (!a.overdue(now)) return;
+      frame = Math.max(this.frozenAt, simulated);
+    }
+    this.endAt(agreed.reason, frame);
+    a.ended(frame, this.role.isHost);
   }
 
-  private hostConnected(): boolean {
-    const host = this.role.hostPeer;
-    return host !== undefined && this.peers.byPeer.get(host)?.connected === true;
+  /** An END of the end agreement from `r` (answered with this peer's last final frame). */
+  onEnd(r: Remote, data: Uint8Array): void {
+    this.agreement.onEnd(r, data, this.confirmedFrame, this.role.isHost);
   }
 
   /** Ends the session for `reason`: finals stay where they are (at most `upTo`, if given). */
@@ -91,6 +112,10 @@ export class Finality {
     if (this.reason !== undefined) return;
     let frame = this.confirmedFrame;
     if (upTo !== undefined && frame > upTo) frame = upTo;
+    this.endAt(reason, frame);
+  }
+
+  private endAt(reason: SessionEndReason, frame: number): void {
     this.frozenAt = frame;
     this.frozen = true;
     this.reason = reason;

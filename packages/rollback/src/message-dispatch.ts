@@ -14,6 +14,7 @@ import type { ModeSwitch } from './mode-switch.js';
 import type { PeerSet } from './peer-set.js';
 import type { PlayerEntries } from './player-entries.js';
 import type { PlayerLeaves } from './player-leaves.js';
+import type { Remote } from './remote.js';
 import type { SpectatorServer } from './spectator-server.js';
 
 /** The parts of a {@link P2PSession} that received messages go to. */
@@ -35,6 +36,8 @@ export interface DispatchTargets {
   readonly delay: () => number;
   /** The session's `disconnectPeer` (DROPPED). */
   readonly disconnectPeer: (peer: string) => void;
+  /** An END of the end agreement (finality.ts). */
+  readonly onEnd: (r: Remote, data: Uint8Array) => void;
 }
 
 /**
@@ -114,6 +117,9 @@ export class MessageDispatch {
           break;
         case MessageType.Report:
           s.leaves.onReport(peer, data);
+          break;
+        case MessageType.End:
+          s.onEnd(r, data);
           break;
         case MessageType.Dropped:
           s.disconnectPeer(peer);

@@ -35,6 +35,9 @@ import { DecodeError } from '@netplay/protocol';
  *                 LEAVE, ENTER, MODE or LOAD (reason 1): applied only as the next decision expected;
  *                 sent once on the reliable channel, re-sent on the unreliable one (up to 256 bytes)
  *                 to a peer whose INPUT shows it lacks it (decision-log.ts)
+ *   END (19)      (any → peers of its group) u8 flags (0x01 ASK: answer with yours, 0x02 the sender
+ *                 is the host, 0x04 FINAL: the sender ended at this frame), u32 the sender's last
+ *                 final frame: the end agreement of a group without quorum (end-agreement.ts)
  */
 
 /** Message type bytes. */
@@ -56,6 +59,7 @@ export const MessageType = {
   Enter: 15,
   Welcome: 16,
   Decision: 18,
+  End: 19,
 } as const;
 
 /** Disconnect frame meaning "present" in SYNC. */

@@ -1,6 +1,7 @@
 import { type Clock, Emitter, type EventSource, type Handler, type Unsubscribe } from '@netplay/transport';
 import { CONTROL_CHANNEL } from './channels.js';
 import { ChecksumExchange } from './checksum-exchange.js';
+import { EndAgreement } from './end-agreement.js';
 import { RollbackError } from './errors.js';
 import type { SessionEventMap } from './events.js';
 import { Finality, type SessionEndReason } from './finality.js';
@@ -161,9 +162,9 @@ export class P2PSession implements EventSource<SessionEventMap> {
       this.peers,
       quorum,
       this.role,
-      this.migration,
       this.emitter,
       disconnectMs,
+      new EndAgreement(this.peers, disconnectMs > 0 ? Math.min(this.interruptMs, disconnectMs) : this.interruptMs),
     );
     this.entries = new PlayerEntries(
       ...([this.timeline, this.peers, this.inputs, this.role, this.leaves, quorum, this.liveness] as const),
@@ -177,6 +178,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
       now: () => this.clock.now(),
       delay: () => this.delay,
       disconnectPeer: (peer) => this.disconnectPeer(peer),
+      onEnd: (r, data) => this.finality.onEnd(r, data),
     });
     const join = options.join;
     if (join !== undefined) this.entries.startAsJoiner(join.welcome, join.state);

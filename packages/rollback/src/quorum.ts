@@ -28,7 +28,7 @@ export class Quorum {
   }
 
   /** Whether `r` is in this peer's group (`reachable`: connected counts, interrupted or not). */
-  private inGroup(r: Remote, reachable: boolean): boolean {
+  inGroup(r: Remote, reachable: boolean): boolean {
     return r.connected && (reachable || !r.interrupted) && this.member(r.player);
   }
 

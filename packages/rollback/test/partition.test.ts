@@ -82,6 +82,30 @@ function expectLiveOrEnded(m: Mesh, before: Array<{ current: number; confirmed: 
   });
 }
 
+/**
+ * Issue 15, item 4: the peers of a group that cannot go on end with one reason at one final frame.
+ * With one fault, the groups are the two sides of the partition (a paused peer is a group of its
+ * own); the peers of a side that ended for lack of quorum (`host-lost` / `partitioned`, not
+ * `removed`) name one reason and one frame. With several faults, sides change; not checked.
+ */
+function expectOneEndPerGroup(m: Mesh, s: PartitionScenario): void {
+  if (s.faults.length !== 1) return;
+  const f = s.faults[0]!;
+  const side = (player: number) =>
+    f.kind === 'partition' ? (f.members >> player) & 1 : player === f.peer % s.players ? 1 : 0;
+  for (const which of [0, 1]) {
+    const ends = m.rigs
+      .filter((r) => side(r.player) === which && r.session.endReason !== undefined && r.session.endReason !== 'removed')
+      .map((r) => {
+        const e = r.events.find((x) => x.type === 'ended')!.event as { reason: string; frame: number };
+        return { peer: r.name, reason: e.reason, frame: e.frame };
+      });
+    if (ends.length < 2) continue;
+    const first = ends[0]!;
+    expect(ends).toEqual(ends.map((e) => ({ peer: e.peer, reason: first.reason, frame: first.frame })));
+  }
+}
+
 const faultArb = fc.oneof(
   fc.record({
     kind: fc.constant('pause' as const),
@@ -155,6 +179,7 @@ function partitionRun(s: PartitionScenario): void {
   expectFinalsAgree(m);
   expectOneRemovalFramePerPlayer(m);
   expectLiveOrEnded(m, before);
+  expectOneEndPerGroup(m, s);
   const bound = s.faults.length * DISCONNECT_MS + SLACK_MS;
   expect(meter.maxFreezeMs.map((ms, i) => ({ peer: peerName(i), frozen: ms <= bound }))).toEqual(
     m.rigs.map((r) => ({ peer: r.name, frozen: true })),
@@ -162,7 +187,37 @@ function partitionRun(s: PartitionScenario): void {
 }
 
 describe('finality under pauses and partitions (issue 13)', () => {
-  test.prop([scenarioArb(1)], { numRuns: 30 })(
+  test.prop([scenarioArb(1)], {
+    numRuns: 30,
+    examples: [
+      // Issue 15, item 4: {p2, p3} cut from the host and p1 lack quorum; before the end agreement
+      // each ended at the last frame it knew final, a frame apart (red with each peer's own frame).
+      [
+        {
+          players: 4,
+          seed: 1817315808,
+          inputSeed: 0,
+          link: { latencyMs: 0, jitterMs: 0, loss: 0.032073382521048195 },
+          delay: 0,
+          maxPrediction: 2,
+          faults: [{ kind: 'partition', members: 3, atMs: 728, durationMs: 0, heals: false }],
+        },
+      ],
+      // {p0 (host), p1} against {p2, p3, p4}: the host's side ends; red when each names what it
+      // noticed (the host `partitioned`, p1 `host-lost`) instead of the group's one reason.
+      [
+        {
+          players: 5,
+          seed: 1,
+          inputSeed: 0,
+          link: { latencyMs: 0, jitterMs: 0, loss: 0 },
+          delay: 0,
+          maxPrediction: 2,
+          faults: [{ kind: 'partition', members: 1077434595, atMs: 0, durationMs: 0, heals: false }],
+        },
+      ],
+    ],
+  })(
     'partition property, one pause or partition (0-10 s, healed or not), 2-8 players: finals agree pairwise and with the replay; live peers advance or end with a reason; nobody frozen past disconnectMs + 1 s',
     partitionRun,
   );

@@ -1,0 +1,127 @@
+import { DecodeError } from '@netplay/protocol';
+import { CONTROL_CHANNEL } from './channels.js';
+import { MessageType, need, readU32, writeU32 } from './messages.js';
+import type { PeerSet } from './peer-set.js';
+import type { Remote } from './remote.js';
+
+/** END flags: the sender asks for an answer (it starts its end), it is the host, it ended. */
+const ASK = 0x01;
+const HOST = 0x02;
+const FINAL = 0x04;
+
+/** Why a group that cannot go on ends: `host-lost` when no member of it is the host, else `partitioned`. */
+export type AgreedEndReason = 'host-lost' | 'partitioned';
+
+/** What one peer said in an END: its last final frame, whether it is the host, whether it ended. */
+interface Proposal {
+  frame: number;
+  host: boolean;
+  final: boolean;
+  /** It answered (or proposed) after this peer's own END went out. */
+  fresh: boolean;
+}
+
+/** END: `u8 19, u8 flags (0x01 ASK, 0x02 HOST, 0x04 FINAL), u32 the sender's last final frame`. */
+export function encodeEnd(flags: number, frame: number): Uint8Array {
+  const b = new Uint8Array(6);
+  b[0] = MessageType.End;
+  b[1] = flags;
+  writeU32(b, 2, frame);
+  return b;
+}
+
+/**
+ * The end agreement of a group that cannot go on (issue 15): its peers end with one reason at one
+ * final frame. When the quorum rule says this peer must end, it sends END (ASK, its last final
+ * frame, whether it is the host) to every member it still hears usefully and waits, at most
+ * `waitMs`, for each one's END (an answer, its own proposal, or the END of one that ended). Then it
+ * ends at the highest frame any of them had final and with one reason: `partitioned` when one of
+ * them is the host, else `host-lost`. Every member holds every input of that frame (a frame is final
+ * only once every member reported holding its inputs: `held`), so this peer's state of it is the
+ * same; it runs on until it simulated that frame with those inputs (`ready`), within a second
+ * `waitMs`. A peer that hears nobody ends alone at its own frame. Answers go out whatever this
+ * peer's state (its last final frame, final everywhere).
+ * @internal
+ */
+export class EndAgreement {
+  private readonly heard = new Map<string, Proposal>();
+  private waiting: Set<string> | undefined;
+  private deadline = 0;
+
+  constructor(
+    private readonly peers: PeerSet,
+    private readonly waitMs: number,
+  ) {}
+
+  /** Whether this peer started its end (it sent its END and waits for the others'). */
+  get started(): boolean {
+    return this.waiting !== undefined;
+  }
+
+  /** Quorum is back: the end is off, and what the others said belongs to the past episode. */
+  reset(): void {
+    this.waiting = undefined;
+    this.heard.clear();
+  }
+
+  /** Starts this peer's end: asks every member of its group (`group`) for its last final frame. */
+  start(now: number, frame: number, isHost: boolean, group: (r: Remote) => boolean): void {
+    this.waiting = new Set();
+    this.deadline = now + this.waitMs;
+    const ask = encodeEnd(ASK | (isHost ? HOST : 0), frame);
+    for (const p of this.heard.values()) p.fresh = false;
+    for (const r of this.peers.list) {
+      if (!r.connected || !group(r)) continue;
+      this.waiting.add(r.peer);
+      this.peers.send(r, CONTROL_CHANNEL, ask);
+    }
+  }
+
+  /**
+   * The agreed end once every member asked answered (or left, or ended) or the wait ran out:
+   * the highest frame proposed (own `frame` included) and the reason; undefined while waiting.
+   */
+  settle(now: number, frame: number, isHost: boolean): { frame: number; reason: AgreedEndReason } | undefined {
+    const waiting = this.waiting;
+    if (waiting === undefined) return undefined;
+    if (now < this.deadline)
+      for (const peer of waiting) {
+        const r = this.peers.byPeer.get(peer);
+        const p = this.heard.get(peer);
+        if (r?.connected === true && !(p !== undefined && (p.fresh || p.final))) return undefined;
+      }
+    let best = frame;
+    let host = isHost;
+    for (const [peer, p] of this.heard) {
+      if (!waiting.has(peer) && !p.final) continue;
+      if (p.frame > best) best = p.frame;
+      if (p.host) host = true;
+    }
+    return { frame: best, reason: host ? 'partitioned' : 'host-lost' };
+  }
+
+  /** The wait for the agreed frame to be simulated here is over (`waitMs` after the first wait). */
+  overdue(now: number): boolean {
+    return now >= this.deadline + this.waitMs;
+  }
+
+  /** This peer ended at `frame` by the agreement: tells the members asked, so a late one adopts it. */
+  ended(frame: number, isHost: boolean): void {
+    const msg = encodeEnd(FINAL | (isHost ? HOST : 0), frame);
+    for (const r of this.peers.list) if (r.connected) this.peers.send(r, CONTROL_CHANNEL, msg);
+  }
+
+  /** An END from `r`: kept; answered with this peer's last final frame when it asks. */
+  onEnd(r: Remote, data: Uint8Array, frame: number, isHost: boolean): void {
+    need(data, 6, 'END');
+    const flags = data[1]!;
+    if (flags > 7) throw new DecodeError('bad-value', 1, `END flags ${flags}`);
+    this.heard.set(r.peer, {
+      frame: readU32(data, 2),
+      host: (flags & HOST) !== 0,
+      final: (flags & FINAL) !== 0,
+      fresh: this.waiting !== undefined,
+    });
+    if ((flags & ASK) !== 0) this.peers.send(r, CONTROL_CHANNEL, encodeEnd(isHost ? HOST : 0, frame));
+  }
+}
