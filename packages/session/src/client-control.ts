@@ -3,7 +3,7 @@ import type { Core } from '@netplay/state';
 import { checkChat } from './commands.js';
 import { SessionError } from './errors.js';
 import type { ChatEvent } from './host-control.js';
-import { SlotCore, SlotLayout } from './local-ports.js';
+import { ROLLBACK_PLAYS, SlotCore, SlotLayout } from './local-ports.js';
 import {
   encodeChatSend,
   encodeCommandRequest,
@@ -101,13 +101,18 @@ export class ClientControl {
     return this.slotCore;
   }
 
-  /** The client's scheduler input: its ports' inputs (neutral when none), command byte 0. */
+  /** Rollback: the reset bit of the input about to be added (the new host's, after a hand-over). */
+  rollbackBit: (() => number) | undefined;
+
+  /** The client's scheduler input: its ports' inputs (neutral when none); command byte 0 (lockstep) or {@link ROLLBACK_PLAYS} and the reset bit (rollback). */
   localInput(input: Uint8Array | readonly Uint8Array[] | undefined): Uint8Array {
     const layout = this.layout;
     const given = input ?? this.neutral;
     if (layout === undefined || this.packed === undefined) return given instanceof Uint8Array ? given : this.neutral;
     if (layout.identity && given instanceof Uint8Array && given.length === this.core.inputBytes) return given;
-    layout.pack(given, this.localPlayers, 0, this.packed);
+    // Rollback: "this slot plays", and the reset bit when this client resets as the new host.
+    const command = this.rollbackMode ? ROLLBACK_PLAYS | (this.rollbackBit?.() ?? 0) : 0;
+    layout.pack(given, this.localPlayers, command, this.packed);
     return this.packed;
   }
 

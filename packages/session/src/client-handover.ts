@@ -3,7 +3,13 @@ import type { P2PSession } from '@netplay/rollback';
 import { checkChat, sanitizeChat } from './commands.js';
 import { SessionError } from './errors.js';
 import type { ChatEvent } from './host-control.js';
-import { decodeSessionMessage, encodeChat, type SessionMessage, SessionMessageType } from './messages.js';
+import {
+  decodeSessionMessage,
+  encodeChat,
+  encodeCommand,
+  type SessionMessage,
+  SessionMessageType,
+} from './messages.js';
 
 /** What {@link HandOver} needs of the client. */
 export interface HandOverDeps {
@@ -29,12 +35,16 @@ export interface HandOverDeps {
  * move with it. The new host relays chat (numbering on from the last line it saw) to every player
  * it has a direct link with, and takes their pause / resume requests (rollback's `setHostPaused`,
  * which its scheduler now may call). The other players send their chat and requests to it over
- * their direct link, and take its CHAT from that link. Reset stays with the old host (its command
- * bit is in slot 0's input, see the README).
+ * their direct link, and take its CHAT and COMMAND from that link. The new host resets as the old
+ * one did, through the reset bit of its own input ({@link commandBit}).
  */
 export class HandOver {
   private host: string | undefined;
   private nextSeq = 0;
+  /** Resets asked for on this peer as the new host, not landed on a frame yet. */
+  private resets = 0;
+  /** The last frame an input was packed for (a second input for a frame is ignored by the scheduler). */
+  private lastPacked = -1;
 
   constructor(private readonly deps: HandOverDeps) {}
 
@@ -56,6 +66,40 @@ export class HandOver {
   /** The scheduler elected `nick` (this client's own nick when it is the new host). */
   changed(nick: string): void {
     this.host = nick;
+  }
+
+  /**
+   * As the new host: resets every player at a frame they all agree on, through the inputs (the
+   * reset bit in this peer's command byte: {@link commandBit}). @throws SessionError `bad-argument`
+   * when this peer is not the host.
+   */
+  reset(): void {
+    if (!this.isHost)
+      throw new SessionError('bad-argument', `only the host resets: ${this.host ?? 'no host'} is the host now`);
+    this.resets++;
+  }
+
+  /**
+   * The reset bit (2, else 0) of the input this peer adds now (for frame `currentFrame + inputDelay`):
+   * on one fresh frame per reset asked for, once every lower slot has left by that frame (the bit
+   * counts only in the lowest slot that plays: `ROLLBACK_PLAYS`). Every linked player is told
+   * (COMMAND reset, as the old host did) and the `reset` event fires here.
+   */
+  commandBit(): number {
+    const s = this.deps.session;
+    const frame = s.currentFrame + s.inputDelay;
+    const fresh = frame > this.lastPacked;
+    if (fresh) this.lastPacked = frame;
+    if (this.resets === 0 || !fresh || !this.isHost) return 0;
+    for (let slot = 0; slot < this.deps.slot; slot++) {
+      const left = s.playerLeftAt(slot);
+      if (left === undefined || left > frame) return 0;
+    }
+    this.resets--;
+    const bytes = encodeCommand({ kind: 'reset', frame });
+    for (const nick of this.deps.linked()) this.deps.sendTo(nick, bytes);
+    this.deps.hostMessage({ type: SessionMessageType.Command, kind: 'reset', frame });
+    return 2;
   }
 
   /** A session message from this client (chat, pause requests) after the hand-over. */

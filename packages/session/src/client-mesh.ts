@@ -3,6 +3,7 @@ import { type Clock, type Connection, TransportError } from '@netplay/transport'
 import { SESSION_CONTROL_CHANNEL } from './channels.js';
 import { HandOver } from './client-handover.js';
 import { ClientLinks, type LinkOptions } from './client-links.js';
+import { SessionError } from './errors.js';
 import type { ChatEvent } from './host-control.js';
 import { LinkMessageType } from './link-messages.js';
 import type { SessionMessage } from './messages.js';
@@ -79,6 +80,21 @@ export class ClientMesh {
         this.deps.hostChanged({ nick: host, frame, self: peer === undefined });
       }),
     ];
+  }
+
+  /**
+   * Resets the game as the new host after a hand-over.
+   * @throws SessionError `bad-argument` when this client is not the host (before a hand-over, or another player was elected).
+   */
+  reset(): void {
+    if (this.handOver === undefined || !this.hostGone)
+      throw new SessionError('bad-argument', 'only the host resets: this client is not the host');
+    this.handOver.reset();
+  }
+
+  /** The reset bit of the input this client adds now (2 on the frame a reset it made as the new host lands on, else 0). */
+  commandBit(): number {
+    return this.hostGone ? (this.handOver?.commandBit() ?? 0) : 0;
   }
 
   /** A chat line reached this client (the new host numbers on from it). */

@@ -153,6 +153,17 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
     this.control.requestPause(false);
   }
 
+  /**
+   * Rollback, after a host hand-over, on the elected host only: resets every player at a frame
+   * they all agree on (the `reset` event on each). The original host resets with `NetplayHost.reset`.
+   * @throws SessionError `bad-argument` on any other client.
+   */
+  reset(): void {
+    if (this.mesh === undefined)
+      throw new SessionError('bad-argument', 'only the host resets: this client is not the host');
+    this.mesh.reset();
+  }
+
   /** Why the session ended (after `closed`). */
   get error(): SessionError | undefined {
     return this.failure;
@@ -357,6 +368,7 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
       this.challenge = { nick: m.nick, hostNick: m.hostNick };
       if (answer !== undefined) {
         this.mesh = answer;
+        this.control.rollbackBit = () => answer.commandBit();
         this.offs.push(this.on('chat', (e) => this.mesh?.sawChat(e.seq)));
         answer.links.announce();
       }

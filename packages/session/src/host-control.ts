@@ -5,7 +5,7 @@ import type { Core } from '@netplay/state';
 import { CommandWord, checkChat, sanitizeChat } from './commands.js';
 import { SessionError } from './errors.js';
 import type { Peer } from './host-peer.js';
-import { SlotCore, type SlotLayout, slotLayoutFor } from './local-ports.js';
+import { ROLLBACK_PLAYS, SlotCore, type SlotLayout, slotLayoutFor } from './local-ports.js';
 import {
   type ChatMessage,
   encodeChat,
@@ -162,11 +162,11 @@ export class HostControl {
     const frame = rb.currentFrame + rb.inputDelay;
     const fresh = frame > this.lastPacked;
     if (fresh) this.lastPacked = frame;
-    if (this.rollbackResets === 0 || !fresh) return 0;
+    if (this.rollbackResets === 0 || !fresh) return ROLLBACK_PLAYS;
     this.rollbackResets--;
     for (const p of this.host.admitted()) this.host.send(p, encodeCommand({ kind: 'reset', frame }));
     this.host.command('reset', frame);
-    return 2;
+    return ROLLBACK_PLAYS | 2;
   }
 
   /** Lockstep: a frame ran with the scheduler's `inputs`; returns every port's input and emits what the frame did. */

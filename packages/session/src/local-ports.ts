@@ -91,6 +91,14 @@ export class SlotLayout {
 }
 
 /**
+ * Rollback: bit 7 of every player's command byte, set by each peer in its own input ("this slot
+ * plays"; a departed or empty slot reads 0). The reset bit (bit 1) counts only in the command byte
+ * of the lowest slot that plays at that frame: the host's, or after a host hand-over the new host's
+ * (the lowest connected slot) once every lower slot has left. Each frame's inputs alone decide.
+ */
+export const ROLLBACK_PLAYS = 0x80;
+
+/**
  * The core as the scheduler sees it under a {@link SlotLayout}: `slots` players of `slotBytes`
  * each, each slot's input spread over its block of the real core's ports. With a command byte it
  * also applies the host's commands at the frame they land on: a reset loads the power-on state
@@ -102,6 +110,8 @@ export class SlotCore implements Core {
   readonly inputBytes: number;
   private readonly portInputs: Uint8Array[] = [];
   private command = 0;
+  /** Rollback: each slot's command byte of the frame about to run. */
+  private readonly slotCommands: Uint8Array;
   private lastResets: number | undefined;
   private pausedFlag = false;
   private resetFlag = false;
@@ -133,6 +143,7 @@ export class SlotCore implements Core {
         `${layout.slots} slots × ${layout.portsPerSlot} ports need ${layout.ports} ports; the core has ${inner.ports}`,
       );
     for (let p = 0; p < layout.ports; p++) this.portInputs.push(new Uint8Array(inner.inputBytes));
+    this.slotCommands = new Uint8Array(layout.slots);
   }
 
   get frame(): number {
@@ -157,7 +168,9 @@ export class SlotCore implements Core {
       for (let i = 0; i < n; i++) buf[i] = input[k * n + i] ?? 0;
       this.inner.setInput(port, buf);
     }
-    if (this.layout.commandByte && slot === 0) this.command = input[w * n] ?? 0;
+    if (this.layout.commandByte && this.oneShotReset && slot < this.slotCommands.length)
+      this.slotCommands[slot] = input[w * n] ?? 0;
+    else if (this.layout.commandByte && slot === 0) this.command = input[w * n] ?? 0;
   }
 
   advance(): void {
@@ -171,7 +184,7 @@ export class SlotCore implements Core {
       this.resetsAtFrame = 1;
     }
     if (this.layout.commandByte && this.oneShotReset) {
-      if ((this.command & 2) !== 0) {
+      if (this.rollbackReset()) {
         this.resetToPowerOn();
         this.resetPending = false;
         this.resetFlag = true;
@@ -196,6 +209,13 @@ export class SlotCore implements Core {
       if (paused) return;
     }
     this.inner.advance();
+  }
+
+  /** Rollback: the reset bit of the lowest slot that plays at this frame ({@link ROLLBACK_PLAYS}; none: slot 0's). */
+  private rollbackReset(): boolean {
+    const c = this.slotCommands;
+    for (let s = 0; s < c.length; s++) if ((c[s]! & ROLLBACK_PLAYS) !== 0) return (c[s]! & 2) !== 0;
+    return ((c[0] ?? 0) & 2) !== 0;
   }
 
   /**

@@ -20,6 +20,8 @@ export interface Watched {
   endFrame: number | undefined;
   /** Bytes it received over the direct links its listener accepted (the players that dialed it). */
   readonly accepted: { bytes: number };
+  /** Its core. */
+  readonly core: TestCore;
 }
 
 /**
@@ -97,6 +99,7 @@ export function watchClient(
     ended: undefined,
     endFrame: undefined,
     accepted,
+    core,
   };
   client.on('host-changed', ({ nick }) => w.hosts.push(nick));
   client.on('host-left', () => {
