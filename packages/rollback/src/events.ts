@@ -114,6 +114,7 @@ export interface SessionEventMap {
   /**
    * The session ended and must not play on (P2PSession only): `reason` says why (`removed`,
    * `host-lost`, `partitioned`); `frame` is its last final frame (`confirmedFrame`, which stays).
+   * The peers of a group that lost quorum end with one reason at one frame (the end agreement).
    * From now on `advanceFrame` returns no requests and nothing is sent or received.
    */
   ended: {

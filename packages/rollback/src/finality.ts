@@ -11,9 +11,12 @@ import type { Timeline } from './timeline.js';
 export type SessionEndReason =
   /** The host removed this peer's player (it was silent or stalled too long), at the frame of `playerLeftAt`. */
   | 'removed'
-  /** This peer lost its host and its group never had the quorum to elect another. */
+  /**
+   * This peer's group lost quorum and holds no host: the host is gone and the group could not elect
+   * another (the group's peers agree on it: README, "End agreement").
+   */
   | 'host-lost'
-  /** This peer's group lost quorum (it is cut off from the majority) and did not get it back. */
+  /** This peer's group, the host in it, lost quorum (it is cut off from the majority) and did not get it back. */
   | 'partitioned';
 
 /**
