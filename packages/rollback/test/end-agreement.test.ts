@@ -1,0 +1,74 @@
+import { DecodeError } from '@netplay/protocol';
+import { describe, expect, it } from 'vitest';
+import { EndAgreement, encodeEnd } from '../src/end-agreement.js';
+import { PeerSet } from '../src/peer-set.js';
+import { Remote } from '../src/remote.js';
+
+const ASK = 0x01;
+const HOST = 0x02;
+const FINAL = 0x04;
+
+function setup(ids: string[]) {
+  const sent: Array<{ to: string; data: Uint8Array }> = [];
+  const peers = new PeerSet((to, _ch, data) => sent.push({ to, data: data.slice() }), 0);
+  ids.forEach((id, i) => peers.add(new Remote(id, i + 1, 0)));
+  const remote = (id: string) => peers.byPeer.get(id)!;
+  return { peers, sent, remote, agreement: new EndAgreement(peers, 500) };
+}
+
+describe('end agreement of a group without quorum (unit)', () => {
+  it('alone: ends at once at its own frame; host-lost unless it is the host', () => {
+    const { agreement } = setup(['a']);
+    agreement.start(0, 40, false, () => false);
+    expect(agreement.settle(0, 40, false)).toEqual({ frame: 40, reason: 'host-lost' });
+    agreement.reset();
+    agreement.start(0, 40, true, () => false);
+    expect(agreement.settle(0, 40, true)).toEqual({ frame: 40, reason: 'partitioned' });
+  });
+
+  it('waits for every member asked, then takes the highest final frame and the host flag of any', () => {
+    const { agreement, sent, remote } = setup(['a', 'b']);
+    agreement.start(0, 40, false, () => true);
+    expect(sent.map((s) => [s.to, s.data[1]])).toEqual([
+      ['a', ASK],
+      ['b', ASK],
+    ]);
+    agreement.onEnd(remote('a'), encodeEnd(0, 42), 40, false);
+    expect(agreement.settle(10, 40, false)).toBeUndefined();
+    agreement.onEnd(remote('b'), encodeEnd(HOST, 41), 40, false);
+    expect(agreement.settle(20, 40, false)).toEqual({ frame: 42, reason: 'partitioned' });
+  });
+
+  it('an END heard before its own start counts only if final; an ASK is answered with this peer frame', () => {
+    const { agreement, sent, remote } = setup(['a', 'b']);
+    agreement.onEnd(remote('a'), encodeEnd(ASK, 45), 40, false);
+    expect(sent).toEqual([{ to: 'a', data: encodeEnd(0, 40) }]);
+    agreement.onEnd(remote('b'), encodeEnd(FINAL, 44), 40, false);
+    agreement.start(100, 40, false, () => true);
+    // a proposed before this peer asked: its answer is awaited; b ended already (FINAL).
+    expect(agreement.settle(100, 40, false)).toBeUndefined();
+    agreement.onEnd(remote('a'), encodeEnd(0, 45), 40, false);
+    expect(agreement.settle(110, 40, false)).toEqual({ frame: 45, reason: 'host-lost' });
+  });
+
+  it('bounded: a member that never answers is waited on for waitMs at most; a member that left is not', () => {
+    const { agreement, remote } = setup(['a', 'b']);
+    agreement.start(0, 40, false, () => true);
+    agreement.onEnd(remote('a'), encodeEnd(0, 43), 40, false);
+    expect(agreement.settle(499, 40, false)).toBeUndefined();
+    expect(agreement.settle(500, 40, false)).toEqual({ frame: 43, reason: 'host-lost' });
+    expect(agreement.overdue(999)).toBe(false);
+    expect(agreement.overdue(1000)).toBe(true);
+    agreement.reset();
+    agreement.start(0, 40, false, () => true);
+    remote('b').connected = false;
+    agreement.onEnd(remote('a'), encodeEnd(0, 41), 40, false);
+    expect(agreement.settle(1, 40, false)).toEqual({ frame: 41, reason: 'host-lost' });
+  });
+
+  it('a malformed END is a DecodeError', () => {
+    const { agreement, remote } = setup(['a']);
+    expect(() => agreement.onEnd(remote('a'), new Uint8Array([19, 0, 0]), 40, false)).toThrow(DecodeError);
+    expect(() => agreement.onEnd(remote('a'), new Uint8Array([19, 8, 0, 0, 0, 1]), 40, false)).toThrow(DecodeError);
+  });
+});
