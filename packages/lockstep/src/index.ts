@@ -45,6 +45,8 @@ export { PingHistory, type PingHistoryOptions } from './latency.js';
 export type { EndReason, LivenessOptions, LockstepEvent } from './liveness.js';
 export { defaultCommandHandler, type LoggedFrame, logEntry, replayLog, runFrame } from './log.js';
 export { MESH_CHANNELS, type MeshAction, type MeshMember, type MeshOptions, MeshPeer } from './mesh.js';
+export { INCARNATION_IDS } from './mesh-join.js';
+export { MESH_RELAY_HISTORY, MeshRelayHistory } from './mesh-relay-history.js';
 export type { PeerReport } from './report.js';
 export { LockstepRunner, type LockstepRunnerOptions } from './runner.js';
 export type { CommandHandler, Envelope, FrameRequest, LockstepScheduler } from './types.js';

@@ -10,11 +10,12 @@ export interface NoticeDue {
 
 /**
  * The mesh host's admission of one candidate at a time: it asks every member to connect to the
- * candidate and report, then picks the lowest free port (or rejects: a failed report, no free
+ * candidate and report, then gives it the port it asked for if that is free, else (none asked)
+ * the lowest free port (or rejects: a failed report, no free
  * port, the timeout, a departure) and hands the accepted candidate over as a {@link NoticeDue}.
  */
 export class MeshAdmission {
-  private pending: { id: number; waiting: Set<number>; deadline: number } | undefined;
+  private pending: { id: number; waiting: Set<number>; deadline: number; port: number | undefined } | undefined;
   private due: NoticeDue | undefined;
 
   constructor(
@@ -36,6 +37,7 @@ export class MeshAdmission {
   /**
    * A candidate contacted the host at `address`. Rejected at once while another is in progress or
    * when `refuse` (a departure not settled, an id in use); otherwise every one of `members` is asked.
+   * `port`: the port the candidate asked for (rejected if it is taken when the vote ends).
    */
   offer(
     cand: number,
@@ -44,6 +46,7 @@ export class MeshAdmission {
     members: Iterable<number>,
     refuse: boolean,
     used: Iterable<number>,
+    port?: number,
   ): void {
     if (this.candidate === cand) return;
     if (this.candidate !== undefined || refuse) {
@@ -51,7 +54,7 @@ export class MeshAdmission {
       return;
     }
     const waiting = new Set(members);
-    this.pending = { id: cand, waiting, deadline: now + this.timeoutMs };
+    this.pending = { id: cand, waiting, deadline: now + this.timeoutMs, port };
     const msg = encodeAddressed(J_CANDIDATE, cand, address);
     for (const p of waiting) this.outbox.push({ to: p, channel: 'join', data: msg });
     this.settle(used);
@@ -104,6 +107,7 @@ export class MeshAdmission {
     const taken = new Set(used);
     let port = 0;
     while (taken.has(port)) port++;
+    if (p.port !== undefined) port = taken.has(p.port) ? this.ports : p.port;
     if (port >= this.ports) {
       this.reject(p.id, []);
       return;

@@ -1,5 +1,11 @@
 import { DecodeError } from '@netplay/protocol';
+import { encodeAddressed, encodeHelloPort, J_HELLO } from './mesh-join.js';
 import type { Envelope } from './types.js';
+
+/** A candidate's hello: `1, u32 id, address`, or asking for a port `7, u32 id, u8 port, address`. */
+export function candidateHello(id: number, address: string, port: number | undefined): Uint8Array {
+  return port === undefined ? encodeAddressed(J_HELLO, id, address) : encodeHelloPort(id, port, address);
+}
 
 /** A message that reached a candidate before its acceptance (a copy). */
 export interface EarlyMessage {

@@ -7,7 +7,7 @@ import type { Ring } from './pool.js';
 
 /** An input packet: `1`, then the MAMEHub packet (seed 000). */
 export const K_PACKET = 1;
-/** A join notice in the host's stream: `2, u32 id, u32 candidate, u8 port, u32 activeFrom, u32 sync`. */
+/** A join notice in the host's stream: `2, u32 id, u32 candidate, u8 port, u32 activeFrom, u32 sync, u32 firstId`. */
 export const K_NOTICE = 2;
 /** Where a stream starts for a joiner: `3, u32 first id`. */
 export const K_BASE = 3;
@@ -17,7 +17,7 @@ export const J_HELLO = 1;
 export const J_CANDIDATE = 2;
 /** Member → host: `3, u32 candidate, u8 ok`. */
 export const J_REPORT = 3;
-/** Host → candidate: `4, u32 port, u32 activeFrom, u32 sync, u32 host frame, u32 n, (u32 id, u32 port)*n, delta`. */
+/** Host → candidate: `4, u32 port, u32 activeFrom, u32 sync, u32 host frame, u32 firstId, u32 n, (u32 id, u32 port, u32 firstId)*n, delta`. */
 export const J_ACCEPTED = 4;
 /** Host → candidate (and members when they were asked): `5, u32 candidate`. */
 export const J_REJECT = 5;
@@ -26,6 +26,22 @@ export const J_REJECT = 5;
  * then zero or more of the leaver's packets (kind byte included) the host got only unreliably.
  */
 export const J_LEAVE = 6;
+/** Candidate → host, asking for a port: `7, u32 id, u8 port, address (UTF-8)`. */
+export const J_HELLO_PORT = 7;
+
+/**
+ * Packet ids per incarnation of a peer id: a peer admitted under the id of a departed one (its
+ * successor) numbers its packets from the next multiple of this (`firstId`), so that late copies
+ * of the departed peer's packets (ids below it) never count as the successor's. 256 incarnations
+ * of an id, 2^24 packets each (77 hours at 60 frames a second).
+ */
+export const INCARNATION_IDS = 0x100_0000;
+
+/** The first packet id of the incarnation after the one whose first id was `firstId` (`undefined`: none left). */
+export function nextIncarnation(firstId: number): number | undefined {
+  const next = (Math.floor(firstId / INCARNATION_IDS) + 1) * INCARNATION_IDS;
+  return next > 0xffff_ffff ? undefined : next;
+}
 
 const utf8 = new TextEncoder();
 const utf8d = new TextDecoder();
@@ -39,10 +55,22 @@ export function encodeAddressed(type: typeof J_HELLO | typeof J_CANDIDATE, id: n
   return msg;
 }
 
-/** Reads a hello's or candidate's id and address (after the type byte). */
-export function readAddressed(r: ByteReader): { id: number; address: string } {
+/** A hello asking for `port`: `7, u32 id, u8 port, address`. */
+export function encodeHelloPort(id: number, port: number, address: string): Uint8Array {
+  const a = utf8.encode(address);
+  const msg = new Uint8Array(6 + a.length);
+  msg.set(u32msg(J_HELLO_PORT, id));
+  msg[5] = port;
+  msg.set(a, 6);
+  return msg;
+}
+
+/** Reads a hello's or candidate's id, the port asked for (`withPort`: a {@link J_HELLO_PORT}) and address (after the type byte). */
+export function readAddressed(r: ByteReader, withPort = false): { id: number; port?: number; address: string } {
   const id = r.u32('candidate');
-  return { id, address: utf8d.decode(r.bytesView(r.remaining, 'address')) };
+  const port = withPort ? r.u8('port') : undefined;
+  const address = utf8d.decode(r.bytesView(r.remaining, 'address'));
+  return port === undefined ? { id, address } : { id, port, address };
 }
 
 /** A member's report on candidate `cand`. */
@@ -60,11 +88,13 @@ export interface Notice {
   readonly port: number;
   readonly activeFrom: number;
   readonly sync: number;
+  /** The candidate's first packet id (0, or its incarnation's: see {@link INCARNATION_IDS}). */
+  readonly firstId: number;
 }
 
 /** The notice with packet id `id`. */
 export function encodeNotice(id: number, n: Notice): Uint8Array {
-  const bytes = new Uint8Array(18);
+  const bytes = new Uint8Array(22);
   const dv = new DataView(bytes.buffer);
   bytes[0] = K_NOTICE;
   dv.setUint32(1, id);
@@ -72,14 +102,21 @@ export function encodeNotice(id: number, n: Notice): Uint8Array {
   bytes[9] = n.port;
   dv.setUint32(10, n.activeFrom);
   dv.setUint32(14, n.sync);
+  dv.setUint32(18, n.firstId);
   return bytes;
 }
 
-/** Reads a join notice. @throws DecodeError when `data` is not 18 bytes. */
+/** Reads a join notice. @throws DecodeError when `data` is not 22 bytes. */
 export function decodeNotice(data: Uint8Array): Notice {
-  if (data.length !== 18) throw new DecodeError('bad-length', 0, 'notice');
+  if (data.length !== 22) throw new DecodeError('bad-length', 0, 'notice');
   const dv = new DataView(data.buffer, data.byteOffset, data.length);
-  return { cand: dv.getUint32(5), port: data[9]!, activeFrom: dv.getUint32(10), sync: dv.getUint32(14) };
+  const n = { cand: dv.getUint32(5), port: data[9]!, activeFrom: dv.getUint32(10), sync: dv.getUint32(14) };
+  return { ...n, firstId: dv.getUint32(18) };
+}
+
+/** A member as an acceptance lists it: with the first packet id of its incarnation. */
+export interface AcceptedMember extends MeshMember {
+  readonly firstId: number;
 }
 
 /** What an acceptance carries. */
@@ -90,7 +127,9 @@ export interface Accepted {
   readonly sync: number;
   /** The host's next frame (the candidate runs behind it by as many frames). */
   readonly hostFrame: number;
-  readonly members: readonly MeshMember[];
+  /** The candidate's first packet id (see {@link INCARNATION_IDS}). */
+  readonly firstId: number;
+  readonly members: readonly AcceptedMember[];
   /** The page delta of the state at the start of `sync` against the power-on state. */
   readonly delta: Uint8Array;
 }
@@ -98,7 +137,7 @@ export interface Accepted {
 /** The host's acceptance of a candidate (on `join`). */
 export function encodeAccepted(m: Accepted): Uint8Array {
   const { members, delta } = m;
-  const head = 21 + 8 * members.length;
+  const head = 25 + 12 * members.length;
   const acc = new Uint8Array(head + delta.length);
   const av = new DataView(acc.buffer);
   acc[0] = J_ACCEPTED;
@@ -106,10 +145,12 @@ export function encodeAccepted(m: Accepted): Uint8Array {
   av.setUint32(5, m.activeFrom);
   av.setUint32(9, m.sync);
   av.setUint32(13, m.hostFrame);
-  av.setUint32(17, members.length);
+  av.setUint32(17, m.firstId);
+  av.setUint32(21, members.length);
   members.forEach((x, i) => {
-    av.setUint32(21 + 8 * i, x.id);
-    av.setUint32(25 + 8 * i, x.port);
+    av.setUint32(25 + 12 * i, x.id);
+    av.setUint32(29 + 12 * i, x.port);
+    av.setUint32(33 + 12 * i, x.firstId);
   });
   acc.set(delta, head);
   return acc;
@@ -121,11 +162,12 @@ export function readAccepted(r: ByteReader): Accepted {
   const activeFrom = r.u32('activeFrom');
   const sync = r.u32('sync');
   const hostFrame = r.u32('hostFrame');
+  const firstId = r.u32('firstId');
   const count = r.u32('members');
-  r.need(count * 8, 'members');
-  const members: MeshMember[] = [];
-  for (let i = 0; i < count; i++) members.push({ id: r.u32('member'), port: r.u32('port') });
-  return { port, activeFrom, sync, hostFrame, members, delta: r.bytesView(r.remaining, 'delta') };
+  r.need(count * 12, 'members');
+  const members: AcceptedMember[] = [];
+  for (let i = 0; i < count; i++) members.push({ id: r.u32('member'), port: r.u32('port'), firstId: r.u32('firstId') });
+  return { port, activeFrom, sync, hostFrame, firstId, members, delta: r.bytesView(r.remaining, 'delta') };
 }
 
 /** A LEAVE with the leaver's packets in `tail` (each `each` bytes). */
@@ -144,4 +186,26 @@ export function encodeLeave(
   dv.setUint32(9, cutAt);
   for (let i = 0; i < tail.length; i++) msg.set(tail.at(i).bytes, 13 + i * each);
   return msg;
+}
+
+/**
+ * Reads a LEAVE after its type byte (`data` the whole message): the leaver, `end`, `cutAt` and
+ * its packets (views, each `each` bytes, kind byte included).
+ * @throws DecodeError on a length that is not a whole number of packets or a packet of another kind.
+ */
+export function readLeave(
+  r: ByteReader,
+  data: Uint8Array,
+  each: number,
+): { leaver: number; end: number; cutAt: number; packets: Uint8Array[] } {
+  const leaver = r.u32('leaver');
+  const end = r.u32('end');
+  const cutAt = r.u32('cutAt');
+  if (r.remaining % each !== 0) throw new DecodeError('bad-length', 13, 'leave packets');
+  const packets: Uint8Array[] = [];
+  for (let at = 13; at < data.length; at += each) {
+    if (data[at] !== K_PACKET) throw new DecodeError('bad-value', at, 'leave packet kind');
+    packets.push(data.subarray(at, at + each));
+  }
+  return { leaver, end, cutAt, packets };
 }

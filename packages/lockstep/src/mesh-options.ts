@@ -1,4 +1,5 @@
 import type { ChannelSpec } from '@netplay/transport';
+import { LockstepError } from './errors.js';
 import type { PingHistoryOptions } from './latency.js';
 import type { LivenessOptions } from './liveness.js';
 
@@ -44,7 +45,7 @@ export type MeshAction =
   | {
       /** `'accepted'`: the host admitted this candidate; it runs frames once it has loaded the host's state. */
       readonly type: 'accepted';
-      /** The port (0 .. ports − 1) the host gave it: the lowest free one. */
+      /** The port (0 .. ports − 1) the host gave it: the one it asked for (`port` option), else the lowest free one. */
       readonly port: number;
     }
   /** (Candidate) this peer was rejected. */
@@ -64,6 +65,11 @@ export interface MeshOptions {
   readonly members: readonly MeshMember[];
   /** `true` for a candidate that joins a running session through `members[0]`. */
   readonly candidate?: boolean;
+  /**
+   * A candidate's port to ask the host for (0 .. ports − 1; default: none, the host gives the
+   * lowest free one). The host rejects the candidate if that port is taken when the vote ends.
+   */
+  readonly port?: number;
   /** A candidate's address, as members should connect to it (default: its id in decimal). */
   readonly address?: string;
   /** Ports of the core. */
@@ -98,4 +104,30 @@ export interface MeshOptions {
    * the host (with quorum); see the README, "Finality and partitions".
    */
   readonly liveness?: LivenessOptions;
+}
+
+/**
+ * Checks {@link MeshOptions} (shapes, members' ports, a candidate's port) and returns the sync
+ * interval in frames. @throws LockstepError `bad-argument` naming what is wrong.
+ */
+export function checkMeshOptions(o: MeshOptions): number {
+  const { ports, inputBytes, frameMs } = o;
+  if (!Number.isInteger(ports) || ports < 1 || ports > 255)
+    throw new LockstepError('bad-argument', `ports must be 1..255, got ${ports}`);
+  if (!Number.isInteger(inputBytes) || inputBytes < 1 || inputBytes > 4)
+    throw new LockstepError('bad-argument', `inputBytes must be 1..4 (one MAMEHub mask), got ${inputBytes}`);
+  if (!(frameMs > 0)) throw new LockstepError('bad-argument', `frameMs must be > 0, got ${frameMs}`);
+  if (o.members.length === 0) throw new LockstepError('bad-argument', 'members must list the host');
+  const syncInterval = o.syncIntervalFrames ?? Math.round(30_000 / frameMs);
+  if (!(syncInterval >= 1)) throw new LockstepError('bad-argument', 'syncIntervalFrames must be >= 1');
+  const used = new Set<number>();
+  for (const m of o.members) {
+    if (!Number.isInteger(m.port) || m.port < 0 || m.port >= ports || used.has(m.port))
+      throw new LockstepError('bad-argument', `member ${m.id} has a bad or duplicate port ${m.port}`);
+    used.add(m.port);
+  }
+  const want = o.port;
+  if (want !== undefined && !(Number.isInteger(want) && want >= 0 && want < ports))
+    throw new LockstepError('bad-argument', `port must be 0..${ports - 1}, got ${want}`);
+  return syncInterval;
 }

@@ -1,7 +1,8 @@
+import type { MameInputState } from '@netplay/protocol';
 import { DecodeError } from '@netplay/protocol';
 import { PingHistory, type PingHistoryOptions } from './latency.js';
 import { K_BASE, K_NOTICE, K_PACKET } from './mesh-join.js';
-import { type Packet, packetTime, prune, readPacketMasks } from './mesh-packets.js';
+import { orPick, type Packet, packetTime, prune, readPacketMasks } from './mesh-packets.js';
 import { Ring, readU32BE } from './pool.js';
 
 /** What a mesh peer knows of another member: its port, input stream, departure and ping history. */
@@ -9,6 +10,8 @@ export interface Remote {
   readonly id: number;
   port: number;
   readonly history: PingHistory;
+  /** Its first packet id (its incarnation's, see `INCARNATION_IDS`: a successor of a departed peer counts from a later one). */
+  readonly firstId: number;
   /** Next packet id expected; -1 until a joiner learns the base. */
   expected: number;
   /** Input messages ahead of `expected` (copies), put back in id order. */
@@ -46,12 +49,14 @@ export function createRemote(
   expected: number,
   shape: { readonly ports: number; readonly packetSize: number; readonly history: PingHistoryOptions },
   isHost: boolean,
+  firstId = Math.max(0, expected),
 ): Remote {
   const { ports, packetSize } = shape;
   return {
     id,
     port,
     history: new PingHistory(shape.history),
+    firstId,
     expected,
     early: new Map(),
     packets: new Ring(() => ({ id: 0, time: 0, masks: new Uint32Array(ports) })),
@@ -138,5 +143,25 @@ export function addPacket(r: Remote, data: Uint8Array, ports: number, next: numb
     c.time = time;
     if (c.bytes.length !== data.length) c.bytes = new Uint8Array(data.length);
     c.bytes.set(data);
+  }
+}
+
+/**
+ * The OR-merge (`mergeMameInputStates`) of frame `f` into `masks`: the most recent packet at or
+ * before `f` of this peer (`own`, `undefined` before its first active frame) and of every remote
+ * active at `f` (from its `activeFrom`, before its `cutAt`), on the current masks (the only field
+ * a frame's inputs come from).
+ */
+export function mergeFrame(
+  f: number,
+  own: Ring<Packet> | undefined,
+  remotes: readonly Remote[],
+  masks: MameInputState,
+): void {
+  for (let p = 0; p < masks.length; p++) masks[p]!.currentMask = 0;
+  if (own) orPick(own, f, masks);
+  for (let i = 0; i < remotes.length; i++) {
+    const r = remotes[i]!;
+    if (f >= r.activeFrom && f < r.cutAt) orPick(r.packets, f, masks);
   }
 }

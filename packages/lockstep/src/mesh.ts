@@ -4,29 +4,32 @@ import { LockstepError } from './errors.js';
 import type { PingHistoryOptions } from './latency.js';
 import { type EndReason, Liveness, type LockstepEvent, p2pVerdict } from './liveness.js';
 import { MeshAdmission } from './mesh-admission.js';
-import { MeshCandidacy } from './mesh-candidate.js';
+import { candidateHello, MeshCandidacy } from './mesh-candidate.js';
 import {
+  type AcceptedMember,
   decodeNotice,
   encodeAccepted,
-  encodeAddressed,
   encodeLeave,
   encodeNotice,
   encodeReport,
   J_ACCEPTED,
   J_CANDIDATE,
   J_HELLO,
+  J_HELLO_PORT,
   J_LEAVE,
   J_REJECT,
   J_REPORT,
   K_PACKET,
   readAccepted,
   readAddressed,
+  readLeave,
 } from './mesh-join.js';
-import type { MeshAction, MeshMember, MeshOptions } from './mesh-options.js';
+import { checkMeshOptions, type MeshAction, type MeshOptions } from './mesh-options.js';
 import { OwnStream } from './mesh-own.js';
-import { blankState, bytesToMask, orPick, stateToBytes } from './mesh-packets.js';
+import { blankState, bytesToMask, stateToBytes } from './mesh-packets.js';
 import { MeshPings } from './mesh-pings.js';
-import { addPacket, createRemote, type Remote, takeInput } from './mesh-remote.js';
+import { addPacket, createRemote, mergeFrame, type Remote, takeInput } from './mesh-remote.js';
+import { MeshSuccessors } from './mesh-successors.js';
 import { MeshSyncBlocks } from './mesh-sync.js';
 import { type BufferPool, OutboxPool } from './pool.js';
 import type { Envelope, FrameRequest, LockstepScheduler, StatefulScheduler } from './types.js';
@@ -90,20 +93,19 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
   private readonly admission: MeshAdmission;
   /** A candidate's hello and the input messages that reach it before its acceptance. */
   private readonly candidacy: MeshCandidacy;
+  /** Peers admitted under a departed peer's id before its cut (see {@link MeshSuccessors}). */
+  private readonly successors = new MeshSuccessors();
   /** Departed peers still in `remotes` (dropped once `next` reaches their cut). */
   private cuts = 0;
+  /** The latest cut frame of a departed peer dropped (a joiner's sync block must not be older). */
+  private lastCut = 0;
   /** Interruptions, removals and the end (see {@link LockstepEvent}); the driver empties it. */
   readonly events: LockstepEvent[] = [];
   private readonly live: Liveness;
 
   constructor(options: MeshOptions) {
     const { ports, inputBytes, frameMs } = options;
-    if (!Number.isInteger(ports) || ports < 1 || ports > 255)
-      throw new LockstepError('bad-argument', `ports must be 1..255, got ${ports}`);
-    if (!Number.isInteger(inputBytes) || inputBytes < 1 || inputBytes > 4)
-      throw new LockstepError('bad-argument', `inputBytes must be 1..4 (one MAMEHub mask), got ${inputBytes}`);
-    if (!(frameMs > 0)) throw new LockstepError('bad-argument', `frameMs must be > 0, got ${frameMs}`);
-    if (options.members.length === 0) throw new LockstepError('bad-argument', 'members must list the host');
+    const syncInterval = checkMeshOptions(options);
     this.id = options.id;
     this.ports = ports;
     this.inputBytes = inputBytes;
@@ -112,8 +114,6 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     this.extraDelayMs = options.extraDelayMs ?? 0;
     this.historyOptions = options.history ?? {};
     this.neutralFrames = options.neutralFrames ?? Math.round(1000 / frameMs);
-    const syncInterval = options.syncIntervalFrames ?? Math.round(30_000 / frameMs);
-    if (!(syncInterval >= 1)) throw new LockstepError('bad-argument', 'syncIntervalFrames must be >= 1');
     this.layoutHash = options.layoutHash ?? 0n;
     this.blocks = new MeshSyncBlocks(syncInterval, this.layoutHash, options.pageSize ?? 4096);
     this.onAction = options.onAction;
@@ -122,11 +122,7 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     this.packetSize = mameHubInputPacketSize(blankState(ports));
     this.shape = { ports, packetSize: this.packetSize, history: this.historyOptions };
     this.myPort = -1;
-    const usedPorts = new Set<number>();
     for (const m of options.members) {
-      if (!Number.isInteger(m.port) || m.port < 0 || m.port >= ports || usedPorts.has(m.port))
-        throw new LockstepError('bad-argument', `member ${m.id} has a bad or duplicate port ${m.port}`);
-      usedPorts.add(m.port);
       if (m.id === this.id) {
         if (!this.joined) throw new LockstepError('bad-argument', 'a candidate is not a member yet');
         this.myPort = m.port;
@@ -134,9 +130,8 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     }
     if (this.joined && this.myPort < 0) throw new LockstepError('bad-argument', 'members must include this peer');
     // A candidate contacts the first peer (the host), again every second until it has an answer.
-    this.candidacy = new MeshCandidacy(
-      this.joined ? undefined : encodeAddressed(J_HELLO, this.id, options.address ?? `${this.id}`),
-    );
+    const hello = candidateHello(this.id, options.address ?? `${this.id}`, options.port);
+    this.candidacy = new MeshCandidacy(this.joined ? undefined : hello);
     this.local = new Uint8Array(inputBytes);
     this.merged = blankState(ports);
     this.inputs = new Uint8Array(ports * inputBytes);
@@ -241,7 +236,11 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
       this.remoteList.splice(i, 1);
       this.remotes.delete(r.id);
       this.cuts--;
+      this.lastCut = Math.max(this.lastCut, r.cutAt);
       this.oneWayDirty = true;
+      // Its successor (admitted under its id before the cut here) takes its place.
+      const s = this.successors.retire(r);
+      if (s !== undefined) this.install(s);
     }
   }
 
@@ -260,11 +259,15 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     return Math.ceil((d + this.extraDelayMs) / this.frameMs) + 1;
   }
 
-  /** Host: a candidate contacted us at `address` (the shell calls this, or the candidate's hello does). */
-  private onCandidate(cand: number, address: string, now: number): void {
+  /** Host: a candidate contacted us at `address`, asking for `port` if given (its hello). */
+  private onCandidate(cand: number, address: string, now: number, port?: number): void {
     if (this.id !== this.host || !this.joined) return;
-    const refuse = this.cuts > 0 || this.remotes.has(cand) || cand === this.id;
-    this.admission.offer(cand, address, now, this.remotes.keys(), refuse, this.usedPorts());
+    const spent = this.successors.firstIdFor(cand) === undefined;
+    // A joiner replays from the sync block on, knowing only the members listed: no departed peer may
+    // still count in the frames it replays (it waits for a sync block at or after the last cut).
+    const old = this.blocks.syncFrame < this.lastCut;
+    const refuse = this.cuts > 0 || this.remotes.has(cand) || cand === this.id || spent || old;
+    this.admission.offer(cand, address, now, this.remotes.keys(), refuse, this.usedPorts(), port);
   }
 
   private usedPorts(): number[] {
@@ -394,15 +397,8 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
       return undefined;
     }
     live.ran();
-    // The OR-merge (`mergeMameInputStates`) of every active peer's most recent packet at or
-    // before f, on the current masks (the only field a frame's inputs come from).
     const masks = this.merged;
-    for (let p = 0; p < this.ports; p++) masks[p]!.currentMask = 0;
-    if (f >= this.activeFrom) orPick(this.own.packets, f, masks);
-    for (let i = 0; i < remotes.length; i++) {
-      const r = remotes[i]!;
-      if (f >= r.activeFrom && f < r.cutAt) orPick(r.packets, f, masks);
-    }
+    mergeFrame(f, f >= this.activeFrom ? this.own.packets : undefined, remotes, masks);
     stateToBytes(masks, this.inputBytes, this.inputs);
     this.next++;
     const req = this.request;
@@ -439,7 +435,9 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     if (time < this.lastTime) time = this.lastTime + 1;
     const activeFrom = time + this.neutralFrames;
     const sync = this.blocks.syncFrame;
-    const bytes = encodeNotice(id, { cand: n.cand, port: n.port, activeFrom, sync });
+    // A successor of a departed peer (the same id) numbers its packets in a new incarnation.
+    const firstId = this.successors.firstIdFor(n.cand)!;
+    const bytes = encodeNotice(id, { cand: n.cand, port: n.port, activeFrom, sync, firstId });
     this.own.push(id, time, this.next).bytes = bytes;
     for (const p of this.remotes.keys()) {
       this.outbox.push({ to: p, channel: 'input', data: bytes });
@@ -448,36 +446,48 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     // The candidate gets its slot, the sync block as a page delta against the initial blocks,
     // and (below, like every member) this peer's inputs since the sync block.
     const delta = this.blocks.delta();
-    const members: MeshMember[] = [{ id: this.id, port: this.myPort }];
-    for (const r of this.remotes.values()) members.push({ id: r.id, port: r.port });
-    const acc = encodeAccepted({ port: n.port, activeFrom, sync, hostFrame: this.next, members, delta });
+    const members: AcceptedMember[] = [{ id: this.id, port: this.myPort, firstId: 0 }];
+    for (const r of this.remotes.values()) members.push({ id: r.id, port: r.port, firstId: r.firstId });
+    const acc = encodeAccepted({ port: n.port, activeFrom, sync, hostFrame: this.next, firstId, members, delta });
     this.outbox.push({ to: n.cand, channel: 'join', data: acc });
-    this.admit(n.cand, n.port, activeFrom, sync);
+    this.admit(n.cand, n.port, activeFrom, sync, firstId);
   }
 
-  /** A member admits an accepted candidate: waits for it from `activeFrom`, sends it its inputs since `sync`. */
-  private admit(cand: number, port: number, activeFrom: number, sync: number): void {
-    if (cand === this.id || this.remotes.has(cand)) return;
-    // The new peer's packets are numbered from 0.
-    this.addRemote(cand, port, activeFrom, 0);
+  /**
+   * A member admits an accepted candidate: waits for it from `activeFrom`, sends it its inputs
+   * since `sync`. Under the id of a peer still listed here (departed, its cut not reached yet: the
+   * host admits an id only once it dropped it) it is that peer's successor, installed at the cut.
+   */
+  private admit(cand: number, port: number, activeFrom: number, sync: number, firstId: number): void {
+    const known = this.remotes.get(cand);
+    // Its own notice, or one a joiner reads in the host's history for a member it already knows.
+    if (cand === this.id || this.successors.get(cand) || (known && known.firstId >= firstId)) return;
+    // The new peer's packets are numbered from `firstId` (0, or its incarnation's).
+    const r = createRemote(cand, port, activeFrom, firstId, this.shape, this.id === this.host);
+    if (known) this.successors.add(r);
+    else this.install(r);
     this.own.sendSince(cand, sync, this.nextId, this.outbox);
   }
 
   private addRemote(id: number, port: number, activeFrom: number, expected: number): void {
-    const r = createRemote(id, port, activeFrom, expected, this.shape, this.id === this.host);
-    this.remotes.set(id, r);
+    this.install(createRemote(id, port, activeFrom, expected, this.shape, this.id === this.host));
+  }
+
+  private install(r: Remote): void {
+    this.remotes.set(r.id, r);
     this.remoteList.push(r);
     this.oneWayDirty = true;
-    this.live?.add(id);
+    // (A successor cut before its predecessor's cut here is not watched.)
+    if (r.end === Infinity) this.live?.add(r.id);
   }
 
   private onJoin(from: number, data: Uint8Array, now: number): void {
     const r = new ByteReader(data);
     const type = r.u8('type');
-    if (type === J_HELLO) {
-      const { id: cand, address } = readAddressed(r);
+    if (type === J_HELLO || type === J_HELLO_PORT) {
+      const { id: cand, port, address } = readAddressed(r, type === J_HELLO_PORT);
       if (cand !== from) throw new DecodeError('bad-value', 1, 'hello from another id');
-      this.onCandidate(cand, address, now);
+      this.onCandidate(cand, address, now, port);
       return;
     }
     if (type === J_CANDIDATE) {
@@ -506,7 +516,7 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     }
     if (type === J_ACCEPTED) {
       if (from !== this.host || this.joined) throw new DecodeError('bad-value', 0, 'unexpected accept');
-      const { port, activeFrom, sync, hostFrame, members, delta } = readAccepted(r);
+      const { port, activeFrom, sync, hostFrame, firstId, members, delta } = readAccepted(r);
       const initial = this.blocks.initialState;
       if (port >= this.ports || !initial) throw new DecodeError('bad-value', 1, 'port');
       // Capped at the core's state size (the initial state's): a hostile host cannot make us allocate more.
@@ -517,6 +527,7 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
       this.activeFrom = activeFrom;
       this.lastTime = activeFrom - 1;
       this.next = sync;
+      this.nextId = firstId;
       this.sentFor = sync - 1;
       this.blocks.lastStored = sync;
       this.load = { frame: sync, state };
@@ -525,40 +536,35 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
       for (const m of members) {
         const existing = this.remotes.get(m.id);
         if (existing) existing.port = m.port;
-        else this.addRemote(m.id, m.port, 0, -1);
+        else this.install(createRemote(m.id, m.port, 0, -1, this.shape, false, m.firstId));
       }
       this.onAction?.({ type: 'accepted', port });
       for (const m of early) this.receive(m.from, m.channel, m.data, now);
       return;
     }
     if (type === J_LEAVE) {
-      const leaver = r.u32('leaver');
-      const end = r.u32('end');
-      const cutAt = r.u32('cutAt');
-      const each = 1 + this.packetSize;
-      if (r.remaining % each !== 0) throw new DecodeError('bad-length', 13, 'leave packets');
+      const { leaver, end, cutAt, packets } = readLeave(r, data, 1 + this.packetSize);
       if (from === this.host && this.joined && leaver === this.id) {
         // The host removed us: our input is neutral from `cutAt` on, so our finals stop before it.
         this.live.end('removed', this.watermark.final(this.next, cutAt), now);
         return;
       }
-      const rem = this.remotes.get(leaver);
+      let rem = this.remotes.get(leaver);
+      // A successor that leaves before its predecessor's cut here.
+      if (rem && rem.end !== Infinity) rem = this.successors.get(leaver) ?? rem;
       // Only the host decides a cut, once per peer.
       if (from !== this.host || !this.joined || leaver === this.id || !rem || rem.end !== Infinity)
         throw new DecodeError('bad-value', 0, 'unexpected leave');
       this.cut(rem, end, cutAt);
       // The leaver's packets the host used: ours to use too (duplicates are ignored as usual).
-      for (let at = 13; at < data.length; at += each) {
-        if (data[at] !== K_PACKET) throw new DecodeError('bad-value', at, 'leave packet kind');
-        this.onInput(leaver, 'leave', data.subarray(at, at + each));
-      }
+      for (const packet of packets) this.onInput(leaver, 'leave', packet);
       return;
     }
     throw new DecodeError('unknown-type', 0, `join message ${type}`);
   }
 
   private onInput(from: number, channel: string, data: Uint8Array): void {
-    const r = this.remotes.get(from);
+    const r = this.successors.pick(from, data, this.remotes.get(from));
     if (!r || data.length < 5) {
       this.dropped++;
       return;
@@ -573,8 +579,8 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     if (data[0] === K_PACKET) {
       addPacket(r, data, this.ports, this.next);
     } else {
-      const { cand, port, activeFrom, sync } = decodeNotice(data);
-      if (r.id === this.host && port < this.ports) this.admit(cand, port, activeFrom, sync);
+      const { cand, port, activeFrom, sync, firstId } = decodeNotice(data);
+      if (r.id === this.host && port < this.ports) this.admit(cand, port, activeFrom, sync, firstId);
     }
   }
 }

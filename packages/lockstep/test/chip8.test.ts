@@ -83,7 +83,7 @@ describe('CHIP-8 Space Racer: player 2 joins the mesh at frame 1000', () => {
     candRunner.addPeer(0, toHost);
     const deltas: ReturnType<typeof describeDelta>[] = [];
     toHost.on('message', ({ channel, data }) => {
-      if (channel === 'join' && data[0] === 4) deltas.push(describeDelta(data.subarray(21 + 8)));
+      if (channel === 'join' && data[0] === 4) deltas.push(describeDelta(data.subarray(25 + 12)));
     });
     randomInputs(net, candRunner, 2, 6, F60, net.now(), until, 20, 0x03);
     net.clock.advanceTo(until + 2000);

@@ -75,7 +75,9 @@ describe('late join refuses a delta larger than the core state (issue 13, item 7
         ...u32be(80),
         ...u32be(0),
         ...u32be(60),
+        ...u32be(0),
         ...u32be(1),
+        ...u32be(0),
         ...u32be(0),
         ...u32be(0),
         ...ok,
@@ -126,14 +128,16 @@ describe('late join refuses a delta larger than the core state (issue 13, item 7
     });
     expect(m.wantsState(0)).toBe(true);
     m.storeState(0, base);
-    // accepted: 4, u32 port, u32 activeFrom, u32 sync, u32 hostFrame, u32 count, (u32 id, u32 port)*, delta
+    // accepted: 4, u32 port, u32 activeFrom, u32 sync, u32 hostFrame, u32 firstId, u32 count, (u32 id, u32 port, u32 firstId)*, delta
     const msg = Uint8Array.from([
       4,
       ...u32be(1),
       ...u32be(80),
       ...u32be(0),
       ...u32be(60),
+      ...u32be(0),
       ...u32be(1),
+      ...u32be(0),
       ...u32be(0),
       ...u32be(0),
       ...delta,

@@ -355,10 +355,10 @@ describe('P2P full mesh (seed 000)', () => {
     for (const [i, p] of s.peers.entries()) scriptInputs(net, p.runner, 2, 100 + i, F, s.t0, s.t0 + 1400 * F);
     net.clock.advanceTo(s.t0 + 1000 * F);
     const joiner = startCandidate(s, 3, 4);
-    // Tap the acceptance: after its 21-byte head and 3 members (8 bytes each) comes the delta.
+    // Tap the acceptance: after its 25-byte head and 3 members (12 bytes each) comes the delta.
     const deltas: ReturnType<typeof describeDelta>[] = [];
     joiner.toHost.on('message', ({ channel, data }) => {
-      if (channel === 'join' && data[0] === 4) deltas.push(describeDelta(data.subarray(21 + 8 * 3)));
+      if (channel === 'join' && data[0] === 4) deltas.push(describeDelta(data.subarray(25 + 12 * 3)));
     });
     scriptInputs(net, joiner.runner, 2, 999, F, net.now(), s.t0 + 1400 * F);
     net.clock.advanceTo(s.t0 + 1500 * F);
