@@ -89,6 +89,54 @@ describe('direct links for a player entering the running game', () => {
   });
 });
 
+describe('direct links mid-game: fallback to the relay', () => {
+  it('a newcomer without links enters after the host waited for its address, its pairs relayed; when the host goes it ends host-lost and the linked players follow the new host', () => {
+    const env = meshSession(43, 4, { latencyMs: 10, jitterMs: 2, loss: 0 });
+    const [p1, p2, p3] = env.watched as [Watched, Watched, Watched];
+    play(env, 1500, 1, () => true);
+    p3.client.close();
+    play(env, 800, 2, () => true);
+    const relayedBefore = env.relayed.bytes;
+    const n = watchClient(env, 'n4', new TestCore({ players: 4, seed: 7 }), false);
+    env.watched.push(n);
+    playUntilPlaying(env, n, 8000, 3, () => true);
+    expect(n.client.state).toBe('playing');
+    play(env, 2000, 4, () => true);
+    expect(env.relayed.bytes - relayedBefore).toBeGreaterThan(1000);
+    const framesAtLoss = env.host.frame;
+    let alive = true;
+    alive = false;
+    env.host.close();
+    play(env, 8000, 5, () => alive);
+    expect(n.ended?.code).toBe('host-lost');
+    checkFollowed(env, [p1, p2], framesAtLoss);
+  });
+
+  it('a player in the game without links: the newcomer links with the others, that pair keeps the relay', () => {
+    const env = meshSession(44, 5, { latencyMs: 10, jitterMs: 2, loss: 0 }, { noLinks: new Set(['p1']) });
+    const [p1, , , p4] = env.watched as [Watched, Watched, Watched, Watched];
+    play(env, 1500, 1, () => true);
+    p4.client.close();
+    play(env, 800, 2, () => true);
+    const n = enter(env, 5, p4, false, 'n5');
+    playUntilPlaying(env, n, 8000, 3, () => true);
+    expect(n.client.state).toBe('playing');
+    const relayedBefore = env.relayed.bytes;
+    const acceptedBefore = n.accepted.bytes;
+    play(env, 2000, 4, () => true);
+    // p2 and p3 dialed it; p1 (no links) talks to it through the host.
+    expect(n.accepted.bytes - acceptedBefore).toBeGreaterThan(1000);
+    expect(env.relayed.bytes - relayedBefore).toBeGreaterThan(0);
+    const framesAtLoss = env.host.frame;
+    let alive = true;
+    alive = false;
+    env.host.close();
+    play(env, 8000, 5, () => alive);
+    expect(p1.ended?.code).toBe('host-lost');
+    checkFollowed(env, [env.watched[1]!, env.watched[2]!, n], framesAtLoss);
+  });
+});
+
 describe('direct links mid-game, generated', () => {
   test.prop(
     [
