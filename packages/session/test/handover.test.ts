@@ -22,15 +22,9 @@ function endFrameOf(w: Watched): number | undefined {
  * hand-over may chain: a successor lost before it took hold, e.g. one cut off in the same instant as
  * the host but not yet noticed, is replaced under the same rule), every final agrees, peers that end in one
  * group (`together`: still linked to each other; default every client) end with one reason at one
- * final frame when `agreedEnd` (see the cut-off property for when that is not guaranteed), and
- * the survivors play on.
+ * final frame (rollback's end agreement), and the survivors play on.
  */
-function checkHandOver(
-  env: MeshEnv,
-  framesAtLoss: number,
-  together: readonly Watched[] = env.watched,
-  agreedEnd = true,
-): void {
+function checkHandOver(env: MeshEnv, framesAtLoss: number, together: readonly Watched[] = env.watched): void {
   // Only one peer ever takes the host's role (nobody leaves after the host in these tests), and
   // every peer still playing follows it.
   const tookOver = env.watched.filter((w) => w.hosts.includes(w.name)).map((w) => w.name);
@@ -42,7 +36,7 @@ function checkHandOver(
   );
   for (const p of pairwiseDiffering(env)) expect(p.differing, `${p.a} vs ${p.b}`).toBe(0);
   const ended = together.filter((w) => w.ended !== undefined && w.ended.code !== 'removed');
-  if (ended.length > 0 && agreedEnd) {
+  if (ended.length > 0) {
     expect(new Set(ended.map((w) => w.ended?.code)).size, 'one end reason').toBe(1);
     expect(new Set(ended.map(endFrameOf)).size, 'one end frame').toBe(1);
   }
@@ -101,7 +95,7 @@ describe('host hand-over over direct links (rollback)', () => {
       ],
     },
   )(
-    'the host and a generated set of clients cut off together: a majority group goes on under one host, a minority group ends (host-lost or partitioned) with finals that agree',
+    'the host and a generated set of clients cut off together: a majority group goes on under one host, a minority group ends with one reason at one frame, finals agree',
     (seed, players, latencyMs, lossFrame, mask) => {
       const env = meshSession(seed, players, { latencyMs, jitterMs: 3, loss: 0.01 });
       let alive = true;
@@ -119,18 +113,17 @@ describe('host hand-over over direct links (rollback)', () => {
       // Quorum without the host: a strict majority of the players.
       const majority = 2 * group.length > players;
       // A minority group's peers stop finalizing when they lose quorum, each at the last frame it
-      // knew final: a frame is final once every member reported holding its inputs, and the last
-      // reports before the cut may have reached only some of the group (seed -1742235349: p1 and p4
-      // end at frame 21, p5 at 20). Their finals agree; equal end frames would need the group to
-      // agree on its end (not built: session README, "Not done"). The reason too: each names what it
-      // noticed first, the host gone (`host-lost`) or too few in reach (`partitioned`), checked
-      // below (seed -1989779572, [342511324, 6, 24, 195, 11]: both reasons in one group).
-      checkHandOver(env, framesAtLoss, group, false);
+      // knew final (the last `held` reports before the cut may reach only some of the group: seed
+      // -1742235349, p1 and p4 at frame 21, p5 at 20), then agree on their end (rollback's END):
+      // one reason and one frame for the whole group (before, each named what it noticed first,
+      // `host-lost` or `partitioned`: seed -1989779572, [342511324, 6, 24, 195, 11], kept above).
+      checkHandOver(env, framesAtLoss, group);
       // Alone: it ends (which it noticed first, the host or the others, names the reason).
       for (const c of cut) expect(['host-lost', 'partitioned'], `${c.name} (cut off alone)`).toContain(c.ended?.code);
       if (majority) for (const w of group) expect(w.client.state, w.name).toBe('playing');
       else {
-        for (const w of group) expect(['host-lost', 'partitioned'], w.name).toContain(w.ended?.code);
+        // The host is not in the group: the group's one reason is `host-lost`.
+        for (const w of group) expect(w.ended?.code, w.name).toBe('host-lost');
       }
       // A peer cut off alone may end at another final frame than the group (each side's last
       // final frame); every frame final on two peers agrees all the same (checkHandOver).
