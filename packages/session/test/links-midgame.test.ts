@@ -147,17 +147,22 @@ describe('direct links mid-game, generated', () => {
       fc.integer({ min: 20, max: 150 }),
       fc.boolean(),
       fc.constantFrom<'cut' | 'close'>('cut', 'close'),
+      fc.constantFrom<'close' | 'kill'>('close', 'kill'),
     ],
     { numRuns: Number(process.env.HANDOVER_RUNS ?? 4) },
   )(
-    'a player leaves at a generated frame, a newcomer or the same nick enters, links directly; the host goes: every player left follows one new host and all finals agree',
-    (seed, players, latencyMs, loss, leaveFrame, rejoin, fate) => {
+    'a player leaves (closes, or is killed) at a generated frame, a newcomer or the same nick enters, links directly; the host goes: every player left follows one new host, resets with it at one frame, and all finals agree',
+    (seed, players, latencyMs, loss, leaveFrame, rejoin, fate, leave) => {
       const env = meshSession(seed, players, { latencyMs, jitterMs: 3, loss });
       expect(env.watched.every((w) => w.client.state === 'playing')).toBe(true);
       play(env, leaveFrame * FRAME_MS, seed, () => true);
       const leaver = env.watched[(seed >>> 3) % env.watched.length]!;
+      // Killed: every path of its cut (its links too), then its process is gone; the others notice by timeouts.
+      if (leave === 'kill')
+        for (const o of ['host', ...env.watched.map((w) => w.name)]) env.net.cutBoth(leaver.name, o);
       leaver.client.close();
-      play(env, 600, seed + 1, () => true);
+      // A newcomer comes once the host noticed (a killed player: its 2 s transport timeout), else `server full`.
+      play(env, leave === 'kill' ? 3000 : 600, seed + 1, () => true);
       const endpoint = rejoin ? `${leaver.name}b` : 'n';
       const relayedBefore = env.relayed.bytes;
       const n = enter(env, players, leaver, rejoin, endpoint);
@@ -171,8 +176,17 @@ describe('direct links mid-game, generated', () => {
       alive = false;
       if (fate === 'close') env.host.close();
       else for (const w of env.watched) if (w !== leaver) env.net.cutBoth('host', w === n ? endpoint : w.name);
-      play(env, 12_000, seed + 4, () => alive);
+      play(env, 8000, seed + 4, () => alive);
       const playing = env.watched.filter((w) => w !== leaver);
+      // The new host resets: every player left, the newcomer included, resets at one frame.
+      const resets = new Map(playing.map((w) => [w, [] as number[]]));
+      for (const w of playing) w.client.on('reset', ({ frame }) => resets.get(w)?.push(frame));
+      const elected = playing.find((w) => w.hosts.at(-1) === w.name);
+      elected?.client.reset();
+      play(env, 4000, seed + 5, () => alive);
+      const frames = [...resets.values()].map((f) => f.join(','));
+      expect(frames[0], JSON.stringify(frames)).toMatch(/^\d+$/);
+      expect(new Set(frames).size, JSON.stringify(frames)).toBe(1);
       checkFollowed(env, playing, framesAtLoss);
     },
   );
