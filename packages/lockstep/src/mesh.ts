@@ -289,6 +289,11 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
       if (channel === 'join') this.onJoin(from, data, now);
       else if (channel === 'ping') {
         if (this.pings.receive(from, this.remotes.get(from), from === this.host, data, now)) this.oneWayDirty = true;
+        // A late joiner aligned its schedule on the acceptance, which may have come late (a lost
+        // reliable copy): the host's progress says how far the host's schedule is at least.
+        const ran = this.watermark.frames;
+        if (this.activeFrom > 0 && from === this.host && this.startMs + ran * this.frameMs > now)
+          this.startMs = now - ran * this.frameMs;
       } else if (channel === 'input' || channel === 'input-u') {
         if (!this.joined && this.candidacy.waiting) this.candidacy.keep(from, channel, data);
         else {
