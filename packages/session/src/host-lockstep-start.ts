@@ -3,6 +3,7 @@ import { END_TEXT, SessionError } from './errors.js';
 import { endHostGame, refusePeer } from './host-close.js';
 import type { HostContext } from './host-context.js';
 import { hostRoute, startHostRunner } from './host-lockstep.js';
+import { MeshBroadcastHistory } from './host-mesh-history.js';
 import { BroadcastHistory } from './host-p2p-history.js';
 import { type Peer, sendControl } from './host-peer.js';
 import { hostRoster, syncMessage, syncPlayers } from './host-sync.js';
@@ -72,7 +73,8 @@ export function startP2PHost(h: HostContext, mode: 'lockstep-p2p' | 'frame-advan
   const routes = new Map<number, RoutedConnection>();
   for (const [slot, player] of h.bySlot) routes.set(slot, hostRoute(shape, slot, player.conn));
   const { game } = h;
-  game.p2p = { scheduler, shape, routes, ...(mode === 'frame-advance' ? { history: new BroadcastHistory() } : {}) };
+  const history = mode === 'frame-advance' ? new BroadcastHistory() : new MeshBroadcastHistory(h.players);
+  game.p2p = { scheduler, shape, routes, history };
   game.runner = startLockstepRunner(h, scheduler, routes);
   const core = game.lockstepCore;
   if (core !== undefined) h.watchers.attachStream(core, game.runner, h.initialState, h.players, h.control.slotBytes);

@@ -2,7 +2,7 @@ import { LockstepRunner } from '@netplay/lockstep';
 import type { Core } from '@netplay/state';
 import type { Clock, Connection } from '@netplay/transport';
 import type { SessionError } from './errors.js';
-import type { BroadcastHistory } from './host-p2p-history.js';
+import type { P2PHistory } from './host-p2p-history.js';
 import { endError, type FinalityScheduler, LockstepFinality } from './lockstep-finality.js';
 import type { P2PLockstepShape, P2PScheduler } from './p2p-lockstep.js';
 import { RoutedConnection, type RoutedConnectionOptions } from './routed-connection.js';
@@ -12,8 +12,8 @@ export interface HostP2P {
   readonly scheduler: P2PScheduler;
   readonly shape: P2PLockstepShape;
   readonly routes: Map<number, RoutedConnection>;
-  /** frame-advance: each player's recent broadcasts, replayed to a player entering the game. */
-  readonly history?: BroadcastHistory;
+  /** Each player's recent broadcasts, replayed to a player entering the game (`BroadcastHistory`, `MeshBroadcastHistory`). */
+  readonly history?: P2PHistory;
 }
 
 /** What the host's lockstep runner reports back to the host. */

@@ -2,6 +2,14 @@ import { type Connection, TransportError } from '@netplay/transport';
 import { RELAY_CONTROL_CHANNEL } from './channels.js';
 import { RelayFramer } from './relay.js';
 
+/** What the host keeps of the players' broadcasts for a player entering the game (frame-advance: {@link BroadcastHistory}; lockstep-p2p: `MeshBroadcastHistory`). */
+export interface P2PHistory {
+  /** Player `slot` broadcast `payload` on `channel` (index `ci`). */
+  record(slot: number, channel: string, ci: number, payload: Uint8Array): void;
+  /** Player `slot` left: its stream is forgotten. */
+  forget(slot: number): void;
+}
+
 /** Broadcast messages kept per player (the last ones it sent), for a player entering the game. */
 export const BROADCAST_HISTORY = 256;
 
@@ -21,7 +29,7 @@ const FA_ADVANCE = 2;
  * frame: its entry frame is later), in the member's order, before forwarding anything newer; the
  * newcomer's scheduler holds it until its welcome, and drops what is before its entry frame.
  */
-export class BroadcastHistory {
+export class BroadcastHistory implements P2PHistory {
   private readonly rings = new Map<number, { frames: number[]; data: Uint8Array[]; ci: number[]; at: number }>();
   private readonly framer = new RelayFramer();
 

@@ -7,11 +7,11 @@ import type { SessionMode } from './mode.js';
  * state of their first frame as a page delta against the power-on state, deflated) and rollback
  * (the host's `P2PSession.admitPlayer` at an agreed frame: host-rollback-rejoin.ts) and
  * frame-advance (host-p2p-join.ts: the host's `FrameAdvancePeer` admits the joiner at a frame every
- * peer agrees on). lockstep-p2p's `MeshPeer` join (a reachability vote among the members) is not
- * wired to the relay yet (see the README table).
+ * peer agrees on) and lockstep-p2p (host-p2p-join.ts: the host's `MeshPeer` admits the joiner,
+ * a successor under the slot's id, at a frame every peer agrees on): every mode.
  */
 export function joinsMidGame(mode: SessionMode): boolean {
-  return mode === 'lockstep-cs' || mode === 'rollback' || mode === 'frame-advance';
+  return mode === 'lockstep-cs' || mode === 'rollback' || mode === 'frame-advance' || mode === 'lockstep-p2p';
 }
 
 /**

@@ -1,5 +1,6 @@
 import { FRAME_ADVANCE_CHANNELS, FrameAdvancePeer, MESH_CHANNELS, MeshPeer } from '@netplay/lockstep';
 import type { ChannelSpec } from '@netplay/transport';
+import { SESSION_MESH_SYNC_FRAMES } from './host-mesh-history.js';
 import type { FinalityScheduler } from './lockstep-finality.js';
 import type { SessionMode } from './mode.js';
 
@@ -58,7 +59,7 @@ export interface P2PSchedulerOptions {
   readonly seed: number;
   /** Extra delay added to the latency estimate, in ms (the session's input delay × frame duration). */
   readonly extraDelayMs: number;
-  /** frame-advance: this player enters a running game (it asks the host to admit it). */
+  /** This player enters a running game (it asks the host to admit it; mesh: into port `slot`). */
   readonly candidate?: boolean;
 }
 
@@ -70,16 +71,28 @@ export interface P2PSchedulerOptions {
 export function createP2PScheduler(mode: P2PLockstepMode, o: P2PSchedulerOptions): P2PScheduler {
   const others = o.slots.filter((s) => s !== o.slot);
   if (mode === 'lockstep-p2p') {
-    const members = [...o.slots].sort((a, b) => a - b).map((s) => ({ id: s, port: s }));
-    return new MeshPeer({
+    const candidate = o.candidate === true;
+    // A candidate asks the host (slot 0) for its own slot's port (a rejoin: a successor under its id).
+    const members = candidate
+      ? [{ id: 0, port: 0 }]
+      : [...o.slots].sort((a, b) => a - b).map((s) => ({ id: s, port: s }));
+    let mesh: MeshPeer | undefined;
+    mesh = new MeshPeer({
       id: o.slot,
       members,
+      ...(candidate ? { candidate, port: o.slot } : {}),
       ports: o.ports,
       inputBytes: o.inputBytes,
       frameMs: o.frameMs,
       startMs: o.startMs,
       extraDelayMs: o.extraDelayMs,
+      syncIntervalFrames: SESSION_MESH_SYNC_FRAMES,
+      // The reachability vote: the host's relay reaches every player, so every member says yes.
+      onAction: (a) => {
+        if (a.type === 'connect') mesh?.reportConnect(a.peer, true);
+      },
     });
+    return mesh;
   }
   return new FrameAdvancePeer({
     id: o.slot,

@@ -1,7 +1,7 @@
 import { type Connection, TransportError } from '@netplay/transport';
 import { RELAY_CONTROL_CHANNEL, RELAY_INPUT_CHANNEL } from './channels.js';
 import { SessionError } from './errors.js';
-import type { BroadcastHistory } from './host-p2p-history.js';
+import type { P2PHistory } from './host-p2p-history.js';
 import type { P2PLockstepShape } from './p2p-lockstep.js';
 import type { RelayFramer } from './relay.js';
 import { BROADCAST_SLOT, ROUTE_HEADER_BYTES, type RoutedConnection, routedChannelIndex } from './routed-connection.js';
@@ -17,8 +17,8 @@ export interface RoutedPlayer {
 export interface HostRoutes {
   readonly shape: P2PLockstepShape;
   readonly routes: Map<number, RoutedConnection>;
-  /** Keeps the broadcasts for players entering later (frame-advance). */
-  readonly history?: BroadcastHistory;
+  /** Keeps the broadcasts for players entering later. */
+  readonly history?: P2PHistory;
 }
 
 /**

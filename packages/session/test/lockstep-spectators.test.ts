@@ -140,8 +140,23 @@ describe.each(['lockstep-cs', 'lockstep-p2p', 'frame-advance'] as const)('%s spe
       numRuns: Number(process.env.SPECTATE_RUNS ?? (mode === 'lockstep-cs' ? 6 : 4)),
       // frame-advance: a player entering the slot of one who just left missed the events another
       // member had broadcast for its first frames before its admission (entry frame 66 differed);
-      // fixed by the host's BroadcastHistory replay.
+      // fixed by the host's BroadcastHistory replay. lockstep-p2p: a newcomer whose acceptance came
+      // late (a lost reliable copy) aligned its schedule on it and trailed the host by 82 frames
+      // for good ("dan:1 final: expected 599 to be greater than 651"); fixed by aligning a late
+      // joiner's schedule on the host's progress.
       examples: [
+        [
+          1,
+          4,
+          4,
+          [
+            { wait: 46, kind: 'kill', pick: 0 },
+            { wait: 86, kind: 'close', pick: 0 },
+            { wait: 10, kind: 'spectate', pick: 0 },
+            { wait: 5, kind: 'join', pick: 0 },
+            { wait: 5, kind: 'close', pick: 0 },
+          ],
+        ],
         [
           1,
           3,
@@ -199,7 +214,7 @@ describe.each(['lockstep-cs', 'lockstep-p2p', 'frame-advance'] as const)('%s spe
           expect(inc.client.error?.message).toMatch(
             inc.spectate
               ? new RegExp(`^server full: ${MAX_SPECTATORS} spectators already watch$`)
-              : /^server full: (all \d+ player slots are taken|the game is running and mode \S+ cannot take a player mid-game \(\d+ of \d+ slots empty\))$/,
+              : /^server full: all \d+ player slots are taken$/,
           );
         if (ran.length === 0) continue;
         const entry = Math.min(...ran);
@@ -220,6 +235,13 @@ describe.each(['lockstep-cs', 'lockstep-p2p', 'frame-advance'] as const)('%s spe
           expect(inc.final, `${inc.endpoint} final`).toBeGreaterThan(last - 30);
         }
       if (watchers.some((x) => x.client.state === 'spectating')) expect(spectated).toBeGreaterThan(0);
+      // Every player the test did not drop and the host admitted (not refused) still plays: a
+      // (re)joined player the schedulers never let in, or stalled, would be removed.
+      for (const p of people) {
+        const inc = p.incs.at(-1)!;
+        if (p.dropped || inc.client.error?.code === 'server-full') continue;
+        expect(inc.client.state, `${inc.endpoint}: ${inc.client.error?.message}`).toBe('playing');
+      }
     },
   );
 
