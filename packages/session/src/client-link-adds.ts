@@ -42,6 +42,9 @@ export interface AddedLink {
 /** Messages of an entering player that arrive over its new link before this client learned of its entry. */
 const MAX_EARLY = 1024;
 
+/** Links to entering players held at once (a game has at most 15 other players): more LINK_ADD entries are ignored. */
+const MAX_ADDED = 15;
+
 /**
  * A playing client's links to players entering the running game (issue 15): LINK_ADD names one
  * (its address, the pair's token); this client dials it and authenticates as at the start
@@ -63,6 +66,7 @@ export class LinkAdds {
       if (!entry.dial) continue;
       const old = this.added.get(entry.nick);
       if (old !== undefined) this.drop(old, 'closed: a new link round');
+      else if (this.added.size >= MAX_ADDED) continue;
       const a: AddedLink = {
         entry,
         round: m.round,
