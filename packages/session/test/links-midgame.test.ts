@@ -90,7 +90,7 @@ describe('direct links for a player entering the running game', () => {
 });
 
 describe('direct links mid-game: fallback to the relay', () => {
-  it('a newcomer without links enters after the host waited for its address, its pairs relayed; when the host goes it ends host-lost and the linked players follow the new host', () => {
+  it('a newcomer without links enters, its pairs relayed; when the host goes it ends host-lost and the linked players follow the new host', () => {
     const env = meshSession(43, 4, { latencyMs: 10, jitterMs: 2, loss: 0 });
     const [p1, p2, p3] = env.watched as [Watched, Watched, Watched];
     play(env, 1500, 1, () => true);
