@@ -1,3 +1,4 @@
+import { DecodeError } from '@netplay/protocol';
 import type { P2PSession } from '@netplay/rollback';
 import { type Clock, type Connection, TransportError } from '@netplay/transport';
 import { SESSION_CONTROL_CHANNEL } from './channels.js';
@@ -5,7 +6,7 @@ import { HandOver } from './client-handover.js';
 import { ClientLinks, type LinkOptions } from './client-links.js';
 import { SessionError } from './errors.js';
 import type { ChatEvent } from './host-control.js';
-import { LinkMessageType } from './link-messages.js';
+import { decodeLinkMessage, LinkMessageType } from './link-messages.js';
 import type { SessionMessage } from './messages.js';
 
 /** What {@link ClientMesh} needs of the client. */
@@ -136,15 +137,27 @@ function sendOn(conn: Connection | undefined, data: Uint8Array): boolean {
 }
 
 /**
- * A link message from the host: before SYNC (or ENTRY), LINKS and LINK_SET; in the game, LINK_ADD
- * and LINK_ADD_SET (a player entering it). They go to the client's links; a client without links
- * ignores them (its pairs keep the relay). False: a message the host never sends, or one at the
- * wrong stage (the client refuses the host with `protocol`).
+ * A link message from the host: after CHALLENGE and before SYNC (or ENTRY), LINKS and LINK_SET; in
+ * the game, LINK_ADD and LINK_ADD_SET (a player entering it). They go to the client's links; a
+ * client without links checks and ignores them (its pairs keep the relay). False: a message the
+ * host never sends, one at the wrong stage (before CHALLENGE: any), or a malformed one (the client
+ * refuses the host with `protocol`).
  */
-export function linkMessageFromHost(mesh: ClientMesh | undefined, handshaking: boolean, data: Uint8Array): boolean {
+export function linkMessageFromHost(
+  mesh: ClientMesh | undefined,
+  stage: 'before-challenge' | 'handshaking' | 'joined',
+  data: Uint8Array,
+): boolean {
   const t = data[0];
   const setup = t === LinkMessageType.Links || t === LinkMessageType.LinkSet;
   const add = t === LinkMessageType.LinkAdd || t === LinkMessageType.LinkAddSet;
-  if (handshaking ? !setup : !add) return false;
-  return mesh === undefined || mesh.links.onHostMessage(data);
+  if (stage === 'before-challenge' || (stage === 'handshaking' ? !setup : !add)) return false;
+  if (mesh !== undefined) return mesh.links.onHostMessage(data);
+  try {
+    decodeLinkMessage(data);
+    return true;
+  } catch (e) {
+    if (!(e instanceof DecodeError)) throw e;
+    return false;
+  }
 }

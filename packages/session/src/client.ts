@@ -333,7 +333,9 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
       return;
     }
     if (isLinkMessage(data)) {
-      if (!linkMessageFromHost(this.mesh, this.stage === 'handshaking', data))
+      const stage =
+        this.challenge === undefined ? 'before-challenge' : this.stage === 'handshaking' ? 'handshaking' : 'joined';
+      if (!linkMessageFromHost(this.mesh, stage, data))
         this.fail(new SessionError('protocol', `unexpected link message ${data[0]} from the host`));
       // Admitted (the host sets the links up before SYNC): the handshake timeout no longer applies.
       else this.stopHandshakeTimer();
