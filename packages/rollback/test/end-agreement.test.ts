@@ -11,7 +11,7 @@ const FINAL = 0x04;
 function setup(ids: string[]) {
   const sent: Array<{ to: string; data: Uint8Array }> = [];
   const peers = new PeerSet((to, _ch, data) => sent.push({ to, data: data.slice() }), 0);
-  ids.forEach((id, i) => peers.add(new Remote(id, i + 1, 0)));
+  for (const [i, id] of ids.entries()) peers.add(new Remote(id, i + 1, 0));
   const remote = (id: string) => peers.byPeer.get(id)!;
   return { peers, sent, remote, agreement: new EndAgreement(peers, 500) };
 }
