@@ -4,6 +4,7 @@ import { LockstepError } from './errors.js';
 import type { PingHistoryOptions } from './latency.js';
 import { type EndReason, Liveness, type LockstepEvent, p2pVerdict } from './liveness.js';
 import { MeshAdmission } from './mesh-admission.js';
+import { K_BUNDLE, MeshBundles } from './mesh-bundle.js';
 import { candidateHello, MeshCandidacy } from './mesh-candidate.js';
 import {
   type AcceptedMember,
@@ -73,6 +74,8 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
   private readonly shape: { readonly ports: number; readonly packetSize: number; readonly history: PingHistoryOptions };
   private readonly pool: OutboxPool;
   private readonly inputPool: BufferPool;
+  /** The unreliable copies: each packet with the stream's previous messages (see `mesh-bundle.ts`). */
+  private readonly bundles: MeshBundles;
   private readonly pings: MeshPings;
   /** How far the host has run (see {@link HostWatermark}): a non-host's finals stop there. */
   private readonly watermark: HostWatermark;
@@ -139,6 +142,7 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     this.admission = new MeshAdmission(this.outbox, options.joinTimeoutMs ?? 5000, ports);
     this.pool = new OutboxPool(this.outbox);
     this.inputPool = this.pool.buffers(1 + this.packetSize);
+    this.bundles = new MeshBundles(this.pool, 1 + this.packetSize);
     this.watermark = new HostWatermark(this.id === this.host);
     this.pings = new MeshPings(this.pool, options.pingIntervalMs ?? 100, inputBytes, this.watermark);
     this.request = { frame: 0, inputs: this.inputs, command: 0 };
@@ -270,9 +274,7 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     this.admission.offer(cand, address, now, this.remotes.keys(), refuse, this.usedPorts(), port);
   }
 
-  private usedPorts(): number[] {
-    return [this.myPort, ...[...this.remotes.values()].map((r) => r.port)];
-  }
+  private usedPorts = (): number[] => [this.myPort, ...[...this.remotes.values()].map((r) => r.port)];
 
   /** Member: the result of the connection attempt to candidate `cand` the shell made for a `connect` action. */
   reportConnect(cand: number, ok: boolean): void {
@@ -424,10 +426,11 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     const bytes = this.own.packet(id, time, f, this.myPort, mask);
     const data = this.inputPool.take();
     data.set(bytes);
+    const bundle = this.bundles.writer.bundle(data);
     for (let i = 0; i < this.remoteList.length; i++) {
       const p = this.remoteList[i]!.id;
       this.pool.push(p, 'input', data);
-      this.pool.push(p, 'input-u', data);
+      this.pool.push(p, 'input-u', bundle);
     }
   }
 
@@ -444,6 +447,7 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     const firstId = this.successors.firstIdFor(n.cand)!;
     const bytes = encodeNotice(id, { cand: n.cand, port: n.port, activeFrom, sync, firstId });
     this.own.push(id, time, this.next).bytes = bytes;
+    this.bundles.writer.remember(bytes);
     for (const p of this.remotes.keys()) {
       this.outbox.push({ to: p, channel: 'input', data: bytes });
       this.outbox.push({ to: p, channel: 'input-u', data: bytes });
@@ -569,6 +573,11 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
   }
 
   private onInput(from: number, channel: string, data: Uint8Array): void {
+    if (channel === 'input-u' && data[0] === K_BUNDLE) {
+      const { reader } = this.bundles;
+      for (let k = 0, n = reader.check(data); k < n; k++) this.onInput(from, channel, reader.message(data, k));
+      return;
+    }
     const r = this.successors.pick(from, data, this.remotes.get(from));
     if (!r || data.length < 5) {
       this.dropped++;
