@@ -3,6 +3,7 @@ import type { P2PSession } from '@netplay/rollback';
 import { checkChat, sanitizeChat } from './commands.js';
 import { SessionError } from './errors.js';
 import type { ChatEvent } from './host-control.js';
+import { isLinkMessage } from './link-messages.js';
 import {
   decodeSessionMessage,
   encodeChat,
@@ -27,6 +28,8 @@ export interface HandOverDeps {
   slotOf(nick: string): number | undefined;
   /** A chat line this peer relayed as the new host (the client's `chat` event). */
   chat(e: ChatEvent): void;
+  /** A link message (types 15–27) over a direct link: from the new host (`fromHost`), or to it from a player. */
+  linkMessage(from: string, data: Uint8Array, fromHost: boolean): void;
 }
 
 /**
@@ -113,6 +116,11 @@ export class HandOver {
 
   /** A session message from another player over its direct link. */
   onMessage(from: string, data: Uint8Array): void {
+    if (isLinkMessage(data)) {
+      // A player coming back after the hand-over is linked with the others by the new host (issue 15).
+      if (this.isHost || from === this.host) this.deps.linkMessage(from, data, !this.isHost);
+      return;
+    }
     if (this.isHost) {
       this.fromPlayer(from, data);
       return;

@@ -63,6 +63,11 @@ export interface ClientLinksDeps {
   message(nick: string, channel: string, data: Uint8Array): void;
   /** The link to `nick` closed after LINK_SET (`left`: the peer closed it). */
   lost(nick: string, how: 'left' | 'lost'): void;
+  /**
+   * A connection on the listener after LINK_SET (issue 15: a player coming back to the host
+   * elected after a hand-over): true if taken. Absent: the listener closes at LINK_SET.
+   */
+  door?(conn: Connection): boolean;
 }
 
 interface Pending {
@@ -206,6 +211,16 @@ export class ClientLinks {
     });
   }
 
+  /** What this client holds of its pair with `slot` (LINKS, or an entry's LINK_ADD): nick, address, token. */
+  entryOf(slot: number): LinkEntry | undefined {
+    return this.links.get(slot)?.entry;
+  }
+
+  /** After a hand-over, on the new host: `conn` (a returning player's) is the game's path to `nick`. */
+  attach(nick: string, conn: Connection): void {
+    this.direct.set(nick, conn);
+  }
+
   /** Nicks with an open direct link in the game. */
   linkedNicks(): string[] {
     return [...this.direct].filter(([, c]) => c.state === 'open').map(([n]) => n);
@@ -335,6 +350,7 @@ export class ClientLinks {
   }
 
   private accept(conn: Connection): void {
+    if (!this.closed && this.fixed && this.deps.door?.(conn) === true) return;
     if (this.closed || this.fixed) {
       conn.close('closed: not taking links');
       return;
@@ -439,7 +455,8 @@ export class ClientLinks {
       } else this.dropLink(l, 'closed: the host chose the relay for this pair');
     }
     for (const p of [...this.pending]) this.dropPending(p, 'closed: links are set');
-    this.closeListener('closed: links are set');
+    // With a door (issue 15) the listener stays open for players coming back after a hand-over.
+    if (this.deps.door === undefined) this.closeListener('closed: links are set');
   }
 
   private onLinkMessage(link: Link, channel: string, data: Uint8Array): void {

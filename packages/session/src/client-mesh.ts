@@ -3,11 +3,24 @@ import type { P2PSession } from '@netplay/rollback';
 import { type Clock, type Connection, TransportError } from '@netplay/transport';
 import { SESSION_CONTROL_CHANNEL } from './channels.js';
 import { HandOver } from './client-handover.js';
+import { HandOverDoor } from './client-handover-door.js';
 import { ClientLinks, type LinkOptions } from './client-links.js';
+import type { ContentInfo } from './content.js';
 import { SessionError } from './errors.js';
 import type { ChatEvent } from './host-control.js';
 import { decodeLinkMessage, LinkMessageType } from './link-messages.js';
-import type { SessionMessage } from './messages.js';
+import type { SessionMessage, SyncMessage } from './messages.js';
+import type { RejoinTarget } from './rejoin-message.js';
+
+/** What the host elected after a hand-over needs to take back a player who left (issue 15; `HandOverDoor`). */
+export interface DoorOptions {
+  readonly password: string | undefined;
+  readonly content: ContentInfo;
+  readonly frameMs: number;
+  randomU32(): number;
+  /** The nick of each other player's slot (the client's relay map). */
+  readonly nickOf: ReadonlyMap<number, string>;
+}
 
 /** What {@link ClientMesh} needs of the client. */
 export interface ClientMeshDeps {
@@ -33,6 +46,12 @@ export interface ClientMeshDeps {
 export class ClientMesh {
   readonly links: ClientLinks;
   private handOver: HandOver | undefined;
+  /** Issue 15: takes back players who left, once this client is the host elected after a hand-over. */
+  private door: HandOverDoor | undefined;
+  private doorOptions: DoorOptions | undefined;
+  private syncMessage: SyncMessage | undefined;
+  private nick = '';
+  private slot = -1;
   /** True once the host's connection closed and the game goes on over the links. */
   hostGone = false;
 
@@ -45,6 +64,7 @@ export class ClientMesh {
       sendHost: (d) => this.send(d),
       message: (nick, channel, d) => this.onLinkMessage(nick, channel, d),
       lost: (nick, how) => deps.session()?.disconnectPeer(nick, how),
+      door: (conn) => this.door?.accept(conn) ?? false,
     });
   }
 
@@ -59,6 +79,29 @@ export class ClientMesh {
     else this.deps.sendHost(data);
   }
 
+  /** Lets this client take back players who left once it is the host elected after a hand-over (issue 15). */
+  openDoor(o: DoorOptions): void {
+    this.doorOptions = o;
+  }
+
+  /** The SYNC (or ENTRY's SYNC) this client starts from, its state unpacked: what a returning player's ENTRY is built on. */
+  synced(m: SyncMessage): void {
+    this.syncMessage = m;
+  }
+
+  /**
+   * After a hand-over to another player: where this client comes back if it drops (the new host's
+   * link address and the token of this client's pair with it); undefined otherwise.
+   */
+  rejoinTarget(): RejoinTarget | undefined {
+    const host = this.handOver?.hostNick;
+    if (host === undefined || host === this.nick) return undefined;
+    const slot = this.deps.slotOf(host);
+    const e = slot === undefined ? undefined : this.links.entryOf(slot);
+    if (e === undefined || e.nick !== host) return undefined;
+    return { host, address: e.address, slot: this.slot, token: e.token.slice() };
+  }
+
   /** The rollback game started (SYNC): messages over links reach the scheduler, host changes become events. */
   started(s: P2PSession, nick: string, slot: number): Array<() => void> {
     const links = this.links;
@@ -71,8 +114,35 @@ export class ClientMesh {
       linked: () => links.linkedNicks(),
       slotOf: (n) => this.deps.slotOf(n),
       chat: (e) => this.deps.chat(e),
+      linkMessage: (from, d, fromHost) => {
+        if (fromHost) links.onHostMessage(d);
+        else this.door?.onLinkMessage(from, d);
+      },
     });
     this.handOver = handOver;
+    this.nick = nick;
+    this.slot = slot;
+    const o = this.doorOptions;
+    if (o !== undefined)
+      this.door = new HandOverDoor({
+        clock: this.deps.clock,
+        nick,
+        slot,
+        password: o.password,
+        content: o.content,
+        frameMs: o.frameMs,
+        randomU32: () => o.randomU32(),
+        session: () => s,
+        isHost: () => this.hostGone && handOver.isHost,
+        sync: () => this.syncMessage,
+        entry: (n) => links.entryOf(n),
+        linked: () => links.linkedNicks(),
+        linkTo: (n) => links.connectionTo(n),
+        nickOf: (n) => o.nickOf.get(n),
+        slotOf: (n) => this.deps.slotOf(n),
+        attach: (n, c) => links.attach(n, c),
+        sessionMessage: (n, d) => handOver.onMessage(n, d),
+      });
     links.startDelivery();
     return [
       s.on('host-changed', ({ peer, frame }) => {

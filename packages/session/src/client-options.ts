@@ -6,6 +6,7 @@ import type { SessionError } from './errors.js';
 import type { ChatEvent } from './host-control.js';
 import type { RosterEntry } from './messages.js';
 import type { SessionMode } from './mode.js';
+import type { RejoinTarget } from './rejoin-message.js';
 
 /** Options of {@link NetplayClient}. */
 export interface NetplayClientOptions {
@@ -49,6 +50,13 @@ export interface NetplayClientOptions {
    * new host when the host leaves (`host-left`, `host-changed`). Absent: the host's relay only.
    */
   readonly links?: LinkOptions;
+  /**
+   * Rollback, after a host hand-over (issue 15): this client is a player who left coming back to
+   * the elected host (connect to its `address`; the nick must be the one it played under). It
+   * sends REJOIN with `slot` and `token` after INFO. Take it from the old client's
+   * {@link NetplayClient.rejoinTarget}. Needs `links` (the new host relays nothing).
+   */
+  readonly rejoin?: RejoinTarget;
 }
 
 /** What the client learned from the host's CHALLENGE and SYNC. */

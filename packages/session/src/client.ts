@@ -23,6 +23,7 @@ import { type ClientContext, newClientGame } from './client-context.js';
 import { ClientControl } from './client-control.js';
 import { clientGameMessage } from './client-dispatch.js';
 import { hostGone } from './client-handover.js';
+import { doorOptions } from './client-handover-door.js';
 import { answerChallenge } from './client-handshake.js';
 import { type ClientMesh, linkMessageFromHost } from './client-mesh.js';
 import type { JoinInfo, NetplayClientEventMap, NetplayClientOptions, NetplayClientState } from './client-options.js';
@@ -38,6 +39,7 @@ import {
   SessionMessageType,
   type SyncMessage,
 } from './messages.js';
+import { encodeRejoin, type RejoinTarget } from './rejoin-message.js';
 import { unpackSyncState } from './sync-state.js';
 
 export type { JoinInfo, NetplayClientEventMap, NetplayClientOptions, NetplayClientState } from './client-options.js';
@@ -162,6 +164,16 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
     if (this.mesh === undefined)
       throw new SessionError('bad-argument', 'only the host resets: this client is not the host');
     this.mesh.reset();
+  }
+
+  /**
+   * Rollback with direct links, after a hand-over to another player (issue 15): where this client
+   * comes back should it drop (the new host's nick and link address, its slot, the token of its pair
+   * with that host). Keep it and pass it as a new client's `rejoin` option, connected to `address`.
+   */
+  get rejoinTarget(): RejoinTarget | undefined {
+    const r = this.ctx.options.rejoin;
+    return this.mesh?.rejoinTarget() ?? (r !== undefined && r.host === this.challenge?.hostNick ? r : undefined);
   }
 
   /** Why the session ended (after `closed`). */
@@ -368,8 +380,11 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
         return;
       }
       this.challenge = { nick: m.nick, hostNick: m.hostNick };
+      // A player coming back to the host elected after a hand-over proves its slot (issue 15).
+      if (this.ctx.options.rejoin !== undefined) this.sendControl(encodeRejoin(this.ctx.options.rejoin));
       if (answer !== undefined) {
         this.mesh = answer;
+        answer.openDoor(doorOptions(this.ctx.options, this.game.nickOf));
         this.control.rollbackBit = () => answer.commandBit();
         this.offs.push(this.on('chat', (e) => this.mesh?.sawChat(e.seq)));
         answer.links.announce();
@@ -402,6 +417,7 @@ export class NetplayClient implements EventSource<NetplayClientEventMap> {
     }
     this.timer?.cancel();
     this.timer = undefined;
+    this.mesh?.synced(m);
     startClientGame(this.ctx, m, ch.nick, ch.hostNick, info);
   }
 

@@ -153,7 +153,10 @@ export class HostLinkAdds {
         const token = this.token();
         const address = resolveLinkAddress(a.address, r.peer.conn.remoteAddress);
         r.pairs.add(slot);
-        mine.push({ slot, nick: o.nick ?? '', dial: false, address: '', token });
+        // Where that player listens (it dials; the address is for coming back to it after a hand-over).
+        const theirs = this.announced(o)?.address ?? '';
+        const at = theirs === '' ? '' : resolveLinkAddress(theirs, o.conn.remoteAddress);
+        mine.push({ slot, nick: o.nick ?? '', dial: false, address: at, token });
         this.deps.send(
           o,
           encodeLinks({

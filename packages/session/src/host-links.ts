@@ -217,8 +217,12 @@ export class HostLinks {
         else if (na !== undefined && na.address !== '' && nb?.dials === true) dialer = 'b';
         if (dialer === undefined) continue;
         const token = this.token();
-        const addrA = dialer === 'b' ? resolveLinkAddress(na!.address, pa.conn.remoteAddress) : '';
-        const addrB = dialer === 'a' ? resolveLinkAddress(nb!.address, pb.conn.remoteAddress) : '';
+        // The listener's address goes to both ends (issue 15: after a hand-over a player who left
+        // comes back to the new host there); only the dialer dials it.
+        const addrA =
+          na !== undefined && na.address !== '' ? resolveLinkAddress(na.address, pa.conn.remoteAddress) : '';
+        const addrB =
+          nb !== undefined && nb.address !== '' ? resolveLinkAddress(nb.address, pb.conn.remoteAddress) : '';
         entries.get(a)!.push({ slot: b, nick: pb.nick ?? '', dial: dialer === 'a', address: addrB, token });
         entries.get(b)!.push({ slot: a, nick: pa.nick ?? '', dial: dialer === 'b', address: addrA, token });
         this.expect(r, a, b);

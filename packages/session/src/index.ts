@@ -96,6 +96,7 @@ export {
   p2pShape,
 } from './p2p-lockstep.js';
 export { passwordProof } from './password.js';
+export { decodeRejoin, encodeRejoin, REJOIN_TYPE, type RejoinMessage, type RejoinTarget } from './rejoin-message.js';
 export {
   BROADCAST_SLOT,
   ROUTE_HEADER_BYTES,

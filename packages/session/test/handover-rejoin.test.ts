@@ -1,0 +1,236 @@
+import { TestCore } from '@netplay/state/testing';
+import { describe, expect, it } from 'vitest';
+import {
+  NetplayClient,
+  type NetplayClientOptions,
+  type RejoinTarget,
+  SESSION_CHANNELS,
+  type SessionError,
+} from '../src/index.js';
+import { CONTENT, clientFinals, FRAME_MS, hostFinals, inputSource, setup } from './harness.js';
+import { LINK_TIMEOUTS, pairwiseDiffering, type Watched } from './mesh-harness.js';
+
+const PLAYERS = 4;
+
+/**
+ * A rollback game of 4 players with direct links (as mesh-harness's `meshSession`, plus a
+ * password): the host listens on `host`, each client `p1…p3` listens on its own name.
+ */
+function game(seed: number, password?: string) {
+  const env = setup(
+    seed,
+    {
+      players: PLAYERS,
+      core: new TestCore({ players: PLAYERS, seed: 7 }),
+      links: true,
+      ...(password ? { password } : {}),
+    },
+    { latencyMs: 10, jitterMs: 2, loss: 0.01 },
+    { disconnectMs: 2000 },
+  );
+  const watched: Watched[] = [];
+  /** Clients the test killed: not ticked any more (their finals still count). */
+  const dead = new Set<NetplayClient>();
+  const join = (endpoint: string, nick: string, to: string, extra: Partial<NetplayClientOptions> = {}): Watched => {
+    const core = new TestCore({ players: PLAYERS, seed: 7 });
+    const links = {
+      listen: () => ({
+        listener: env.net.listen(endpoint, { channels: SESSION_CHANNELS, timeouts: LINK_TIMEOUTS }),
+        address: endpoint,
+      }),
+      connect: (address: string) =>
+        env.net.connect(endpoint, address, { channels: SESSION_CHANNELS, timeouts: LINK_TIMEOUTS }),
+    };
+    const conn = env.net.connect(endpoint, to, { channels: SESSION_CHANNELS, timeouts: LINK_TIMEOUTS });
+    const client = new NetplayClient(conn, {
+      core,
+      content: CONTENT,
+      clock: env.net.clock,
+      nick,
+      fps: 1000 / FRAME_MS,
+      links,
+      ...(password ? { password } : {}),
+      ...extra,
+    });
+    const w: Watched = {
+      name: nick,
+      client,
+      finals: clientFinals(client),
+      hosts: [],
+      hostLeft: false,
+      ended: undefined,
+      endFrame: undefined,
+      accepted: { bytes: 0 },
+      core,
+    };
+    client.on('host-changed', ({ nick: n }) => w.hosts.push(n));
+    client.on('host-left', () => {
+      w.hostLeft = true;
+    });
+    client.on('closed', ({ error }) => {
+      w.ended = error;
+      w.endFrame = client.rollback?.currentFrame;
+    });
+    return w;
+  };
+  for (let i = 1; i < PLAYERS; i++) watched.push(join(`p${i}`, `p${i}`, 'host'));
+  env.net.runUntil(() => watched.every((w) => w.client.state !== 'handshaking'), 20_000);
+  let hostAlive = true;
+  const hostFinal = hostFinals(env.host);
+  const inputs = new Map<Watched, () => Uint8Array>();
+  const hostInput = inputSource(seed * 7);
+  /** Ticks the host (until it left) and every playing client (each with its own generated inputs). */
+  const play = (ms: number): void => {
+    for (let t = 0; t < ms; t += FRAME_MS) {
+      if (hostAlive) env.host.tick(hostInput());
+      for (const w of watched) {
+        if (w.client.state !== 'playing' || dead.has(w.client)) continue;
+        let src = inputs.get(w);
+        if (src === undefined) {
+          src = inputSource(seed * 31 + inputs.size);
+          inputs.set(w, src);
+        }
+        w.client.tick(src());
+      }
+      env.net.advance(FRAME_MS);
+      if (hostAlive) hostFinal.record();
+      for (const w of watched) if (w.client.state === 'playing' && !dead.has(w.client)) w.finals.record();
+    }
+  };
+  const hostLeaves = (): void => {
+    hostAlive = false;
+    env.host.close();
+  };
+  return { ...env, watched, dead, join, play, hostLeaves, hostFinal };
+}
+
+type Game = ReturnType<typeof game>;
+
+/** Plays until every client follows one new host; returns it and the others. */
+function handOver(g: Game): { elected: Watched; others: Watched[] } {
+  g.play(1500);
+  g.hostLeaves();
+  for (let t = 0; t < 6000; t += 200) {
+    g.play(200);
+    const hosts = new Set(g.watched.map((w) => w.hosts.at(-1)));
+    if (hosts.size === 1 && !hosts.has(undefined)) break;
+  }
+  const elected = g.watched.find((w) => w.hosts.at(-1) === w.name);
+  expect(elected, 'a new host').toBeDefined();
+  for (const w of g.watched) expect(w.hosts.at(-1), w.name).toBe(elected?.name);
+  return { elected: elected!, others: g.watched.filter((w) => w !== elected) };
+}
+
+/** Every pair of peers (old host, every incarnation) agrees on every frame both hold as final. */
+function allAgree(g: Game): Array<{ a: string; b: string; compared: number }> {
+  const named = g.watched.map((w, i) => ({ ...w, name: `${w.name}#${i}` }));
+  const pairs = pairwiseDiffering({ hostFinal: g.hostFinal, watched: named } as never);
+  for (const p of pairs) expect(p.differing, `${p.a} vs ${p.b}`).toBe(0);
+  return pairs;
+}
+
+/** Drops `w` (closing its session, or killed: every path of its endpoint cut and no more ticks). */
+function drop(g: Game, w: Watched, how: 'close' | 'kill'): void {
+  if (how === 'close') {
+    w.client.close();
+    return;
+  }
+  g.dead.add(w.client);
+  for (const o of ['host', 'p1', 'p2', 'p3']) if (o !== w.name) g.net.cutBoth(w.name, o);
+}
+
+/** Plays until `w` is past its handshake (or `ms` passed). */
+function playUntilIn(g: Game, w: Watched, ms: number): void {
+  for (let t = 0; t < ms && w.client.state === 'handshaking'; t += 100) g.play(100);
+}
+
+function refusal(g: Game, w: Watched): SessionError | undefined {
+  playUntilIn(g, w, 6000);
+  return w.ended;
+}
+
+describe('after a host hand-over, a player who drops comes back to the new host (issue 15)', () => {
+  for (const how of ['close', 'kill'] as const)
+    it(`a player ${how === 'close' ? 'who closes' : 'killed'} after the hand-over rejoins the new host in its slot; every final agrees`, () => {
+      const g = game(how === 'close' ? 501 : 502);
+      const { elected, others } = handOver(g);
+      const leaver = others[others.length - 1]!;
+      const target = leaver.client.rejoinTarget;
+      expect(target?.host).toBe(elected.name);
+      expect(target?.address).toBe(elected.name); // its listener's endpoint, from the original host's LINKS
+      expect(elected.client.rejoinTarget).toBeUndefined();
+      const slot = leaver.client.info?.slot;
+      g.play(500);
+      drop(g, leaver, how);
+      g.play(how === 'kill' ? 2500 : 800);
+      const back = g.join(`${leaver.name}b`, leaver.name, target!.address, { rejoin: target as RejoinTarget });
+      g.watched.push(back);
+      playUntilIn(g, back, 8000);
+      expect(back.client.state, back.ended?.message).toBe('playing');
+      expect(back.client.info?.slot).toBe(slot);
+      expect(back.client.info?.hostNick).toBe(elected.name);
+      const entered = back.client.rollback?.currentFrame ?? 0;
+      g.play(3000);
+      for (const w of [elected, ...others.filter((o) => o !== leaver), back]) {
+        expect(w.client.state, `${w.name}: ${w.ended?.message}`).toBe('playing');
+        expect(w.client.rollback?.confirmedFrame ?? 0, w.name).toBeGreaterThan(entered + 100);
+      }
+      // The returning player is followed by everyone: its finals are shared with every survivor.
+      const pairs = allAgree(g);
+      const withBack = pairs.filter((p) => p.b.startsWith(`${leaver.name}#${g.watched.length - 1}`));
+      expect(withBack.length).toBe(g.watched.length);
+      for (const p of withBack)
+        if (!p.a.startsWith('host') && !p.a.startsWith(`${leaver.name}#`))
+          expect(p.compared, `${p.a} vs ${p.b}`).toBeGreaterThan(100);
+      // It can come back again with what it holds now.
+      expect(back.client.rejoinTarget?.host).toBe(elected.name);
+    });
+
+  it('a stranger is refused: no token, a wrong token, or a player nick with a wrong token', () => {
+    const g = game(503);
+    const { elected, others } = handOver(g);
+    const leaver = others[0]!;
+    const target = leaver.client.rejoinTarget!;
+    drop(g, leaver, 'close');
+    g.play(300);
+    const noToken = g.join('eve1', 'eve', target.address);
+    expect(refusal(g, noToken)?.code).toBe('server-full');
+    expect(noToken.ended?.message).toBe(
+      `${elected.name} took over as the host and takes back only players who left the game (eve sent no rejoin token)`,
+    );
+    const wrong = { ...target, token: new Uint8Array(8).fill(7) };
+    const asLeaver = g.join('eve2', leaver.name, target.address, { rejoin: wrong });
+    expect(refusal(g, asLeaver)?.code).toBe('bad-password');
+    expect(asLeaver.ended?.message).toBe(
+      `wrong rejoin token: ${leaver.name} did not hold slot ${target.slot} with this host`,
+    );
+    // The right token under another nick is no slot of that nick either.
+    const otherNick = g.join('eve3', 'eve', target.address, { rejoin: target });
+    expect(refusal(g, otherNick)?.code).toBe('bad-password');
+    // The player itself still gets in, and the game went on.
+    const back = g.join('back', leaver.name, target.address, { rejoin: target });
+    g.watched.push(back);
+    playUntilIn(g, back, 8000);
+    expect(back.client.state, back.ended?.message).toBe('playing');
+    g.play(1500);
+    allAgree(g);
+  });
+
+  it('a wrong password is refused as such, even with the right token', () => {
+    const g = game(504, 'pw');
+    const { others } = handOver(g);
+    const leaver = others[0]!;
+    const target = leaver.client.rejoinTarget!;
+    drop(g, leaver, 'close');
+    g.play(300);
+    const bad = g.join('p9', leaver.name, target.address, { rejoin: target, password: 'nope' });
+    expect(refusal(g, bad)?.code).toBe('bad-password');
+    expect(bad.ended?.message).toBe('wrong password');
+    const back = g.join('back', leaver.name, target.address, { rejoin: target });
+    g.watched.push(back);
+    playUntilIn(g, back, 8000);
+    expect(back.client.state, back.ended?.message).toBe('playing');
+    g.play(1500);
+    allAgree(g);
+  });
+});
