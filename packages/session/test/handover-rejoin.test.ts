@@ -1,6 +1,11 @@
+import { fc, test } from '@fast-check/vitest';
+import { DecodeError } from '@netplay/protocol';
 import { TestCore } from '@netplay/state/testing';
+import type { Connection } from '@netplay/transport';
 import { describe, expect, it } from 'vitest';
 import {
+  decodeRejoin,
+  encodeRejoin,
   NetplayClient,
   type NetplayClientOptions,
   type RejoinTarget,
@@ -232,5 +237,71 @@ describe('after a host hand-over, a player who drops comes back to the new host 
     expect(back.client.state, back.ended?.message).toBe('playing');
     g.play(1500);
     allAgree(g);
+  });
+});
+
+/** The reason `c` closed with (undefined while open). */
+function closeOf(c: Connection): { reason: string | undefined } {
+  const box: { reason: string | undefined } = { reason: undefined };
+  c.on('close', ({ reason }) => {
+    box.reason = reason;
+  });
+  return box;
+}
+
+describe("the new host's door: unauthenticated connections are bounded", () => {
+  it('before the hand-over a listener refuses every connection; after it, 4 per address and 16 in all are held, each at most 5 s; a spectator is refused', () => {
+    const g = game(505);
+    g.play(600);
+    const early = g.net.connect('x0', 'p1', { channels: SESSION_CHANNELS, timeouts: { disconnectMs: 60_000 } });
+    const earlyBox = closeOf(early);
+    g.play(200);
+    expect(earlyBox.reason).toBe('closed: not taking links');
+    const { elected } = handOver(g);
+    const from = (addr: string) => {
+      const c = g.net.connect(addr, elected.name, { channels: SESSION_CHANNELS, timeouts: { disconnectMs: 60_000 } });
+      return { c, box: closeOf(c) };
+    };
+    const same = Array.from({ length: 5 }, () => from('crowd'));
+    g.play(200);
+    expect(same.filter((x) => x.box.reason?.startsWith('server-full: server busy')).length).toBe(1);
+    const many = Array.from({ length: 14 }, (_, i) => from(`m${i}`));
+    g.play(200);
+    // 4 from `crowd` + 14 others: past 16 the oldest of the fullest address (crowd) is evicted.
+    const all = [...same, ...many];
+    const open = all.filter((x) => x.box.reason === undefined);
+    expect(open.length).toBe(16);
+    expect(all.filter((x) => x.box.reason?.startsWith('timeout: handshake not done in time')).length).toBe(2);
+    g.play(5000);
+    for (const x of open) expect(x.box.reason).toBe('timeout: handshake not done within 5000 ms');
+    const spectator = g.join('s1', 'watcher', elected.name, { spectate: true });
+    expect(refusal(g, spectator)?.code).toBe('unsupported-mode');
+    // The players played on meanwhile.
+    for (const w of g.watched) expect(w.client.state, `${w.name}: ${w.ended?.message}`).toBe('playing');
+    g.play(1000);
+    allAgree(g);
+  });
+});
+
+describe('REJOIN codec', () => {
+  test.prop([fc.integer({ min: 0, max: 255 }), fc.uint8Array({ minLength: 8, maxLength: 8 })])(
+    'round-trips',
+    (slot, token) => {
+      const m = decodeRejoin(encodeRejoin({ slot, token }));
+      expect(m.slot).toBe(slot);
+      expect([...m.token]).toEqual([...token]);
+    },
+  );
+  test.prop([fc.uint8Array({ maxLength: 20 })], { numRuns: 2000 })('any bytes decode or throw DecodeError', (b) => {
+    try {
+      decodeRejoin(b);
+    } catch (e) {
+      expect(e).toBeInstanceOf(DecodeError);
+    }
+  });
+  it('every truncation throws; a token of another size is a RangeError', () => {
+    const b = encodeRejoin({ slot: 2, token: new Uint8Array(8).fill(1) });
+    for (let n = 0; n < b.length; n++) expect(() => decodeRejoin(b.subarray(0, n))).toThrow(DecodeError);
+    expect(() => encodeRejoin({ slot: 2, token: new Uint8Array(7) })).toThrow(RangeError);
   });
 });
