@@ -21,23 +21,31 @@ const PLAYERS = 4;
  * A rollback game of 4 players with direct links (as mesh-harness's `meshSession`, plus a
  * password): the host listens on `host`, each client `p1…p3` listens on its own name.
  */
-function game(seed: number, password?: string) {
+function game(
+  seed: number,
+  password?: string,
+  shape: { players: number; link: { latencyMs: number; jitterMs: number; loss: number } } = {
+    players: PLAYERS,
+    link: { latencyMs: 10, jitterMs: 2, loss: 0.01 },
+  },
+) {
+  const players = shape.players;
   const env = setup(
     seed,
     {
-      players: PLAYERS,
-      core: new TestCore({ players: PLAYERS, seed: 7 }),
+      players,
+      core: new TestCore({ players, seed: 7 }),
       links: true,
       ...(password ? { password } : {}),
     },
-    { latencyMs: 10, jitterMs: 2, loss: 0.01 },
+    shape.link,
     { disconnectMs: 2000 },
   );
   const watched: Watched[] = [];
   /** Clients the test killed: not ticked any more (their finals still count). */
   const dead = new Set<NetplayClient>();
   const join = (endpoint: string, nick: string, to: string, extra: Partial<NetplayClientOptions> = {}): Watched => {
-    const core = new TestCore({ players: PLAYERS, seed: 7 });
+    const core = new TestCore({ players, seed: 7 });
     const links = {
       listen: () => ({
         listener: env.net.listen(endpoint, { channels: SESSION_CHANNELS, timeouts: LINK_TIMEOUTS }),
@@ -78,7 +86,7 @@ function game(seed: number, password?: string) {
     });
     return w;
   };
-  for (let i = 1; i < PLAYERS; i++) watched.push(join(`p${i}`, `p${i}`, 'host'));
+  for (let i = 1; i < players; i++) watched.push(join(`p${i}`, `p${i}`, 'host'));
   env.net.runUntil(() => watched.every((w) => w.client.state !== 'handshaking'), 20_000);
   let hostAlive = true;
   const hostFinal = hostFinals(env.host);
@@ -106,7 +114,7 @@ function game(seed: number, password?: string) {
     hostAlive = false;
     env.host.close();
   };
-  return { ...env, watched, dead, join, play, hostLeaves, hostFinal };
+  return { ...env, players, watched, dead, join, play, hostLeaves, hostFinal };
 }
 
 type Game = ReturnType<typeof game>;
@@ -141,7 +149,8 @@ function drop(g: Game, w: Watched, how: 'close' | 'kill'): void {
     return;
   }
   g.dead.add(w.client);
-  for (const o of ['host', 'p1', 'p2', 'p3']) if (o !== w.name) g.net.cutBoth(w.name, o);
+  const endpoints = ['host', ...Array.from({ length: g.players - 1 }, (_, i) => `p${i + 1}`)];
+  for (const o of endpoints) if (o !== w.name) g.net.cutBoth(w.name, o);
 }
 
 /** Plays until `w` is past its handshake (or `ms` passed). */
@@ -248,6 +257,45 @@ function closeOf(c: Connection): { reason: string | undefined } {
   });
   return box;
 }
+
+describe('property: coming back after a hand-over', () => {
+  test.prop(
+    [
+      fc.integer(),
+      fc.integer({ min: 4, max: 5 }),
+      fc.integer({ min: 0, max: 20 }),
+      fc.double({ min: 0, max: 0.01, noNaN: true }),
+      fc.constantFrom('close' as const, 'kill' as const),
+      fc.nat(),
+    ],
+    { numRuns: Number(process.env.HANDOVER_RUNS ?? 3) },
+  )(
+    '4–5 players, the host closes, a generated player drops (closed or killed) and comes back: in its slot, every final agrees',
+    (seed, players, latencyMs, loss, how, pick) => {
+      const g = game(seed, undefined, { players, link: { latencyMs, jitterMs: Math.floor(latencyMs / 5), loss } });
+      const { elected, others } = handOver(g);
+      const leaver = others[pick % others.length]!;
+      const target = leaver.client.rejoinTarget;
+      expect(target?.host).toBe(elected.name);
+      const slot = leaver.client.info?.slot;
+      g.play(300);
+      drop(g, leaver, how);
+      g.play(how === 'kill' ? 2500 : 500);
+      const back = g.join(`${leaver.name}b`, leaver.name, target!.address, { rejoin: target as RejoinTarget });
+      g.watched.push(back);
+      playUntilIn(g, back, 8000);
+      expect(back.client.state, back.ended?.message).toBe('playing');
+      expect(back.client.info?.slot).toBe(slot);
+      const entered = back.client.rollback?.currentFrame ?? 0;
+      g.play(2500);
+      for (const w of [elected, ...others.filter((o) => o !== leaver), back]) {
+        expect(w.client.state, `${w.name}: ${w.ended?.message}`).toBe('playing');
+        expect(w.client.rollback?.confirmedFrame ?? 0, w.name).toBeGreaterThan(entered + 60);
+      }
+      allAgree(g);
+    },
+  );
+});
 
 describe("the new host's door: unauthenticated connections are bounded", () => {
   it('before the hand-over a listener refuses every connection; after it, 4 per address and 16 in all are held, each at most 5 s; a spectator is refused', () => {
