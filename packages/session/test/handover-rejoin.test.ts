@@ -200,6 +200,33 @@ describe('after a host hand-over, a player who drops comes back to the new host 
       expect(back.client.rejoinTarget?.host).toBe(elected.name);
     });
 
+  it("a player killed after the hand-over reconnects at once (before the new host noticed): it waits for its old incarnation's removal, enters, and chats through the new host", () => {
+    const g = game(506);
+    const { elected, others } = handOver(g);
+    const leaver = others[0]!;
+    const target = leaver.client.rejoinTarget!;
+    g.play(300);
+    drop(g, leaver, 'kill');
+    g.play(200);
+    const back = g.join(`${leaver.name}b`, leaver.name, target.address, { rejoin: target });
+    g.watched.push(back);
+    playUntilIn(g, back, 8000);
+    expect(back.client.state, back.ended?.message).toBe('playing');
+    expect(back.client.info?.slot).toBe(target.slot);
+    const lines = g.watched.map(() => [] as string[]);
+    g.watched.forEach((w, i) => w.client.on('chat', (e) => lines[i]?.push(`${e.seq}:${e.nick}:${e.text}`)));
+    back.client.chat('back again');
+    g.play(500);
+    elected.client.chat('welcome');
+    g.play(2500);
+    const playing = g.watched.filter((w) => w.client.state === 'playing' && !g.dead.has(w.client));
+    expect(playing.length).toBe(g.players - 1);
+    const first = lines[g.watched.indexOf(elected)]!;
+    expect(first.map((l) => l.replace(/^\d+:/, ''))).toEqual([`${leaver.name}:back again`, `${elected.name}:welcome`]);
+    for (const w of playing) expect(lines[g.watched.indexOf(w)], w.name).toEqual(first);
+    allAgree(g);
+  });
+
   it('a stranger is refused: no token, a wrong token, or a player nick with a wrong token', () => {
     const g = game(503);
     const { elected, others } = handOver(g);
