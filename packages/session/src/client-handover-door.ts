@@ -82,7 +82,8 @@ const ADMIT_EVERY_MS = 50;
  * content), then REJOIN (type 28) with its old slot and the token of its pair with this client,
  * which only the original host and the two players of that pair ever held (a stranger cannot take
  * a slot). Unauthenticated connections are capped (16, 4 per address, 5 s each) and password
- * failures limited per address, with the original host's `HostGuard`. The player is then linked
+ * failures limited per address, and each connection's messages by the default rate budget (`flood`), with the original host's
+ * `HostGuard`. The player is then linked
  * with the other players as at a mid-game entry (`HostLinkAdds`: LINK_ADD over this client's links),
  * the scheduler admits it (`admitPlayer`) and it gets ENTRY (its SYNC, the WELCOME, the state as a
  * page delta against the power-on state); its connection is its path to this client.
@@ -114,7 +115,7 @@ export class HandOverDoor {
   accept(conn: Connection): boolean {
     if (this.closed || !this.deps.isHost()) return false;
     const now = this.deps.clock.now();
-    const peer = newPeer(conn, addressKey(conn.remoteAddress), undefined, now);
+    const peer = newPeer(conn, addressKey(conn.remoteAddress), this.guard.budget(now), now);
     const arrival = this.guard.arrive(peer, peer.address, now);
     if (!arrival.ok) {
       refuse(peer, arrival.error);
@@ -172,6 +173,14 @@ export class HandOverDoor {
 
   private onMessage(g: Guest, channel: string, data: Uint8Array): void {
     if (g.stage === 'closed') return;
+    // The original host's per-client budget (default 4,000 messages/s, 4 MiB/s), before anything is decoded.
+    const budget = g.peer.budget;
+    if (budget !== undefined && !budget.take(data.length, this.deps.clock.now())) {
+      const wasIn = g.stage === 'in';
+      this.refuse(g, this.guard.floodError(budget));
+      if (wasIn && g.peer.nick !== undefined) this.deps.session()?.disconnectPeer(g.peer.nick, 'lost');
+      return;
+    }
     const nick = g.peer.nick ?? '';
     if (g.stage === 'in') {
       if (channel === SESSION_CONTROL_CHANNEL) this.deps.sessionMessage(nick, data);

@@ -68,6 +68,8 @@ export interface ClientLinksDeps {
    * elected after a hand-over): true if taken. Absent: the listener closes at LINK_SET.
    */
   door?(conn: Connection): boolean;
+  /** The links closed (the session ended): whatever the door holds closes too. */
+  doorClosed?(reason: string): void;
 }
 
 interface Pending {
@@ -264,6 +266,7 @@ export class ClientLinks {
   close(reason = 'closed: the client left'): void {
     if (this.closed) return;
     this.closed = true;
+    this.deps.doorClosed?.(reason);
     this.closeListener(reason);
     for (const p of [...this.pending]) this.dropPending(p, reason);
     for (const l of this.links.values()) this.dropLink(l, reason);

@@ -65,6 +65,7 @@ export class ClientMesh {
       message: (nick, channel, d) => this.onLinkMessage(nick, channel, d),
       lost: (nick, how) => deps.session()?.disconnectPeer(nick, how),
       door: (conn) => this.door?.accept(conn) ?? false,
+      doorClosed: (reason) => this.door?.close(reason),
     });
   }
 

@@ -5,6 +5,8 @@ import type { Connection } from '@netplay/transport';
 import { describe, expect, it } from 'vitest';
 import {
   decodeRejoin,
+  encodeChatSend,
+  encodeHello,
   encodeRejoin,
   NetplayClient,
   type NetplayClientOptions,
@@ -24,7 +26,12 @@ const PLAYERS = 4;
 function game(
   seed: number,
   password?: string,
-  shape: { players: number; link: { latencyMs: number; jitterMs: number; loss: number } } = {
+  shape: {
+    players: number;
+    link: { latencyMs: number; jitterMs: number; loss: number };
+    /** The link listeners' transport budgets off (so only the session's budget can stop a flooder). */
+    transportBudgetsOff?: boolean;
+  } = {
     players: PLAYERS,
     link: { latencyMs: 10, jitterMs: 2, loss: 0.01 },
   },
@@ -48,7 +55,11 @@ function game(
     const core = new TestCore({ players, seed: 7 });
     const links = {
       listen: () => ({
-        listener: env.net.listen(endpoint, { channels: SESSION_CHANNELS, timeouts: LINK_TIMEOUTS }),
+        listener: env.net.listen(endpoint, {
+          channels: SESSION_CHANNELS,
+          timeouts: LINK_TIMEOUTS,
+          ...(shape.transportBudgetsOff === true ? { rateLimits: false as const } : {}),
+        }),
         address: endpoint,
       }),
       connect: (address: string) =>
@@ -354,6 +365,35 @@ describe("the new host's door: unauthenticated connections are bounded", () => {
     // The players played on meanwhile.
     for (const w of g.watched) expect(w.client.state, `${w.name}: ${w.ended?.message}`).toBe('playing');
     g.play(1000);
+    allAgree(g);
+  });
+});
+
+describe("the new host's door: a flooding connection", () => {
+  it('is cut with flood by the session budget (transport budgets off) while the game goes on', () => {
+    const g = game(507, undefined, {
+      players: 4,
+      link: { latencyMs: 10, jitterMs: 2, loss: 0.01 },
+      transportBudgetsOff: true,
+    });
+    const { elected } = handOver(g);
+    const c = g.net.connect('flooder', elected.name, {
+      channels: SESSION_CHANNELS,
+      timeouts: { disconnectMs: 60_000 },
+      rateLimits: false,
+    });
+    const box = closeOf(c);
+    g.play(100);
+    c.send('np-session', encodeHello({ spectate: false, nick: 'eve' }));
+    const line = encodeChatSend({ text: 'x'.repeat(200) });
+    for (let i = 0; i < 20_000 && c.state === 'open'; i++) {
+      c.send('np-session', line);
+      if (i % 1000 === 999) g.net.advance(1);
+    }
+    g.play(300);
+    expect(box.reason).toMatch(/^flood: sent over 4000 messages\/s/);
+    g.play(1000);
+    for (const w of g.watched) expect(w.client.state, `${w.name}: ${w.ended?.message}`).toBe('playing');
     allAgree(g);
   });
 });
