@@ -7,6 +7,9 @@ import {
   decodeRejoin,
   encodeChatSend,
   encodeHello,
+  encodeInfo,
+  encodeLinkAddress,
+  encodeLinkSlots,
   encodeRejoin,
   NetplayClient,
   type NetplayClientOptions,
@@ -394,6 +397,60 @@ describe("the new host's door: a flooding connection", () => {
     expect(box.reason).toMatch(/^flood: sent over 4000 messages\/s/);
     g.play(1000);
     for (const w of g.watched) expect(w.client.state, `${w.name}: ${w.ended?.message}`).toBe('playing');
+    allAgree(g);
+  });
+});
+
+describe("the new host's door: hostile connections", () => {
+  const action = fc.oneof(
+    fc.record({
+      kind: fc.constant('bytes' as const),
+      channel: fc.constantFrom(...SESSION_CHANNELS.map((c) => c.name)),
+      data: fc.uint8Array({ maxLength: 40 }),
+    }),
+    fc.record({ kind: fc.constant('hello' as const), nick: fc.string({ maxLength: 40 }), spectate: fc.boolean() }),
+    fc.record({ kind: fc.constant('info' as const), proof: fc.uint8Array({ minLength: 0, maxLength: 32 }) }),
+    fc.record({
+      kind: fc.constant('rejoin' as const),
+      slot: fc.integer({ min: 0, max: 255 }),
+      token: fc.uint8Array({ minLength: 8, maxLength: 8 }),
+    }),
+    fc.record({ kind: fc.constant('address' as const), address: fc.string({ maxLength: 20 }) }),
+    fc.record({ kind: fc.constant('ready' as const), slots: fc.array(fc.nat({ max: 255 }), { maxLength: 4 }) }),
+  );
+  test.prop(
+    [fc.integer(), fc.array(fc.array(action, { minLength: 1, maxLength: 12 }), { minLength: 1, maxLength: 4 })],
+    {
+      numRuns: Number(process.env.HANDOVER_RUNS ?? 6),
+    },
+  )('any mix of garbage and handshake messages from several connections never breaks the new host', (seed, conns) => {
+    const g = game(seed, undefined, { players: 4, link: { latencyMs: 5, jitterMs: 1, loss: 0 } });
+    const { elected } = handOver(g);
+    conns.forEach((actions, k) => {
+      const c = g.net.connect(`evil${k}`, elected.name, {
+        channels: SESSION_CHANNELS,
+        timeouts: { disconnectMs: 60_000 },
+      });
+      g.play(50);
+      for (const a of actions) {
+        if (c.state !== 'open') break;
+        if (a.kind === 'bytes') c.send(a.channel, a.data);
+        else if (a.kind === 'hello') c.send('np-session', encodeHello({ spectate: a.spectate, nick: a.nick }));
+        else if (a.kind === 'info')
+          c.send(
+            'np-session',
+            encodeInfo({ passwordHash: a.proof.length === 32 ? a.proof : new Uint8Array(0), ...CONTENT }),
+          );
+        else if (a.kind === 'rejoin') c.send('np-session', encodeRejoin({ slot: a.slot, token: a.token }));
+        else if (a.kind === 'address') c.send('np-session', encodeLinkAddress({ address: a.address, dials: true }));
+        else c.send('np-session', encodeLinkSlots({ type: 18, round: 128, slots: a.slots }));
+        g.play(20);
+      }
+    });
+    g.play(6000);
+    // Nothing it sent got it a slot, and nobody else noticed.
+    for (const w of g.watched) expect(w.client.state, `${w.name}: ${w.ended?.message}`).toBe('playing');
+    expect(elected.client.rollback?.activePlayers().length).toBe(3); // the old host left
     allAgree(g);
   });
 });
