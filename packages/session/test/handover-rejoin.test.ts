@@ -228,7 +228,8 @@ describe('after a host hand-over, a player who drops comes back to the new host 
     expect(back.client.state, back.ended?.message).toBe('playing');
     expect(back.client.info?.slot).toBe(target.slot);
     const lines = g.watched.map(() => [] as string[]);
-    g.watched.forEach((w, i) => w.client.on('chat', (e) => lines[i]?.push(`${e.seq}:${e.nick}:${e.text}`)));
+    for (const [i, w] of g.watched.entries())
+      w.client.on('chat', (e) => lines[i]?.push(`${e.seq}:${e.nick}:${e.text}`));
     back.client.chat('back again');
     g.play(500);
     elected.client.chat('welcome');
