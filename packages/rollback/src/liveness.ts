@@ -125,6 +125,7 @@ export class Liveness {
         this.emitter.emit('interrupted', { peer: r.peer, silentMs: silent });
       } else if (r.interrupted && silent < this.interruptMs) {
         r.interrupted = false;
+        r.resumedAt = now;
         this.emitter.emit('resumed', { peer: r.peer });
       }
       if (this.disconnectMs > 0 && silent >= this.disconnectMs) this.drop(r.peer);

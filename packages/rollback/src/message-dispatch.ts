@@ -2,6 +2,7 @@ import { DecodeError } from '@netplay/protocol';
 import type { Emitter } from '@netplay/transport';
 import { CONTROL_CHANNEL } from './channels.js';
 import { isDecisionType } from './decision-log.js';
+import type { DropReports } from './drop-reports.js';
 import { RollbackError } from './errors.js';
 import type { SessionEventMap } from './events.js';
 import type { HostCommands } from './host-commands.js';
@@ -26,6 +27,7 @@ export interface DispatchTargets {
   readonly commands: HostCommands;
   readonly inputs: InputExchange;
   readonly leaves: PlayerLeaves;
+  readonly drops: DropReports;
   readonly modes: ModeSwitch;
   readonly entries: PlayerEntries;
   readonly emitter: Emitter<SessionEventMap>;
@@ -123,6 +125,11 @@ export class MessageDispatch {
           break;
         case MessageType.Dropped:
           s.disconnectPeer(peer);
+          break;
+        case MessageType.Lost:
+          // Only the host decides between the two (a LOST to a non-host: the sender follows another).
+          if (s.role.isHost) s.drops.onLost(r, data, s.now());
+          else this.ignoredMessages++;
           break;
         case MessageType.Joined: {
           if (!this.fromHost(peer)) break;

@@ -38,6 +38,8 @@ import { DecodeError } from '@netplay/protocol';
  *   END (19)      (any → peers of its group) u8 flags (0x01 ASK: answer with yours, 0x02 the sender
  *                 is the host, 0x04 FINAL: the sender ended at this frame), u32 the sender's last
  *                 final frame: the end agreement of a group without quorum (end-agreement.ts)
+ *   LOST (20)     (peer → its host) u8 player: the sender dropped that player (no life for
+ *                 `disconnectMs`, or its DROPPED); the host removes it or the sender (drop-reports.ts)
  */
 
 /** Message type bytes. */
@@ -60,6 +62,7 @@ export const MessageType = {
   Welcome: 16,
   Decision: 18,
   End: 19,
+  Lost: 20,
 } as const;
 
 /** Disconnect frame meaning "present" in SYNC. */

@@ -1,6 +1,7 @@
 import { type Clock, Emitter, type EventSource, type Handler, type Unsubscribe } from '@netplay/transport';
 import { CONTROL_CHANNEL } from './channels.js';
 import { ChecksumExchange } from './checksum-exchange.js';
+import { DropReports } from './drop-reports.js';
 import { EndAgreement } from './end-agreement.js';
 import { RollbackError } from './errors.js';
 import type { SessionEventMap } from './events.js';
@@ -59,6 +60,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
   private readonly leaves: PlayerLeaves;
   private readonly modes: ModeSwitch;
   private readonly migration: HostMigration;
+  private readonly drops: DropReports;
   private readonly finality: Finality;
   private readonly entries: PlayerEntries;
   private readonly dispatch: MessageDispatch;
@@ -157,6 +159,10 @@ export class P2PSession implements EventSource<SessionEventMap> {
     );
     this.modes = new ModeSwitch(this.timeline, this.peers, this.inputs, this.role, this.emitter, this.localPlayer);
     this.migration = new HostMigration(this.timeline, this.inputs, this.role, this.leaves, quorum, this.emitter);
+    this.drops = new DropReports(
+      ...([this.timeline, this.peers, this.role, this.liveness, this.interruptMs, disconnectMs] as const),
+      (peer) => this.disconnectPeer(peer),
+    );
     this.finality = new Finality(
       this.timeline,
       this.peers,
@@ -172,7 +178,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
     );
     this.dispatch = new MessageDispatch({
       ...{ peers: this.peers, liveness: this.liveness, spectators: this.spectators, role: this.role },
-      ...{ commands: this.commands, inputs: this.inputs, leaves: this.leaves, modes: this.modes },
+      ...{ commands: this.commands, inputs: this.inputs, leaves: this.leaves, modes: this.modes, drops: this.drops },
       ...{ entries: this.entries, emitter: this.emitter, localPlayer: this.localPlayer },
       interruptMs: this.interruptMs,
       now: () => this.clock.now(),
@@ -390,6 +396,8 @@ export class P2PSession implements EventSource<SessionEventMap> {
     r.connected = false;
     this.emitter.emit('disconnected', { peer });
     this.leaves.forget(peer);
+    // A member it can no longer play with: its host decides between the two (drop-reports.ts).
+    this.drops.dropped(r);
     if (this.isHost) this.leaves.start(r.player);
     else if (peer === this.hostPeer) this.migration.migrate(r);
     this.liveness.checkRunning();
@@ -492,6 +500,7 @@ export class P2PSession implements EventSource<SessionEventMap> {
   private checkSilence(now: number): void {
     if (this.finality.endReason !== undefined) return;
     this.liveness.checkSilence(now);
+    this.drops.check(now);
     // Rare (a report request kept while the host had no life here): no lookup, no closure per frame.
     if (this.leaves.hasDeferred)
       for (const p of this.peers.list)

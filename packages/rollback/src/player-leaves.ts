@@ -104,8 +104,9 @@ export class PlayerLeaves {
     this.told.delete(player);
   }
 
-  /** `peer` is gone: no report is awaited from it. */
+  /** `peer` is gone: no report is awaited from it, and its deferred report requests are void. */
   forget(peer: string): void {
+    this.deferred.delete(peer);
     for (const pending of this.pending.values()) pending.waiting.delete(peer);
   }
 
@@ -133,11 +134,17 @@ export class PlayerLeaves {
     players.add(m.byte);
   }
 
-  /** Host migration: this peer now follows `host`; answers its deferred requests, drops the others'. */
+  /**
+   * Host migration: this peer now follows `host`; answers its deferred requests. The others' are
+   * kept: a peer that noticed its host and the lowest member leave in the same check follows that
+   * member first and the next one at once, and the next one's request came before (seed
+   * -310995711, 5 players: dropping it there left the new host waiting for this peer's report
+   * forever). A request of a peer this one drops goes with it ({@link forget}).
+   */
   followed(host: Remote): void {
     const players = this.deferred.get(host.peer);
-    this.deferred.clear();
     if (players === undefined) return;
+    this.deferred.delete(host.peer);
     for (const p of players)
       if (this.timeline.queues[p]!.disconnectFrame === Number.POSITIVE_INFINITY) this.report(host, p);
   }

@@ -22,6 +22,8 @@ export class Remote {
   leftVoluntarily = false;
   synchronized = false;
   interrupted = false;
+  /** When it was last `resumed` (life again after `interrupted`): a LOST naming it is believed for `disconnectMs` after. */
+  resumedAt = Number.NEGATIVE_INFINITY;
   lastHeard: number;
   /**
    * Last time this peer counted as alive for liveness by progress: its confirmed inputs advanced,

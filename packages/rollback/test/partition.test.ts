@@ -216,13 +216,50 @@ describe('finality under pauses and partitions (issue 13)', () => {
           faults: [{ kind: 'partition', members: 1077434595, atMs: 0, durationMs: 0, heals: false }],
         },
       ],
+      // A 1,500-run batch (seed 719763688, run 311): p2 paused 1,960 ms with its clock stopped; on
+      // waking, p1 dropped it in the same tick as the host heard it again. The host kept p2, so p1
+      // waited for inputs of p2 that no longer came, frozen 4.7 s, and was removed though honest.
+      [
+        {
+          players: 3,
+          seed: 563065467,
+          inputSeed: 0,
+          link: { latencyMs: 59, jitterMs: 7, loss: 5e-324 },
+          delay: 2,
+          maxPrediction: 4,
+          faults: [{ kind: 'pause', peer: 1407535910, atMs: 464, durationMs: 1960, stopsClock: true }],
+        },
+      ],
     ],
   })(
     'partition property, one pause or partition (0-10 s, healed or not), 2-8 players: finals agree pairwise and with the replay; live peers advance or end with a reason; nobody frozen past disconnectMs + 1 s',
     partitionRun,
   );
 
-  test.prop([scenarioArb(3)], { numRuns: 20 })(
+  test.prop([scenarioArb(3)], {
+    numRuns: 20,
+    examples: [
+      // A 500-run batch (seed -310995711): {p2, p3, p4} cut from {host, p1}; p3 and p4 noticed the
+      // host and p1 gone in one check, followed p1 for a moment, then p2, and dropped p2's report
+      // request (deferred: it came first) on following p1. p2, the new host, waited for their
+      // reports forever (frozen at frame 42). Deferred requests now stay until their sender is
+      // followed or dropped.
+      [
+        {
+          players: 5,
+          seed: 1,
+          inputSeed: 0,
+          link: { latencyMs: 0, jitterMs: 0, loss: 0 },
+          delay: 0,
+          maxPrediction: 2,
+          faults: [
+            { kind: 'partition', members: 2147483644, atMs: 8, durationMs: 0, heals: false },
+            { kind: 'pause', peer: 670352843, atMs: 0, durationMs: 8, stopsClock: false },
+          ],
+        },
+      ],
+    ],
+  })(
     'partition property, up to three overlapping pauses and partitions: the same, frozen at most disconnectMs per fault + 1 s',
     partitionRun,
   );
