@@ -1,6 +1,13 @@
 import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
-import { type LinkOptions, NetplayClient, type SessionError } from '@netplay/session';
+import {
+  type JoinInfo,
+  type LinkOptions,
+  NetplayClient,
+  type NetplayClientOptions,
+  type RejoinTarget,
+  type SessionError,
+} from '@netplay/session';
 import { type Clock, type Connection, systemClock } from '@netplay/transport';
 import { FinalStates, formatFinals, LockstepFinals, writeFinalsFile } from '../agreement.js';
 import { choiceOption, intOption, numberOption, usageErrors } from '../args.js';
@@ -13,13 +20,14 @@ import { lobbyUrl } from '../lobby.js';
 import { directTarget, type JoinTarget, lobbyTargets, lookUpRoom, roomFoundLine } from '../lobby-join.js';
 import { parseAddress, signalUrl, TRANSPORTS, type WebRtcTarget, webrtcRoom } from '../net.js';
 import { Display, type InputSource, inputSource, PLAYER_KEYS, paceFrames } from '../play.js';
+import { DEFAULT_REJOIN_SECONDS, isConnectionLoss, REJOIN_INTERVAL_MS, RejoinTargets, rejoinLoop } from '../rejoin.js';
 import { lockstepStatsLine, statsLine } from '../render.js';
 import { SPACE_RACER_URL } from '../rom.js';
 import { sessionFailure } from '../session-errors.js';
 
 /** Usage text of `netplay join`. */
 export const JOIN_USAGE = `netplay join HOST:PORT [--rom FILE] [--core NAME|PATH] [--transport udp|ws] [--spectate] [--players N] [--nick NAME]
-                [--password TEXT] [--bot] [--seconds N] [--finals FILE] [--listen-port N] [--no-links]
+                [--password TEXT] [--bot] [--seconds N] [--finals FILE] [--listen-port N] [--no-links] [--rejoin-seconds N]
 netplay join --transport webrtc --signal URL [--room NAME] [--ice URL] [same options]
 netplay join --lobby URL ROOM [--direct] [same options]
 
@@ -47,6 +55,8 @@ While the host waits for players it shows how many are in and missing; Q, Esc or
                   direct links (default 0: a free one; webrtc: a second name in the room, no port).
                   When the host leaves, the players linked to each other play on under a new host
   --no-links      no direct links: every message to another player goes through the host
+  --rejoin-seconds N  after a hand-over, when this join's own connection drops, how long it tries
+                  to get back in at the new host (every second; default ${DEFAULT_REJOIN_SECONDS}; 0: never)
   --finals FILE   at the end, write the CRC-32 of the state of each final frame to FILE: lines
                   "FRAME CRC32" (decimal frame, 8 hex digits), ascending; lines starting with # are
                   comments. Written also when the host is lost; left empty when the join is refused.`;
@@ -59,6 +69,8 @@ export interface JoinDeps {
   readonly onFinals?: (finals: FinalStates) => void;
   /** Test hook: the session protocol version announced (default the session package's). */
   readonly protocolVersion?: number;
+  /** Test hook: how a join coming back after a hand-over dials the new host (default the links' `connect`). */
+  readonly rejoinConnect?: (address: string) => Promise<Connection> | Connection;
 }
 
 /** `netplay join`. */
@@ -85,6 +97,7 @@ export async function joinCommand(argv: string[], io: CliIo, deps: JoinDeps = {}
         direct: { type: 'boolean' },
         'listen-port': { type: 'string' },
         'no-links': { type: 'boolean' },
+        'rejoin-seconds': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -233,6 +246,7 @@ interface JoinValues {
   direct?: boolean;
   'listen-port'?: string;
   'no-links'?: boolean;
+  'rejoin-seconds'?: string;
 }
 
 /**
@@ -258,7 +272,7 @@ async function connectFirst(
 /** Connects and plays (the game is closed by the caller). */
 async function play(
   game: Game,
-  values: { spectate?: boolean; nick?: string; password?: string; bot?: boolean },
+  values: { spectate?: boolean; nick?: string; password?: string; bot?: boolean; 'rejoin-seconds'?: string },
   where: {
     targets: readonly JoinTarget[];
     players: number;
@@ -274,6 +288,7 @@ async function play(
   const { targets, players, seconds, clock, finalsPath } = where;
   const core = game.core;
   const nick = values.nick ?? 'player';
+  const rejoinSeconds = numberOption('rejoin-seconds', values['rejoin-seconds'], DEFAULT_REJOIN_SECONDS, 0, 3600);
   // The keyboard is read from the start (raw mode), so Q and Ctrl-C work while the host waits for
   // players; a bot player reads no keyboard (Ctrl-C is then SIGINT, handled through io.signal).
   const keyboard =
@@ -281,7 +296,7 @@ async function play(
   try {
     const { conn, target } = await connectFirst(targets, nick, io);
     const hostName = target.label;
-    const client = new NetplayClient(conn, {
+    const options: NetplayClientOptions = {
       core,
       content: game.content,
       clock,
@@ -290,7 +305,27 @@ async function play(
       ...(deps.protocolVersion !== undefined ? { protocolVersion: deps.protocolVersion } : {}),
       ...(values.password ? { password: values.password } : {}),
       ...(where.links !== undefined ? { links: where.links } : {}),
-    });
+    };
+    const client = new NetplayClient(conn, options);
+    // After a hand-over: back in at the new host's link listener, with the same options and the
+    // slot's token (only players with links follow a hand-over).
+    const links = where.links;
+    const comeBack =
+      links === undefined || rejoinSeconds === 0
+        ? undefined
+        : {
+            windowMs: rejoinSeconds * 1000,
+            async attempt(target: RejoinTarget): Promise<{ client: NetplayClient; info: JoinInfo }> {
+              const conn = await (deps.rejoinConnect ?? links.connect)(target.address);
+              const c = new NetplayClient(conn, { ...options, rejoin: target });
+              try {
+                return { client: c, info: await c.joined() };
+              } catch (e) {
+                conn.close('closed: the client left');
+                throw e;
+              }
+            },
+          };
     let waiting: { joined: number; players: number } | undefined;
     const offWaiting = client.on('waiting', (w) => {
       waiting = w;
@@ -323,7 +358,15 @@ async function play(
       );
       return ExitCode.Ok;
     }
-    return await playJoined(game, client, info, values, { hostName, seconds, clock, finalsPath, keyboard }, io, deps);
+    return await playJoined(
+      game,
+      client,
+      info,
+      values,
+      { hostName, seconds, clock, finalsPath, keyboard, comeBack },
+      io,
+      deps,
+    );
   } finally {
     keyboard?.close();
   }
@@ -381,11 +424,21 @@ function untilJoined(
   });
 }
 
-/** Plays once joined (the keyboard is closed by the caller). */
+/** How `join` comes back after a hand-over (see {@link playJoined}). */
+interface ComeBack {
+  readonly windowMs: number;
+  attempt(target: RejoinTarget): Promise<{ client: NetplayClient; info: JoinInfo }>;
+}
+
+/**
+ * Plays once joined (the keyboard is closed by the caller). After a hand-over, a connection loss
+ * with a `rejoinTarget` is followed by attempts to get back in (`comeBack`); the finals go on in
+ * one record (the new incarnation's from its entry frame), the `--seconds` from the first start.
+ */
 async function playJoined(
   game: Game,
-  client: NetplayClient,
-  info: Awaited<ReturnType<NetplayClient['joined']>>,
+  firstClient: NetplayClient,
+  firstInfo: JoinInfo,
   values: { bot?: boolean },
   where: {
     hostName: string;
@@ -393,11 +446,14 @@ async function playJoined(
     clock: Clock;
     finalsPath: string | undefined;
     keyboard: InputSource | undefined;
+    comeBack: ComeBack | undefined;
   },
   io: CliIo,
   deps: JoinDeps,
 ): Promise<ExitCodeValue> {
-  const { hostName, seconds, clock, finalsPath, keyboard } = where;
+  const { hostName, seconds, clock, finalsPath, keyboard, comeBack } = where;
+  let client = firstClient;
+  let info = firstInfo;
   const core = game.core;
   const spectator = info.slot === undefined;
   const role = spectator ? 'a spectator' : `P${info.slot! + 1}`;
@@ -405,8 +461,6 @@ async function playJoined(
   const finals = new FinalStates(info.nick);
   // Lockstep: a frame's state is recorded when it runs and kept once the session says it is final.
   const lockstepFinals = new LockstepFinals(finals, core);
-  client.on('frame', ({ frame }) => lockstepFinals.ran(frame));
-  client.on('final', ({ frame }) => lockstepFinals.final(frame));
   // A spectator's keyboard only quits: its pad is never sent.
   const input =
     !spectator && values.bot ? inputSource({ bot: game.bot(2 + info.slot!) }, clock, game.padInput) : keyboard;
@@ -429,50 +483,110 @@ async function playJoined(
         : PLAYER_KEYS,
   });
   let lost: SessionError | undefined;
-  const offClosed = client.on('closed', ({ error }) => {
-    lost = error;
-  });
-  // Rollback with direct links: the game goes on under the host the players elect.
-  let leftHost = info.hostNick;
-  client.on('host-left', ({ nick, frame }) => {
-    leftHost = nick;
-    display.event(`host left: ${nick} is gone at frame ${frame}; the players choose a new host`);
-  });
-  client.on('host-changed', ({ nick, self, frame }) => {
-    display.event(
-      `host left: ${self ? `you (${nick}) are` : `${nick} is`} the new host from frame ${frame} (was ${leftHost})`,
-    );
-  });
+  // Where to come back after a hand-over to another player (kept: the session may forget it at its
+  // end, and a player cut off alone names itself host before it ends).
+  const targets = new RejoinTargets();
+  const attach = (c: NetplayClient, hostNick: string): (() => void) => {
+    // Rollback with direct links: the game goes on under the host the players elect.
+    let leftHost = hostNick;
+    const offs = [
+      c.on('frame', ({ frame }) => lockstepFinals.ran(frame)),
+      c.on('final', ({ frame }) => lockstepFinals.final(frame)),
+      c.on('closed', ({ error }) => {
+        targets.note(c.rejoinTarget);
+        lost = error;
+      }),
+      c.on('host-left', ({ nick, frame }) => {
+        leftHost = nick;
+        display.event(`host left: ${nick} is gone at frame ${frame}; the players choose a new host`);
+      }),
+      c.on('host-changed', ({ nick, self, frame }) => {
+        // A player cut off from the others may elect itself (or another) alone before it ends
+        // (`partitioned`): every host followed stays a candidate (see RejoinTargets).
+        if (!self) targets.note(c.rejoinTarget);
+        display.event(
+          `host left: ${self ? `you (${nick}) are` : `${nick} is`} the new host from frame ${frame} (was ${leftHost})`,
+        );
+      }),
+    ];
+    return () => {
+      for (const off of offs) off();
+    };
+  };
   const start = clock.now();
-  try {
-    await paceFrames(clock, io.signal, (now) => {
-      if (lost !== undefined || keyboard?.quit) return false;
-      if (seconds !== undefined && now - start >= seconds * 1000) return false;
-      if (spectator) client.tick();
-      else client.tick(input ? input.next(now) : undefined);
-      const d = client.driver;
-      const s = client.rollback;
-      if (client.lockstep === undefined && d !== undefined) {
-        if (s !== undefined) finals.record(Math.min(s.confirmedFrame, s.currentFrame), (f) => d.stateOf(f));
-        else if (client.frame !== undefined) finals.record(client.frame, (f) => d.stateOf(f));
+  const timeUp = (now: number) => seconds !== undefined && now - start >= seconds * 1000;
+  for (;;) {
+    const detach = attach(client, info.hostNick);
+    // A rejoined client came with its target and keeps it (it can come back again).
+    if (client !== firstClient) targets.note(client.rejoinTarget);
+    try {
+      await paceFrames(clock, io.signal, (now) => {
+        if (lost !== undefined || keyboard?.quit) return false;
+        if (timeUp(now)) return false;
+        if (spectator) client.tick();
+        else client.tick(input ? input.next(now) : undefined);
+        const d = client.driver;
+        const s = client.rollback;
+        if (client.lockstep === undefined && d !== undefined) {
+          if (s !== undefined) finals.record(Math.min(s.confirmedFrame, s.currentFrame), (f) => d.stateOf(f));
+          else if (client.frame !== undefined) finals.record(client.frame, (f) => d.stateOf(f));
+        }
+        display.frame(now);
+        return true;
+      });
+    } finally {
+      detach();
+      if (lost === undefined) {
+        client.close('closed: the client left');
+        await new Promise<void>((resolve) => clock.setTimer(100, resolve));
       }
-      display.frame(now);
-      return true;
-    });
-  } finally {
-    offClosed();
-    if (lost === undefined) {
-      client.close('closed: the client left');
-      await new Promise<void>((resolve) => clock.setTimer(100, resolve));
     }
+    const quit = () => keyboard?.quit === true || io.signal?.aborted === true || timeUp(clock.now());
+    const where = targets.all.filter((t) => t.address !== '');
+    const back = where[0];
+    if (comeBack === undefined || back === undefined || lost === undefined || !isConnectionLoss(lost) || quit()) break;
+    const others = where.slice(1).map((t) => `${t.host} at ${t.address}`);
+    io.out(
+      `lost the connection to ${back.host} (${lost.message}); rejoining ${back.host} at ${back.address} as P${back.slot + 1}` +
+        `${others.length > 0 ? ` (else ${others.join(', ')})` : ''}…\n`,
+    );
+    try {
+      ({
+        value: { client, info },
+      } = await rejoinLoop({
+        targets: where,
+        attempt: (t) => comeBack.attempt(t),
+        clock,
+        windowMs: comeBack.windowMs,
+        intervalMs: REJOIN_INTERVAL_MS,
+        say: (line) => io.out(`${line}\n`),
+        quit,
+      }));
+    } catch (e) {
+      await endGame(finals, finalsPath, io, deps, display);
+      throw e;
+    }
+    lost = undefined;
+    io.out(`back in the game as P${info.slot! + 1} at frame ${info.frame}, host ${info.hostNick}\n`);
   }
+  await endGame(finals, finalsPath, io, deps, display);
+  if (lost !== undefined) throw sessionFailure(lost, true);
+  io.out(`join: left at frame ${client.frame ?? '-'}\n`);
+  return ExitCode.Ok;
+}
+
+/** The end of a join's game: the last stats, the finals hook and file. */
+async function endGame(
+  finals: FinalStates,
+  finalsPath: string | undefined,
+  io: CliIo,
+  deps: JoinDeps,
+  display: Display,
+): Promise<void> {
   display.final();
   deps.onFinals?.(finals);
   if (finalsPath !== undefined) {
     await writeFinalsFile(finalsPath, formatFinals(finals));
     io.out(`join: wrote the state hashes of ${finals.hashes.size} final frames to ${finalsPath}\n`);
   }
-  if (lost !== undefined) throw sessionFailure(lost, true);
-  io.out(`join: left at frame ${client.frame ?? '-'}\n`);
-  return ExitCode.Ok;
 }
