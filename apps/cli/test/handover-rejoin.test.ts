@@ -77,7 +77,7 @@ describe('netplay join (rollback, links): its connection drops after a hand-over
     );
     // It said what it was doing (the host it followed last, on its own, may be another one it
     // tries first: see README), and came back to the host the others follow, in its slot.
-    expect(victim.stdout()).toMatch(/lost the connection to \w+ \(.*\); rejoining \w+ at 127\.0\.0\.1:\d+ as P\d/);
+    expect(victim.stdout()).toMatch(/lost the connection to the game \(.*\); rejoining \w+ at 127\.0\.0\.1:\d+ as P\d/);
     expect(backHost).toBe(newHost);
     expect(backSlot).toBe(slots.get(victimNick));
 

@@ -547,7 +547,7 @@ async function playJoined(
     if (comeBack === undefined || back === undefined || lost === undefined || !isConnectionLoss(lost) || quit()) break;
     const others = where.slice(1).map((t) => `${t.host} at ${t.address}`);
     io.out(
-      `lost the connection to ${back.host} (${lost.message}); rejoining ${back.host} at ${back.address} as P${back.slot + 1}` +
+      `lost the connection to the game (${lost.message}); rejoining ${back.host} at ${back.address} as P${back.slot + 1}` +
         `${others.length > 0 ? ` (else ${others.join(', ')})` : ''}…\n`,
     );
     try {
