@@ -1,5 +1,5 @@
 import { DecodeError } from '@netplay/protocol';
-import { CONTROL_CHANNEL } from './channels.js';
+import { CONTROL_CHANNEL, INPUT_CHANNEL } from './channels.js';
 import { MessageType, need, readU32, writeU32 } from './messages.js';
 import type { PeerSet } from './peer-set.js';
 import type { Remote } from './remote.js';
@@ -21,6 +21,9 @@ interface Proposal {
   fresh: boolean;
 }
 
+/** How many times an ASK is re-sent (unreliable) within the wait to a member that has not answered. */
+const ASK_RESENDS = 4;
+
 /** END: `u8 19, u8 flags (0x01 ASK, 0x02 HOST, 0x04 FINAL), u32 the sender's last final frame`. */
 export function encodeEnd(flags: number, frame: number): Uint8Array {
   const b = new Uint8Array(6);
@@ -41,12 +44,19 @@ export function encodeEnd(flags: number, frame: number): Uint8Array {
  * same; it runs on until it simulated that frame with those inputs (`ready`), within a second
  * `waitMs`. A peer that hears nobody ends alone at its own frame. Answers go out whatever this
  * peer's state (its last final frame, final everywhere).
+ * Every END goes on the reliable channel and, as a copy, on the unreliable one, and an ASK not yet
+ * answered is re-sent there {@link ASK_RESENDS} times within the wait: on a lossy link the reliable
+ * copy may wait behind a retransmission for longer than the wait (partition property: 7 players,
+ * 4 % loss, the host's answer reached p2 650 ms late and p2 ended `host-lost` while the host and
+ * p1 ended `partitioned`).
  * @internal
  */
 export class EndAgreement {
   private readonly heard = new Map<string, Proposal>();
   private waiting: Set<string> | undefined;
   private deadline = 0;
+  private ask: Uint8Array | undefined;
+  private askedAt = 0;
 
   constructor(
     private readonly peers: PeerSet,
@@ -61,6 +71,7 @@ export class EndAgreement {
   /** Quorum is back: the end is off, and what the others said belongs to the past episode. */
   reset(): void {
     this.waiting = undefined;
+    this.ask = undefined;
     this.heard.clear();
   }
 
@@ -69,12 +80,25 @@ export class EndAgreement {
     this.waiting = new Set();
     this.deadline = now + this.waitMs;
     const ask = encodeEnd(ASK | (isHost ? HOST : 0), frame);
+    this.ask = ask;
+    this.askedAt = now;
     for (const p of this.heard.values()) p.fresh = false;
     for (const r of this.peers.list) {
       if (!r.connected || !group(r)) continue;
       this.waiting.add(r.peer);
-      this.peers.send(r, CONTROL_CHANNEL, ask);
+      this.sendBoth(r, ask);
     }
+  }
+
+  /** Sends `msg` on the reliable channel and a copy on the unreliable one. */
+  private sendBoth(r: Remote, msg: Uint8Array): void {
+    this.peers.send(r, CONTROL_CHANNEL, msg);
+    this.peers.send(r, INPUT_CHANNEL, msg);
+  }
+
+  /** Whether `p` (what a member said) settles this peer's wait for it. */
+  private static answered(p: Proposal | undefined): boolean {
+    return p !== undefined && (p.fresh || p.final);
   }
 
   /**
@@ -84,12 +108,18 @@ export class EndAgreement {
   settle(now: number, frame: number, isHost: boolean): { frame: number; reason: AgreedEndReason } | undefined {
     const waiting = this.waiting;
     if (waiting === undefined) return undefined;
-    if (now < this.deadline)
+    if (now < this.deadline) {
+      const resend = this.ask !== undefined && now - this.askedAt >= this.waitMs / (ASK_RESENDS + 1);
+      if (resend) this.askedAt = now;
+      let open = false;
       for (const peer of waiting) {
         const r = this.peers.byPeer.get(peer);
-        const p = this.heard.get(peer);
-        if (r?.connected === true && !(p !== undefined && (p.fresh || p.final))) return undefined;
+        if (r?.connected !== true || EndAgreement.answered(this.heard.get(peer))) continue;
+        open = true;
+        if (resend) this.peers.send(r, INPUT_CHANNEL, this.ask!);
       }
+      if (open) return undefined;
+    }
     let best = frame;
     let host = isHost;
     for (const [peer, p] of this.heard) {
@@ -108,7 +138,7 @@ export class EndAgreement {
   /** This peer ended at `frame` by the agreement: tells the members asked, so a late one adopts it. */
   ended(frame: number, isHost: boolean): void {
     const msg = encodeEnd(FINAL | (isHost ? HOST : 0), frame);
-    for (const r of this.peers.list) if (r.connected) this.peers.send(r, CONTROL_CHANNEL, msg);
+    for (const r of this.peers.list) if (r.connected) this.sendBoth(r, msg);
   }
 
   /** An END from `r`: kept; answered with this peer's last final frame when it asks. */
@@ -116,12 +146,14 @@ export class EndAgreement {
     need(data, 6, 'END');
     const flags = data[1]!;
     if (flags > 7) throw new DecodeError('bad-value', 1, `END flags ${flags}`);
-    this.heard.set(r.peer, {
-      frame: readU32(data, 2),
-      host: (flags & HOST) !== 0,
-      final: (flags & FINAL) !== 0,
-      fresh: this.waiting !== undefined,
-    });
-    if ((flags & ASK) !== 0) this.peers.send(r, CONTROL_CHANNEL, encodeEnd(isHost ? HOST : 0, frame));
+    // A late copy of an earlier END (the two channels race) does not undo a FINAL already heard.
+    if ((flags & FINAL) !== 0 || this.heard.get(r.peer)?.final !== true)
+      this.heard.set(r.peer, {
+        frame: readU32(data, 2),
+        host: (flags & HOST) !== 0,
+        final: (flags & FINAL) !== 0,
+        fresh: this.waiting !== undefined,
+      });
+    if ((flags & ASK) !== 0) this.sendBoth(r, encodeEnd(isHost ? HOST : 0, frame));
   }
 }

@@ -1,6 +1,7 @@
 import { DecodeError } from '@netplay/protocol';
 import { describe, expect, it } from 'vitest';
 import { EndAgreement, encodeEnd } from '../src/end-agreement.js';
+import { CONTROL_CHANNEL, INPUT_CHANNEL } from '../src/index.js';
 import { PeerSet } from '../src/peer-set.js';
 import { Remote } from '../src/remote.js';
 
@@ -10,10 +11,14 @@ const FINAL = 0x04;
 
 function setup(ids: string[]) {
   const sent: Array<{ to: string; data: Uint8Array }> = [];
-  const peers = new PeerSet((to, _ch, data) => sent.push({ to, data: data.slice() }), 0);
+  const channels: string[] = [];
+  const peers = new PeerSet((to, ch, data) => {
+    sent.push({ to, data: data.slice() });
+    channels.push(ch);
+  }, 0);
   for (const [i, id] of ids.entries()) peers.add(new Remote(id, i + 1, 0));
   const remote = (id: string) => peers.byPeer.get(id)!;
-  return { peers, sent, remote, agreement: new EndAgreement(peers, 500) };
+  return { peers, sent, channels, remote, agreement: new EndAgreement(peers, 500) };
 }
 
 describe('end agreement of a group without quorum (unit)', () => {
@@ -27,11 +32,14 @@ describe('end agreement of a group without quorum (unit)', () => {
   });
 
   it('waits for every member asked, then takes the highest final frame and the host flag of any', () => {
-    const { agreement, sent, remote } = setup(['a', 'b']);
+    const { agreement, sent, channels, remote } = setup(['a', 'b']);
     agreement.start(0, 40, false, () => true);
-    expect(sent.map((s) => [s.to, s.data[1]])).toEqual([
-      ['a', ASK],
-      ['b', ASK],
+    // Each on the reliable channel and, as a copy, on the unreliable one.
+    expect(sent.map((s, i) => [s.to, s.data[1], channels[i]])).toEqual([
+      ['a', ASK, CONTROL_CHANNEL],
+      ['a', ASK, INPUT_CHANNEL],
+      ['b', ASK, CONTROL_CHANNEL],
+      ['b', ASK, INPUT_CHANNEL],
     ]);
     agreement.onEnd(remote('a'), encodeEnd(0, 42), 40, false);
     expect(agreement.settle(10, 40, false)).toBeUndefined();
@@ -42,7 +50,10 @@ describe('end agreement of a group without quorum (unit)', () => {
   it('an END heard before its own start counts only if final; an ASK is answered with this peer frame', () => {
     const { agreement, sent, remote } = setup(['a', 'b']);
     agreement.onEnd(remote('a'), encodeEnd(ASK, 45), 40, false);
-    expect(sent).toEqual([{ to: 'a', data: encodeEnd(0, 40) }]);
+    expect(sent).toEqual([
+      { to: 'a', data: encodeEnd(0, 40) },
+      { to: 'a', data: encodeEnd(0, 40) },
+    ]);
     agreement.onEnd(remote('b'), encodeEnd(FINAL, 44), 40, false);
     agreement.start(100, 40, false, () => true);
     // a proposed before this peer asked: its answer is awaited; b ended already (FINAL).
@@ -64,6 +75,27 @@ describe('end agreement of a group without quorum (unit)', () => {
     remote('b').connected = false;
     agreement.onEnd(remote('a'), encodeEnd(0, 41), 40, false);
     expect(agreement.settle(1, 40, false)).toEqual({ frame: 41, reason: 'host-lost' });
+  });
+
+  it('an ASK not answered is re-sent on the unreliable channel, 4 times within the wait, to those not answered only', () => {
+    const { agreement, sent, channels, remote } = setup(['a', 'b']);
+    agreement.start(0, 40, false, () => true);
+    agreement.onEnd(remote('a'), encodeEnd(0, 42), 40, false);
+    sent.length = 0;
+    channels.length = 0;
+    for (let now = 10; now < 500; now += 10) expect(agreement.settle(now, 40, false)).toBeUndefined();
+    expect(sent.map((s, i) => [s.to, s.data[1], channels[i]])).toEqual(
+      [1, 2, 3, 4].map(() => ['b', ASK, INPUT_CHANNEL]),
+    );
+    expect(agreement.settle(500, 40, false)).toEqual({ frame: 42, reason: 'host-lost' });
+  });
+
+  it('a late copy of an earlier END does not undo a FINAL heard', () => {
+    const { agreement, remote } = setup(['a']);
+    agreement.onEnd(remote('a'), encodeEnd(FINAL | HOST, 44), 40, false);
+    agreement.onEnd(remote('a'), encodeEnd(ASK | HOST, 43), 40, false);
+    agreement.start(100, 40, false, () => true);
+    expect(agreement.settle(100, 40, false)).toEqual({ frame: 44, reason: 'partitioned' });
   });
 
   it('a malformed END is a DecodeError', () => {

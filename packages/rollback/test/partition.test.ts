@@ -230,6 +230,20 @@ describe('finality under pauses and partitions (issue 13)', () => {
           faults: [{ kind: 'pause', peer: 1407535910, atMs: 464, durationMs: 1960, stopsClock: true }],
         },
       ],
+      // {host, p1, p2} cut from four (4 % loss): the host's answer to p2's END waited 650 ms behind a
+      // retransmission on the reliable channel; p2 ended `host-lost` while the host and p1 ended
+      // `partitioned` (a 500-run batch, seed -217282287). END now also goes unreliable, ASK re-sent.
+      [
+        {
+          players: 7,
+          seed: 1,
+          inputSeed: 0,
+          link: { latencyMs: 58, jitterMs: 10, loss: 0.039470069343224175 },
+          delay: 0,
+          maxPrediction: 2,
+          faults: [{ kind: 'partition', members: 331062407, atMs: 0, durationMs: 0, heals: false }],
+        },
+      ],
     ],
   })(
     'partition property, one pause or partition (0-10 s, healed or not), 2-8 players: finals agree pairwise and with the replay; live peers advance or end with a reason; nobody frozen past disconnectMs + 1 s',
