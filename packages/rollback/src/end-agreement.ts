@@ -17,8 +17,13 @@ interface Proposal {
   frame: number;
   host: boolean;
   final: boolean;
-  /** It answered (or proposed) after this peer's own END went out. */
-  fresh: boolean;
+  /**
+   * It started its own end (sent an ASK): it stopped finalizing, so its frame is its last. An
+   * answer from a member that still finalizes may be passed by frames it finalizes after answering
+   * (the held reports of the others still in flight): a peer that ended on such an answer could
+   * end a frame before that member (session hand-over property, [886725230, 6, 7, 199, 4243]).
+   */
+  frozen: boolean;
 }
 
 /** How many times an ASK is re-sent (unreliable) within the wait to a member that has not answered. */
@@ -37,7 +42,8 @@ export function encodeEnd(flags: number, frame: number): Uint8Array {
  * The end agreement of a group that cannot go on (issue 15): its peers end with one reason at one
  * final frame. When the quorum rule says this peer must end, it sends END (ASK, its last final
  * frame, whether it is the host) to every member it still hears usefully and waits, at most
- * `waitMs`, for each one's END (an answer, its own proposal, or the END of one that ended). Then it
+ * `waitMs`, for each one's own end (its ASK, or the END of one that ended: an answer of a member
+ * still finalizing counts in the frame but does not end the wait). Then it
  * ends at the highest frame any of them had final and with one reason: `partitioned` when one of
  * them is the host, else `host-lost`. Every member holds every input of that frame (a frame is final
  * only once every member reported holding its inputs: `held`), so this peer's state of it is the
@@ -82,7 +88,6 @@ export class EndAgreement {
     const ask = encodeEnd(ASK | (isHost ? HOST : 0), frame);
     this.ask = ask;
     this.askedAt = now;
-    for (const p of this.heard.values()) p.fresh = false;
     for (const r of this.peers.list) {
       if (!r.connected || !group(r)) continue;
       this.waiting.add(r.peer);
@@ -98,7 +103,7 @@ export class EndAgreement {
 
   /** Whether `p` (what a member said) settles this peer's wait for it. */
   private static answered(p: Proposal | undefined): boolean {
-    return p !== undefined && (p.fresh || p.final);
+    return p !== undefined && (p.frozen || p.final);
   }
 
   /**
@@ -147,12 +152,13 @@ export class EndAgreement {
     const flags = data[1]!;
     if (flags > 7) throw new DecodeError('bad-value', 1, `END flags ${flags}`);
     // A late copy of an earlier END (the two channels race) does not undo a FINAL already heard.
-    if ((flags & FINAL) !== 0 || this.heard.get(r.peer)?.final !== true)
+    const before = this.heard.get(r.peer);
+    if ((flags & FINAL) !== 0 || before?.final !== true)
       this.heard.set(r.peer, {
         frame: readU32(data, 2),
         host: (flags & HOST) !== 0,
         final: (flags & FINAL) !== 0,
-        fresh: this.waiting !== undefined,
+        frozen: (flags & ASK) !== 0 || before?.frozen === true,
       });
     if ((flags & ASK) !== 0) this.sendBoth(r, encodeEnd(isHost ? HOST : 0, frame));
   }

@@ -31,7 +31,7 @@ describe('end agreement of a group without quorum (unit)', () => {
     expect(agreement.settle(0, 40, true)).toEqual({ frame: 40, reason: 'partitioned' });
   });
 
-  it('waits for every member asked, then takes the highest final frame and the host flag of any', () => {
+  it('waits for every member asked to start its own end, then takes the highest final frame and the host flag of any', () => {
     const { agreement, sent, channels, remote } = setup(['a', 'b']);
     agreement.start(0, 40, false, () => true);
     // Each on the reliable channel and, as a copy, on the unreliable one.
@@ -41,13 +41,18 @@ describe('end agreement of a group without quorum (unit)', () => {
       ['b', ASK, CONTROL_CHANNEL],
       ['b', ASK, INPUT_CHANNEL],
     ]);
-    agreement.onEnd(remote('a'), encodeEnd(0, 42), 40, false);
-    expect(agreement.settle(10, 40, false)).toBeUndefined();
+    // Plain answers: a and b still finalize (their frames may pass what they said), so the wait goes on.
+    agreement.onEnd(remote('a'), encodeEnd(0, 41), 40, false);
     agreement.onEnd(remote('b'), encodeEnd(HOST, 41), 40, false);
+    expect(agreement.settle(10, 40, false)).toBeUndefined();
+    // Their own ends (ASK: they stopped finalizing).
+    agreement.onEnd(remote('a'), encodeEnd(ASK, 42), 40, false);
+    expect(agreement.settle(15, 40, false)).toBeUndefined();
+    agreement.onEnd(remote('b'), encodeEnd(ASK | HOST, 41), 40, false);
     expect(agreement.settle(20, 40, false)).toEqual({ frame: 42, reason: 'partitioned' });
   });
 
-  it('an END heard before its own start counts only if final; an ASK is answered with this peer frame', () => {
+  it('an END heard before its own start settles the wait if it was the member’s own end (ASK) or final; an ASK is answered with this peer frame', () => {
     const { agreement, sent, remote } = setup(['a', 'b']);
     agreement.onEnd(remote('a'), encodeEnd(ASK, 45), 40, false);
     expect(sent).toEqual([
@@ -56,10 +61,8 @@ describe('end agreement of a group without quorum (unit)', () => {
     ]);
     agreement.onEnd(remote('b'), encodeEnd(FINAL, 44), 40, false);
     agreement.start(100, 40, false, () => true);
-    // a proposed before this peer asked: its answer is awaited; b ended already (FINAL).
-    expect(agreement.settle(100, 40, false)).toBeUndefined();
-    agreement.onEnd(remote('a'), encodeEnd(0, 45), 40, false);
-    expect(agreement.settle(110, 40, false)).toEqual({ frame: 45, reason: 'host-lost' });
+    // a started its end before this peer asked (its frame is its last); b ended already (FINAL).
+    expect(agreement.settle(100, 40, false)).toEqual({ frame: 45, reason: 'host-lost' });
   });
 
   it('bounded: a member that never answers is waited on for waitMs at most; a member that left is not', () => {
@@ -74,13 +77,15 @@ describe('end agreement of a group without quorum (unit)', () => {
     agreement.start(0, 40, false, () => true);
     remote('b').connected = false;
     agreement.onEnd(remote('a'), encodeEnd(0, 41), 40, false);
-    expect(agreement.settle(1, 40, false)).toEqual({ frame: 41, reason: 'host-lost' });
+    expect(agreement.settle(1, 40, false)).toBeUndefined();
+    agreement.onEnd(remote('a'), encodeEnd(ASK, 41), 40, false);
+    expect(agreement.settle(2, 40, false)).toEqual({ frame: 41, reason: 'host-lost' });
   });
 
-  it('an ASK not answered is re-sent on the unreliable channel, 4 times within the wait, to those not answered only', () => {
+  it('an ASK is re-sent on the unreliable channel, 4 times within the wait, to those whose own end is not heard only', () => {
     const { agreement, sent, channels, remote } = setup(['a', 'b']);
     agreement.start(0, 40, false, () => true);
-    agreement.onEnd(remote('a'), encodeEnd(0, 42), 40, false);
+    agreement.onEnd(remote('a'), encodeEnd(ASK, 42), 40, false);
     sent.length = 0;
     channels.length = 0;
     for (let now = 10; now < 500; now += 10) expect(agreement.settle(now, 40, false)).toBeUndefined();
