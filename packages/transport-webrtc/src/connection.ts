@@ -25,6 +25,7 @@ import { Liveness } from './liveness.js';
 import { Negotiation } from './negotiation.js';
 import { type ResolvedOptions, resolveOptions, type WebRtcConnectionOptions } from './options.js';
 import { Outbox } from './outbox.js';
+import { allReliableReceived, type Early, unreliablePayload } from './received-frames.js';
 import { RemoteAddress, type RemoteAddressSource } from './remote-address.js';
 import type { PeerSignal, RtcDataChannelLike, RtcPeerConnectionLike } from './rtc.js';
 import {
@@ -42,7 +43,6 @@ import {
   FIRST_DATA_CHANNEL_ID,
   PING_CHANNEL_ID,
   PROTOCOL_VERSION,
-  seqNewer,
   UNRELIABLE_HEADER_BYTES,
 } from './wire.js';
 
@@ -59,12 +59,6 @@ export interface WebRtcServerHooks {
   rejected(conn: WebRtcConnection, error: TransportError): void;
   /** The connection closed. */
   closed(conn: WebRtcConnection): void;
-}
-
-/** Data received on the client before WELCOME (another stream may overtake it), delivered at open. */
-interface Early {
-  readonly chan: Chan;
-  readonly bytes: Uint8Array;
 }
 
 /**
@@ -473,23 +467,8 @@ export class WebRtcConnection implements Connection {
       if (this.remoteClose) this.maybeFinishRemoteClose();
       return;
     }
-    if (bytes.length < UNRELIABLE_HEADER_BYTES)
-      throw new TransportError('protocol', `unreliable frame of ${bytes.length} bytes`);
-    const payload = bytes.length - UNRELIABLE_HEADER_BYTES;
-    if (payload > this.currentLimits.maxUnreliableBytes) {
-      throw new TransportError(
-        'too-large',
-        `received ${payload} bytes on "${chan.spec.name}" (limit ${this.currentLimits.maxUnreliableBytes})`,
-      );
-    }
-    const seq = ((bytes[0]! << 24) | (bytes[1]! << 16) | (bytes[2]! << 8) | bytes[3]!) >>> 0;
-    if (chan.got && !seqNewer(seq, chan.lastSeq)) {
-      this.mstats.staleReceived++;
-      return;
-    }
-    chan.got = true;
-    chan.lastSeq = seq;
-    this.emitter.emit('message', { channel: chan.spec.name, data: bytes.subarray(UNRELIABLE_HEADER_BYTES) });
+    const data = unreliablePayload(chan, bytes, this.currentLimits.maxUnreliableBytes, this.mstats);
+    if (data !== undefined) this.emitter.emit('message', { channel: chan.spec.name, data });
   }
 
   private onClose(bytes: Uint8Array): void {
@@ -515,15 +494,7 @@ export class WebRtcConnection implements Connection {
   }
 
   private maybeFinishRemoteClose(): void {
-    const rc = this.remoteClose;
-    if (!rc) return;
-    let i = 0;
-    for (const c of this.chans) {
-      if (!c.reliable) continue;
-      if (c.received < (rc.sent[i] ?? 0)) return;
-      i++;
-    }
-    this.finishRemoteClose();
+    if (this.remoteClose && allReliableReceived(this.chans, this.remoteClose.sent)) this.finishRemoteClose();
   }
 
   private finishRemoteClose(): void {
