@@ -1,7 +1,7 @@
 import { DecodeError } from '@netplay/protocol';
 import type { Clock, Connection, Timer, Unsubscribe } from '@netplay/transport';
 import { SESSION_CONTROL_CHANNEL } from './channels.js';
-import { sendOn, settle } from './client-links.js';
+import { detachLink, sendOn, settle } from './client-links.js';
 import {
   decodeLinkMessage,
   encodeLinkHello,
@@ -163,15 +163,7 @@ export class LinkAdds {
 
   private drop(a: AddedLink, reason: string): void {
     if (this.added.get(a.entry.nick) === a) this.added.delete(a.entry.nick);
-    for (const off of a.offs) off();
-    a.offs = [];
-    a.timer?.cancel();
-    a.timer = undefined;
-    a.up = false;
-    a.early = [];
-    const c = a.conn;
-    a.conn = undefined;
-    c?.close(reason);
+    detachLink(a)?.close(reason);
   }
 }
 

@@ -492,14 +492,7 @@ export class ClientLinks {
   }
 
   private dropLink(link: Link, reason: string): void {
-    for (const off of link.offs) off();
-    link.offs = [];
-    link.timer?.cancel();
-    link.timer = undefined;
-    link.up = false;
-    link.early = [];
-    const c = link.conn;
-    link.conn = undefined;
+    const c = detachLink(link);
     if (c !== undefined && this.direct.get(link.entry.nick) !== c) c.close(reason);
   }
 
@@ -539,6 +532,29 @@ function closeListenerKeeping(listener: Listener, keep: ReadonlySet<Connection>)
         }
       }),
     );
+}
+
+/**
+ * Detaches a link attempt (the start's or an entering player's): its listeners off, its timer
+ * cancelled, its early messages dropped, not up; returns its connection (the caller decides
+ * whether to close it).
+ */
+export function detachLink(link: {
+  conn: Connection | undefined;
+  up: boolean;
+  offs: Unsubscribe[];
+  timer: Timer | undefined;
+  early: unknown[];
+}): Connection | undefined {
+  for (const off of link.offs) off();
+  link.offs = [];
+  link.timer?.cancel();
+  link.timer = undefined;
+  link.up = false;
+  link.early = [];
+  const c = link.conn;
+  link.conn = undefined;
+  return c;
 }
 
 /** Runs `make`; `then` gets its value at once when it is not a promise, else when the promise settles (undefined if it fails). */
