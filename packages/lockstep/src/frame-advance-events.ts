@@ -1,5 +1,5 @@
 import type { FrameAdvanceEvent } from './frame-advance-wire.js';
-import type { PingHistory } from './latency.js';
+import { PingHistory, type PingHistoryOptions } from './latency.js';
 
 /** Frames ahead of `next` whose events live in the ring (events further ahead go to a map). */
 const EVENT_RING = 256;
@@ -33,6 +33,18 @@ export interface Remote {
   cut: number;
   /** After a departure: the port that reads neutral from frame `cut + 1` on (-1: none). */
   neutralPort: number;
+}
+
+/** A remote driving `port` (-1 if unknown), advanced to `advanced`, with its own ping history (`initialOneWayMs`: a known one-way time). */
+export function newRemote(
+  id: number,
+  port: number,
+  advanced: number,
+  history: PingHistoryOptions,
+  initialOneWayMs?: number,
+): Remote {
+  const h = new PingHistory({ ...history, ...(initialOneWayMs !== undefined ? { initialOneWayMs } : {}) });
+  return { id, history: h, advanced, maxOneWay: 0, port, portSeen: -1, cut: Infinity, neutralPort: -1 };
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { ByteReader } from '@netplay/protocol';
+import { ByteReader, DecodeError } from '@netplay/protocol';
 
 /** Host → members on `sched`: `0x11, u16 candidate, u8 port, u32 from` (its events count from `from`). */
 export const X_ADMIT = 0x11;
@@ -92,4 +92,34 @@ export function encodeLeave(leaver: number, from: number, port: number): Uint8Ar
   dv.setUint32(3, from);
   msg[7] = port >= 0 ? port : 255;
   return msg;
+}
+
+/** A late-join or departure message, read (see {@link readJoinMessage}). */
+export type JoinMessage =
+  | { readonly type: typeof X_JOIN; readonly cand: number; readonly port: number }
+  | { readonly type: typeof X_ADMIT; readonly cand: number; readonly port: number; readonly from: number }
+  | { readonly type: typeof X_WELCOME; readonly welcome: Welcome }
+  | { readonly type: typeof X_LEAVE; readonly leaver: number; readonly from: number; readonly port: number };
+
+/** Reads one of the messages {@link isJoinMessage} names (`inputsLength`: a welcome's inputs). @throws DecodeError */
+export function readJoinMessage(data: Uint8Array, inputsLength: number): JoinMessage {
+  const r = new ByteReader(data);
+  const type = r.u8('type');
+  if (type === X_JOIN) {
+    const m = { type, cand: r.u16('candidate'), port: r.u8('port') } as const;
+    r.expectEnd('join');
+    return m;
+  }
+  if (type === X_ADMIT) {
+    const m = { type, cand: r.u16('candidate'), port: r.u8('port'), from: r.u32('from') } as const;
+    r.expectEnd('admit');
+    return m;
+  }
+  if (type === X_WELCOME) return { type, welcome: readWelcome(r, inputsLength) };
+  if (type === X_LEAVE) {
+    const m = { type, leaver: r.u16('leaver'), from: r.u32('from'), port: r.u8('port') } as const;
+    r.expectEnd('leave');
+    return m;
+  }
+  throw new DecodeError('unknown-type', 0, `join message ${type}`);
 }

@@ -1,27 +1,26 @@
-import { ByteReader, DecodeError, EncodeError } from '@netplay/protocol';
+import { DecodeError, EncodeError } from '@netplay/protocol';
 import { applyDelta, DeltaError, type DirtyPageSet } from '@netplay/state';
 import { Prng } from '@netplay/transport';
 import { LockstepError } from './errors.js';
 import { DelayEstimate } from './frame-advance-delay.js';
-import { copyEvent, type Ev, EventQueue, type Remote } from './frame-advance-events.js';
+import { EventQueue, newRemote, type Remote } from './frame-advance-events.js';
 import {
   encodeAdmit,
   encodeJoinRequest,
   encodeLeave,
   encodeWelcome,
   isJoinMessage,
-  readWelcome,
+  readJoinMessage,
   X_ADMIT,
   X_JOIN,
-  X_LEAVE,
   X_WELCOME,
 } from './frame-advance-join.js';
 import { checkFrameAdvanceShape, type FrameAdvanceOptions } from './frame-advance-options.js';
+import { OwnEvents } from './frame-advance-own.js';
 import {
   decodeFaMessageInto,
   encodeFaAdvance,
   encodeFaAdvanceInto,
-  encodeFaEvent,
   encodeFaEventInto,
   encodeFaHostProgressInto,
   encodeFaLatencyInfoInto,
@@ -34,9 +33,9 @@ import {
   faMessageScratch,
 } from './frame-advance-wire.js';
 import { LateJoinDelta } from './late-join-delta.js';
-import { PingHistory, type PingHistoryOptions } from './latency.js';
+import type { PingHistoryOptions } from './latency.js';
 import { type EndReason, Liveness, type LockstepEvent, p2pVerdict } from './liveness.js';
-import { type BufferPool, OutboxPool, Ring } from './pool.js';
+import { type BufferPool, OutboxPool } from './pool.js';
 import type { Envelope, FrameRequest, LockstepScheduler, StatefulScheduler } from './types.js';
 import { HostWatermark } from './watermark.js';
 
@@ -58,7 +57,6 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
   dropped = 0;
   private myPort: number;
   private readonly host: number;
-  private readonly retainFrames: number;
   private readonly layoutHash: bigint;
   /** Late joiners' page deltas against the power-on state (issue 16: `DeltaBase`, dirty pages). */
   private readonly deltas: LateJoinDelta;
@@ -67,8 +65,8 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
   private initialState: Uint8Array | undefined;
   private load: { frame: number; state: Uint8Array } | undefined;
   private readonly admitQueue: { id: number; port: number }[] = [];
-  /** Own events kept for late joiners (copies; the last `retainFrames` frames). */
-  private readonly ownLog: Ring<Ev>;
+  /** Own events: their stamps and the copies kept for late joiners. */
+  private readonly own: OwnEvents;
   private held: { from: number; channel: string; data: Uint8Array }[] = [];
   private strangers: { from: number; channel: string; data: Uint8Array }[] = [];
   private readonly ports: number;
@@ -77,13 +75,6 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
   private startMs: number;
   private readonly pingIntervalMs: number;
   private readonly historyOptions: PingHistoryOptions;
-  private readonly prng: Prng;
-  /**
-   * The four bytes of the next event key. `prng.fill` draws one `nextU32()` per 4 bytes (lowest
-   * byte first), so the key is the same number `nextU32()` returns; but a u32 of 2^31 or more
-   * returned from a call V8 does not inline is boxed as a 16-byte heap number (half of all keys).
-   */
-  private readonly keyBytes = new Uint8Array(4);
   private readonly remotes = new Map<number, Remote>();
   /** The remotes again, for iteration without an iterator object. */
   private readonly remoteList: Remote[] = [];
@@ -127,7 +118,6 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
       throw new LockstepError('bad-argument', 'a candidate lists the peers it joins');
     // The host is the smallest id of the session; a candidate is not part of it yet.
     this.host = options.host ?? Math.min(...(this.joined ? [options.id] : []), ...options.peers);
-    this.retainFrames = options.retainFrames ?? 600;
     this.layoutHash = options.layoutHash ?? 0n;
     this.deltas = new LateJoinDelta(this.layoutHash, 4096);
     this.ports = ports;
@@ -139,14 +129,13 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
     this.timing = new DelayEstimate(this.remoteList, options.equalize === true, extraDelayMs);
     this.pingIntervalMs = options.pingIntervalMs ?? 100;
     if (!(this.pingIntervalMs > 0)) throw new LockstepError('bad-argument', 'pingIntervalMs must be > 0');
-    this.prng = new Prng(options.seed);
     this.nextPingAt = this.startMs - 1e9;
     this.inputs = new Uint8Array(ports * inputBytes);
     this.local = new Uint8Array(inputBytes);
     this.sentLocal = new Uint8Array(inputBytes);
     this.historyOptions = options.history ?? {};
     this.queue = new EventQueue(inputBytes);
-    this.ownLog = new Ring(() => this.queue.newEvent());
+    this.own = new OwnEvents(this.queue, new Prng(options.seed), options.retainFrames ?? 600);
     this.pool = new OutboxPool(this.outbox);
     this.eventPool = this.pool.buffers(faEventSize(inputBytes));
     this.advancePool = this.pool.buffers(5);
@@ -413,30 +402,12 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
     this.sentLocal.set(input);
     this.tick(now);
     const e = this.queue.takeEvent();
-    e.frame = this.promised + 1;
-    // = this.prng.nextU32(), without boxing it (see `keyBytes`).
-    const kb = this.prng.fill(this.keyBytes);
-    e.key = (kb[0]! | (kb[1]! << 8) | (kb[2]! << 16) | (kb[3]! << 24)) >>> 0;
-    // Same-frame events apply in key order: this peer's keys for one frame rise, so its changes
-    // apply in the order it made them (a press and release within a frame never apply reversed).
-    // The key stays random above the previous one; past the top, the change takes the next frame.
-    if (this.ownLog.length > 0) {
-      const last = this.ownLog.at(this.ownLog.length - 1);
-      if (last.frame >= e.frame) {
-        if (last.key === 0xffffffff) e.frame = last.frame + 1;
-        else {
-          e.frame = last.frame;
-          e.key = last.key + 1 + (e.key % (0xffffffff - last.key));
-        }
-      }
-    }
+    this.own.stamp(e, this.promised);
     e.client = this.id;
     e.port = this.myPort;
     e.input.set(input);
     this.queue.addEvent(e, this.next);
-    // The log keeps its own copy (the event itself goes back to the free list once applied).
-    while (this.ownLog.length > 0 && this.ownLog.at(0).frame < this.next - this.retainFrames) this.ownLog.shift();
-    copyEvent(e, this.ownLog.push());
+    this.own.keep(e, this.next);
     const data = this.eventPool.take();
     encodeFaEventInto(e, data);
     for (let i = 0; i < this.remoteList.length; i++) this.pool.push(this.remoteList[i]!.id, 'sched', data);
@@ -563,10 +534,7 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
     if (this.remotes.has(cand) || cand === this.id) return;
     this.departed.delete(cand);
     this.addRemote(cand, port, from - 1);
-    for (let i = 0; i < this.ownLog.length; i++) {
-      const e = this.ownLog.at(i);
-      if (e.frame >= sync) this.outbox.push({ to: cand, channel: 'sched', data: encodeFaEvent(e) });
-    }
+    this.own.since(sync, (data) => this.outbox.push({ to: cand, channel: 'sched', data }));
     if (this.promised >= 0) this.outbox.push({ to: cand, channel: 'sched', data: encodeFaAdvance(this.promised) });
     const mine = this.strangers.filter((m) => m.from === cand);
     this.strangers = this.strangers.filter((m) => m.from !== cand);
@@ -574,11 +542,7 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
   }
 
   private addRemote(id: number, port: number, advanced: number, initial?: number): void {
-    const history = new PingHistory({
-      ...this.historyOptions,
-      ...(initial !== undefined ? { initialOneWayMs: initial } : {}),
-    });
-    const r: Remote = { id, history, advanced, maxOneWay: 0, port, portSeen: -1, cut: Infinity, neutralPort: -1 };
+    const r = newRemote(id, port, advanced, this.historyOptions, initial);
     this.remotes.set(id, r);
     this.timing.dirty = true;
     this.remoteList.push(r);
@@ -586,31 +550,20 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
   }
 
   private onJoinMessage(from: number, data: Uint8Array, now: number): void {
-    const r = new ByteReader(data);
-    const type = r.u8('type');
-    if (type === X_JOIN) {
-      const cand = r.u16('candidate');
-      const port = r.u8('port');
-      r.expectEnd('join');
+    const m = readJoinMessage(data, this.inputs.length);
+    if (m.type === X_JOIN) {
+      const { cand, port } = m;
       if (cand !== from || this.id !== this.host || !this.joined || port >= this.ports)
         throw new DecodeError('bad-value', 1, 'join');
       if (!this.admitQueue.some((a) => a.id === cand)) this.admitQueue.push({ id: cand, port });
-      return;
-    }
-    if (type === X_ADMIT) {
-      const cand = r.u16('candidate');
-      const port = r.u8('port');
-      const fromFrame = r.u32('from');
-      r.expectEnd('admit');
-      if (from !== this.host || !this.joined || port >= this.ports) throw new DecodeError('bad-value', 0, 'admit');
-      // Our events since the state the host sent: the host's `sync` is at most `fromFrame`, and we
-      // cannot know it, so send everything we kept from `fromFrame - retainFrames`.
-      this.welcome(cand, port, fromFrame, fromFrame - this.retainFrames);
-      return;
-    }
-    if (type === X_WELCOME) {
+    } else if (m.type === X_ADMIT) {
+      if (from !== this.host || !this.joined || m.port >= this.ports) throw new DecodeError('bad-value', 0, 'admit');
+      // Our events since the state the host sent: the host's `sync` is at most `m.from`, and we
+      // cannot know it, so send everything we kept from `m.from - retainFrames`.
+      this.welcome(m.cand, m.port, m.from, m.from - this.own.retainFrames);
+    } else if (m.type === X_WELCOME) {
       if (from !== this.host || this.joined || !this.initialState) throw new DecodeError('bad-value', 0, 'welcome');
-      const { port, from: fromFrame, sync, hostNext, members, inputs, delta } = readWelcome(r, this.inputs.length);
+      const { port, from: fromFrame, sync, hostNext, members, inputs, delta } = m.welcome;
       // Capped at the core's state size (the power-on state's): a hostile host cannot make us allocate more.
       const state = applyDelta(this.initialState, delta, {
         layoutHash: this.layoutHash,
@@ -624,17 +577,10 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
       this.promised = fromFrame - 1;
       this.load = { frame: sync, state };
       this.startMs = now - hostNext * this.frameMs;
-      for (const m of members) if (!this.remotes.has(m.id)) this.addRemote(m.id, m.port, -1);
-      const held = this.held;
-      this.held = [];
-      for (const h of held) this.receive(h.from, h.channel, h.data, now);
-      return;
-    }
-    if (type === X_LEAVE) {
-      const leaver = r.u16('leaver');
-      const fromFrame = r.u32('from');
-      const port = r.u8('port');
-      r.expectEnd('leave');
+      for (const x of members) if (!this.remotes.has(x.id)) this.addRemote(x.id, x.port, -1);
+      for (const h of this.held.splice(0)) this.receive(h.from, h.channel, h.data, now);
+    } else {
+      const { leaver, from: fromFrame, port } = m;
       if (from === this.host && this.joined && leaver === this.id) {
         // The host removed us: our events after frame `fromFrame - 1` do not count, our finals stop there.
         this.live.end('removed', this.watermark.final(this.next, fromFrame), now);
@@ -645,9 +591,7 @@ export class FrameAdvancePeer implements LockstepScheduler, StatefulScheduler {
       if (from !== this.host || !this.joined || leaver === this.id || !rem || rem.cut !== Infinity)
         throw new DecodeError('bad-value', 0, 'unexpected leave');
       this.cut(rem, fromFrame - 1, port === 255 ? -1 : port);
-      return;
     }
-    throw new DecodeError('unknown-type', 0, `join message ${type}`);
   }
 
   private bound(now: number): number {
