@@ -130,13 +130,13 @@ export class BundleReader {
 
 /** A mesh peer's two sides of the unreliable copies: its own bundles and the ones it receives. */
 export class MeshBundles {
-  /** Bundles this peer's packets. */
-  readonly writer: BundleWriter;
+  /** Bundles this peer's packets (undefined: its unreliable copies are the bare packets). */
+  readonly writer: BundleWriter | undefined;
   /** Unpacks the bundles it receives. */
   readonly reader: BundleReader;
 
-  constructor(pool: OutboxPool, packetBytes: number) {
-    this.writer = new BundleWriter(pool, Math.max(22, packetBytes));
+  constructor(pool: OutboxPool, packetBytes: number, bundle = true) {
+    this.writer = bundle ? new BundleWriter(pool, Math.max(22, packetBytes)) : undefined;
     this.reader = new BundleReader(packetBytes);
   }
 }

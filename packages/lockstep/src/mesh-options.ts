@@ -94,6 +94,13 @@ export interface MeshOptions {
   readonly layoutHash?: bigint;
   /** Page size of the late-join delta (default 4096). */
   readonly pageSize?: number;
+  /**
+   * Each packet's unreliable copy carries the two previous stream messages too (a bundle, kind 4;
+   * default true): a datagram lost on both copies is made good a frame later. Off where the
+   * unreliable copies travel a relay whose one unreliable channel drops messages of different
+   * origins as stale (the session's star: bundles slowed it, see the session README).
+   */
+  readonly unreliableBundles?: boolean;
   /** How long the host waits for every member's report on a candidate (default 5000 ms). */
   readonly joinTimeoutMs?: number;
   /** Called for every {@link MeshAction}. */

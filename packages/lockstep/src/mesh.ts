@@ -142,7 +142,7 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     this.admission = new MeshAdmission(this.outbox, options.joinTimeoutMs ?? 5000, ports);
     this.pool = new OutboxPool(this.outbox);
     this.inputPool = this.pool.buffers(1 + this.packetSize);
-    this.bundles = new MeshBundles(this.pool, 1 + this.packetSize);
+    this.bundles = new MeshBundles(this.pool, 1 + this.packetSize, options.unreliableBundles !== false);
     this.watermark = new HostWatermark(this.id === this.host);
     this.pings = new MeshPings(this.pool, options.pingIntervalMs ?? 100, inputBytes, this.watermark);
     this.request = { frame: 0, inputs: this.inputs, command: 0 };
@@ -426,7 +426,7 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     const bytes = this.own.packet(id, time, f, this.myPort, mask);
     const data = this.inputPool.take();
     data.set(bytes);
-    const bundle = this.bundles.writer.bundle(data);
+    const bundle = this.bundles.writer?.bundle(data) ?? data;
     for (let i = 0; i < this.remoteList.length; i++) {
       const p = this.remoteList[i]!.id;
       this.pool.push(p, 'input', data);
@@ -447,7 +447,7 @@ export class MeshPeer implements LockstepScheduler, StatefulScheduler {
     const firstId = this.successors.firstIdFor(n.cand)!;
     const bytes = encodeNotice(id, { cand: n.cand, port: n.port, activeFrom, sync, firstId });
     this.own.push(id, time, this.next).bytes = bytes;
-    this.bundles.writer.remember(bytes);
+    this.bundles.writer?.remember(bytes);
     for (const p of this.remotes.keys()) {
       this.outbox.push({ to: p, channel: 'input', data: bytes });
       this.outbox.push({ to: p, channel: 'input-u', data: bytes });

@@ -87,6 +87,9 @@ export function createP2PScheduler(mode: P2PLockstepMode, o: P2PSchedulerOptions
       startMs: o.startMs,
       extraDelayMs: o.extraDelayMs,
       syncIntervalFrames: SESSION_MESH_SYNC_FRAMES,
+      // Bare unreliable copies: the relay's one unreliable channel drops other origins' messages
+      // as stale under jitter, and bundles slowed the star (CI seeds -765156070, 412431886).
+      unreliableBundles: false,
       // The reachability vote: the host's relay reaches every player, so every member says yes.
       onAction: (a) => {
         if (a.type === 'connect') mesh?.reportConnect(a.peer, true);
